@@ -1,0 +1,38 @@
+"""Full-context baseline: the whole conversation, with session dates, is the answer context."""
+
+from __future__ import annotations
+
+from mem0bench.data.model import Conversation, Question
+from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.tokens import count_tokens
+
+__all__ = ["FullContext"]
+
+
+class FullContext:
+    """Hands the answer stage every turn as '(date) speaker: text' lines; no memory, no search."""
+
+    def __init__(self, *, name: str = "full_context", context: SystemContext) -> None:
+        self.name = name
+        self.context = context
+        self._cache: dict[str, tuple[str, int, tuple[str, ...]]] = {}
+
+    async def ingest(self, conversation: Conversation) -> IngestReport:
+        """Nothing to build: no LLM call, no memory store."""
+        return IngestReport(sample_id=conversation.sample_id, memory_tokens=None)
+
+    def _rendered(self, conversation: Conversation) -> tuple[str, int, tuple[str, ...]]:
+        cached = self._cache.get(conversation.sample_id)
+        if cached is None:
+            text = "\n".join(conversation.render_lines())
+            dia_ids = tuple(t.dia_id for t in conversation.turns)
+            cached = (text, count_tokens(text), dia_ids)
+            self._cache[conversation.sample_id] = cached
+        return cached
+
+    async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
+        """The whole rendered conversation (tokens counted once per sample)."""
+        text, tokens, dia_ids = self._rendered(conversation)
+        return RetrievedContext(
+            kind="full_context", text=text, tokens=tokens, source_dia_ids=dia_ids, search_latency_s=None
+        )

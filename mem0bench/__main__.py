@@ -1,0 +1,56 @@
+"""`python -m mem0bench COMMAND ...`: a thin dispatcher."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m mem0bench COMMAND [ARGS]
+
+commands:
+  run [OVERRIDES]          run an experiment through Hydra, e.g. run +exp=mem0g (add -m to sweep)
+  judge RUN_DIR [OVERRIDES]  judge a finished run again (e.g. judge.runs=10 judge.prompt=strict)
+  report PATH... --out DIR   tables (md/csv/tex) and plots from run and sweep folders
+  memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
+  data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
+  bench [ARGS]             harness speed and memory against a local stand-in server
+
+`python -m mem0bench COMMAND --help` explains each; `run --help` shows Hydra's options and config groups.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    command, rest = args[0], args[1:]
+    if command == "run":
+        from mem0bench.cli.run import run_main
+
+        return run_main(rest)
+    if command == "judge":
+        from mem0bench.cli.judge import judge_main
+
+        return judge_main(rest)
+    if command == "report":
+        from mem0bench.report.cli import report_main
+
+        return report_main(rest)
+    if command == "memories":
+        from mem0bench.memory.inspect import memories_main
+
+        return memories_main(rest)
+    if command == "data":
+        from mem0bench.data.cli import data_main
+
+        return data_main(rest)
+    if command == "bench":
+        from mem0bench.cli.bench import bench_main
+
+        return bench_main(rest)
+    print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""`mem0bench run`: Hydra composes the config; the run lives in Hydra's run directory.
+
+Hydra 1.3 has no subcommands, so `run` is taken off argv before `hydra.main` sees it. An API key given on
+the command line (`llm.api_key=...`) is moved into the environment before Hydra starts, so it can never
+reach a saved config, Hydra's override lists, multirun.yaml or a log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+
+
+def _take_secrets(argv: list[str]) -> list[str]:
+    """Remove `llm.api_key=...` (with or without +/++) from argv; export it under llm.api_key_env."""
+    env_name = "OPENAI_API_KEY"
+    for arg in argv:
+        if arg.lstrip("+").startswith("llm.api_key_env="):
+            env_name = arg.split("=", 1)[1]
+    kept = []
+    for arg in argv:
+        if arg.lstrip("+").startswith("llm.api_key="):
+            os.environ[env_name] = arg.split("=", 1)[1]
+            continue
+        kept.append(arg)
+    return kept
+
+
+def run_main(argv: list[str]) -> int:
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import DictConfig
+
+    from mem0bench.cli.errors import report_errors
+
+    exit_codes: list[int] = []
+
+    @hydra.main(config_path=str(CONFIG_DIR), config_name="run", version_base="1.3")
+    def _task(cfg: DictConfig) -> int:
+        from mem0bench.pipeline.experiment import main_from_config
+
+        run_dir = Path(HydraConfig.get().runtime.output_dir)
+        code = report_errors(lambda: main_from_config(cfg, run_dir))
+        exit_codes.append(code)
+        if code and HydraConfig.get().mode.name != "MULTIRUN":
+            sys.exit(code)
+        return code
+
+    sys.argv = [sys.argv[0], *_take_secrets(argv)]
+    _task()
+    return max(exit_codes, default=0)

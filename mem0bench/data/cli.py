@@ -1,0 +1,76 @@
+"""`mem0bench data ...`: dataset statistics and download.
+
+    mem0bench data stats [--path FILE] [--json]
+    mem0bench data download [--dir DIR]
+
+Without ``--path``, ``stats`` reads ``data/locomo10.json`` under the current directory, downloading it
+(sha256-checked) if it is missing. Dataset problems print ``error: <one line>`` on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mem0bench.data.download import download_locomo, resolve_dataset_path
+from mem0bench.data.errors import DatasetError
+from mem0bench.data.loader import load_dataset
+from mem0bench.data.stats import dataset_stats, format_stats_table
+
+DEFAULT_DATA_DIR = Path("data")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mem0bench data", description="LOCOMO dataset tools.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{stats,download}")
+
+    stats = sub.add_parser("stats", help="counts, categories and token sizes of the dataset")
+    stats.add_argument(
+        "--path",
+        metavar="FILE",
+        default=None,
+        help=f"a LOCOMO JSON file (default: {DEFAULT_DATA_DIR / 'locomo10.json'}, downloaded if missing)",
+    )
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    stats.add_argument(
+        "--no-captions",
+        action="store_true",
+        help="count tokens without the image captions folded into the turns' text",
+    )
+
+    download = sub.add_parser("download", help="download locomo10.json and check its sha256")
+    download.add_argument(
+        "--dir", metavar="DIR", default=str(DEFAULT_DATA_DIR), help="destination folder (default: data)"
+    )
+    return parser
+
+
+def data_main(argv: list[str]) -> int:
+    """Run ``mem0bench data`` with ``argv`` (the arguments after ``data``); returns the exit code."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        if args.command == "stats":
+            path = resolve_dataset_path(args.path, Path.cwd() / DEFAULT_DATA_DIR)
+            stats = dataset_stats(load_dataset(path, fold_captions=not args.no_captions))
+            stats = {"path": str(path), **stats}
+            if args.json:
+                print(json.dumps(stats, indent=2))
+            else:
+                print(f"dataset  {path}")
+                print(format_stats_table(stats))
+        else:
+            dest = download_locomo(Path(args.dir))
+            print(dest)
+    except DatasetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(data_main(sys.argv[1:]))

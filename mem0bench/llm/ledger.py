@@ -1,0 +1,140 @@
+"""Token and cost accounting per stage (ingest, search, answer, judge, ...).
+
+Every reply the client returns is recorded once: paid replies add tokens and cost; cached replies add
+their tokens to the stage totals (what the stage consumed) but cost nothing (they were not bought again),
+so `paid_prompt_tokens` / `paid_completion_tokens` say what this run actually paid for.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mem0bench.llm.types import StageUsage, Usage
+
+
+@dataclass
+class StageTotals(StageUsage):
+    """`StageUsage` plus what was actually paid for and how often the client had to retry or repair."""
+
+    paid_prompt_tokens: int = 0
+    paid_completion_tokens: int = 0
+    retries: int = 0
+    repairs: int = 0
+    models: dict[str, int] = field(default_factory=dict)
+    """Calls per model."""
+
+
+class UsageLedger:
+    """Per-stage usage and cost. `prices`: {model: {"prompt": usd_per_1M, "completion": usd_per_1M}}.
+
+    A model missing from the table costs 0 and is listed in `unpriced_models` (unless marked free with
+    `mark_free`, e.g. a local embedding model).
+    """
+
+    def __init__(self, prices: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        self._prices: dict[str, tuple[float, float]] = {
+            m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0))) for m, p in (prices or {}).items()
+        }
+        self._stages: dict[str, StageTotals] = {}
+        self._unpriced: set[str] = set()
+        self._lock = threading.Lock()
+
+    def mark_free(self, model: str) -> None:
+        """Declare a model free of charge (local); its calls are not flagged as unpriced."""
+        with self._lock:
+            self._prices[model] = (0.0, 0.0)
+            self._unpriced.discard(model)
+
+    def _stage(self, stage: str) -> StageTotals:
+        s = self._stages.get(stage)
+        if s is None:
+            s = self._stages[stage] = StageTotals()
+        return s
+
+    def cost_of(self, model: str, usage: Usage) -> float:
+        """USD for `usage` on `model` (0 when the model is not priced)."""
+        price = self._prices.get(model)
+        if price is None:
+            return 0.0
+        return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
+
+    def record(self, stage: str, model: str, usage: Usage, cached: bool) -> None:
+        """Record one reply (a chat completion or an embedding request)."""
+        with self._lock:
+            s = self._stage(stage)
+            s.calls += 1
+            s.models[model] = s.models.get(model, 0) + 1
+            s.prompt_tokens += usage.prompt_tokens
+            s.completion_tokens += usage.completion_tokens
+            if cached:
+                s.cached_calls += 1
+                return
+            s.paid_prompt_tokens += usage.prompt_tokens
+            s.paid_completion_tokens += usage.completion_tokens
+            if model not in self._prices:
+                self._unpriced.add(model)
+            else:
+                s.cost_usd += self.cost_of(model, usage)
+
+    def record_failure(self, stage: str, kind: str) -> None:
+        """Record a call that gave up for good (after retries / repairs)."""
+        with self._lock:
+            s = self._stage(stage)
+            s.failures += 1
+            s.failure_kinds[kind] = s.failure_kinds.get(kind, 0) + 1
+
+    def record_retry(self, stage: str) -> None:
+        with self._lock:
+            self._stage(stage).retries += 1
+
+    def record_repair(self, stage: str) -> None:
+        with self._lock:
+            self._stage(stage).repairs += 1
+
+    def stage(self, stage: str) -> StageTotals:
+        """A copy of one stage's totals (zeros if nothing was recorded)."""
+        with self._lock:
+            s = self._stages.get(stage)
+            if s is None:
+                return StageTotals()
+            return StageTotals(**{**asdict(s)})
+
+    @property
+    def stages(self) -> dict[str, StageTotals]:
+        with self._lock:
+            return {k: StageTotals(**asdict(v)) for k, v in self._stages.items()}
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        with self._lock:
+            return sorted(self._unpriced)
+
+    def total_cost(self) -> float:
+        with self._lock:
+            return sum(s.cost_usd for s in self._stages.values())
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able view: per stage totals, the grand total, cost and unpriced models."""
+        with self._lock:
+            stages = {name: asdict(s) for name, s in sorted(self._stages.items())}
+            total: dict[str, Any] = {}
+            for s in stages.values():
+                for key, value in s.items():
+                    if isinstance(value, dict):
+                        agg = total.setdefault(key, {})
+                        for k, v in value.items():
+                            agg[k] = agg.get(k, 0) + v
+                    else:
+                        total[key] = total.get(key, 0) + value
+            if not total:
+                total = asdict(StageTotals())
+            total["cost_usd"] = round(float(total.get("cost_usd", 0.0)), 10)
+            return {
+                "stages": stages,
+                "total": total,
+                "cost_usd": total["cost_usd"],
+                "unpriced_models": sorted(self._unpriced),
+            }

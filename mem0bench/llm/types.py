@@ -1,0 +1,90 @@
+"""Typed objects that cross the LLM client's boundary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Stage = Literal["ingest", "search", "answer", "judge", "preflight"]
+STAGES: tuple[Stage, ...] = ("ingest", "search", "answer", "judge")
+
+Message = dict[str, Any]
+"""An OpenAI chat message, e.g. {"role": "user", "content": "..."}."""
+
+FailureKind = Literal[
+    "rate_limit",  # 429s past the retry budget
+    "server_error",  # 5xx past the retry budget
+    "timeout",
+    "connection",
+    "malformed",  # output that never validated against the schema, repair included
+    "empty",  # no choices / no content
+    "bad_request",  # 4xx other than 429: not retried
+]
+
+
+@dataclass(frozen=True)
+class StructuredSpec:
+    """A structured-output contract: a JSON schema the reply must satisfy.
+
+    Sent as a function (tool) call by default, or as a `response_format` JSON schema.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    mode: Literal["tool", "json_schema"] = "tool"
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    text: str
+    usage: Usage
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class StructuredReply:
+    data: dict[str, Any]
+    """The validated arguments / JSON object."""
+    usage: Usage
+    cached: bool = False
+    repairs: int = 0
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """Why a call gave up after its bounded retries; the caller records it and goes on."""
+
+    stage: str
+    kind: FailureKind
+    message: str
+    attempts: int
+
+
+class LLMCallError(Exception):
+    """Raised by the client when a call fails for good. Carries a `CallFailure` to record."""
+
+    def __init__(self, failure: CallFailure):
+        super().__init__(f"{failure.stage}: {failure.kind} after {failure.attempts} attempt(s): {failure.message}")
+        self.failure = failure
+
+
+class ConfigurationError(Exception):
+    """A problem the user must fix before any work (missing key, unreachable server, unknown model)."""
+
+
+@dataclass
+class StageUsage:
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: int = 0
+    cost_usd: float = 0.0
+    failure_kinds: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,131 @@
+"""The graph store interface of Mem0^g: entity nodes and relation edges, each with an embedding.
+
+Edges are never deleted: an obsolete relation is marked invalid with the time it stopped being true, so the
+timeline survives (the Mem0 paper's point for temporal questions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+# Similarity comparisons allow this much float32 rounding, so a score "at" a threshold counts as reaching it.
+SCORE_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    name: str
+    type: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    id: str
+    source_id: str
+    relation: str
+    destination_id: str
+    source_name: str
+    destination_name: str
+    valid: bool
+    created_at: str
+    invalidated_at: str | None
+    source_dia_ids: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The triplet text that is embedded for the semantic-triplet channel."""
+        return triplet_text(self.source_name, self.relation, self.destination_name)
+
+
+def triplet_text(source: str, relation: str, destination: str) -> str:
+    return f"{source} {relation.replace('_', ' ')} {destination}"
+
+
+def node_to_json(node: Node) -> dict[str, Any]:
+    return asdict(node)
+
+
+def edge_to_json(edge: Edge) -> dict[str, Any]:
+    data = asdict(edge)
+    data["source_dia_ids"] = list(edge.source_dia_ids)
+    return data
+
+
+def node_from_json(data: dict[str, Any]) -> Node:
+    return Node(id=str(data["id"]), name=str(data["name"]), type=str(data["type"]), created_at=str(data["created_at"]))
+
+
+def edge_from_json(data: dict[str, Any]) -> Edge:
+    return Edge(
+        id=str(data["id"]),
+        source_id=str(data["source_id"]),
+        relation=str(data["relation"]),
+        destination_id=str(data["destination_id"]),
+        source_name=str(data["source_name"]),
+        destination_name=str(data["destination_name"]),
+        valid=bool(data["valid"]),
+        created_at=str(data["created_at"]),
+        invalidated_at=None if data.get("invalidated_at") is None else str(data["invalidated_at"]),
+        source_dia_ids=tuple(str(d) for d in data.get("source_dia_ids") or ()),
+    )
+
+
+def normalize(vector: np.ndarray) -> np.ndarray:
+    """A float32 unit vector (zero vectors stay zero), so that a dot product is the cosine similarity."""
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """One graph (one speaker's stream of one conversation). Vectors need not be normalized."""
+
+    def find_similar_nodes(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Node, float]]:
+        """Nodes whose cosine similarity to `vector` is >= threshold, best first, at most `limit`."""
+        ...
+
+    def add_node(self, name: str, type: str, vector: np.ndarray, created_at: str) -> Node: ...
+
+    def add_edge(
+        self,
+        source: Node,
+        relation: str,
+        destination: Node,
+        text_vector: np.ndarray,
+        created_at: str,
+        source_dia_ids: tuple[str, ...] | list[str],
+    ) -> Edge: ...
+
+    def edges_of(self, node_ids: list[str] | tuple[str, ...], include_invalid: bool = True) -> list[Edge]:
+        """Incoming and outgoing edges of the nodes, in creation order, each once."""
+        ...
+
+    def search_edges(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Edge, float]]:
+        """Edges (valid or not) whose triplet-text similarity is >= threshold, best first, at most `limit`."""
+        ...
+
+    def invalidate(self, edge_id: str, at: str) -> None:
+        """Mark an edge obsolete as of `at`; it stays in the graph. A second call keeps the first date."""
+        ...
+
+    def nodes(self) -> list[Node]: ...
+
+    def edges(self) -> list[Edge]: ...
+
+    def save(self, directory: Path) -> None:
+        """Write a snapshot (graph.json + node/edge embeddings .npy) that `load_graph_snapshot` reads."""
+        ...
+
+    def close(self) -> None: ...
+
+
+SNAPSHOT_JSON = "graph.json"
+NODE_VECTORS = "node_vectors.npy"
+EDGE_VECTORS = "edge_vectors.npy"

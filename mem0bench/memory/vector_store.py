@@ -1,0 +1,183 @@
+"""An exact in-process vector store: faiss inner product over L2-normalized vectors (= cosine).
+
+String ids are mapped to int64 faiss ids internally. Records ride along in a dict; vectors are also kept
+in a dict so that a snapshot can be written without reconstructing them from the index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import faiss
+import numpy as np
+
+from mem0bench.memory.records import MemoryRecord
+
+R = TypeVar("R")
+
+RECORDS_FILE = "records.json"
+VECTORS_FILE = "vectors.npy"
+
+
+def _normalize(vector: np.ndarray) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(v))
+    # The client already normalizes; doing it again keeps scores cosine for any caller.
+    return v / norm if norm > 0 else v
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class FaissVectorStore(Generic[R]):
+    """add / update / delete / get / search over (string id, vector, record) entries."""
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        *,
+        encode: Callable[[Any], dict[str, Any]] = MemoryRecord.to_dict,
+        decode: Callable[[dict[str, Any]], Any] = MemoryRecord.from_dict,
+    ) -> None:
+        self.dim = dim
+        self._encode = encode
+        self._decode = decode
+        self._index: faiss.IndexIDMap2 | None = None
+        self._int_of: dict[str, int] = {}
+        self._str_of: dict[int, str] = {}
+        self._records: dict[str, R] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._next = 0
+        if dim is not None:
+            self._make_index(dim)
+
+    def _make_index(self, dim: int) -> None:
+        self.dim = dim
+        self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+    def _check(self, vector: np.ndarray) -> np.ndarray:
+        v = _normalize(vector)
+        if self._index is None:
+            self._make_index(int(v.shape[0]))  # dim learned from the first vector
+        if v.shape[0] != self.dim:
+            raise ValueError(f"vector has dim {v.shape[0]}, store has dim {self.dim}")
+        return v
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, id: str) -> bool:
+        return id in self._records
+
+    def add(self, id: str, vector: np.ndarray, record: R) -> None:
+        if id in self._records:
+            raise KeyError(f"id already in store: {id}")
+        v = self._check(vector)
+        int_id = self._next
+        self._next += 1
+        assert self._index is not None
+        self._index.add_with_ids(v.reshape(1, -1), np.array([int_id], dtype=np.int64))
+        self._int_of[id], self._str_of[int_id] = int_id, id
+        self._records[id] = record
+        self._vectors[id] = v
+
+    def update(self, id: str, vector: np.ndarray | None, record: R) -> None:
+        """Replace the record (and the vector, unless None) of an existing id."""
+        if id not in self._records:
+            raise KeyError(f"no such id: {id}")
+        if vector is not None:
+            v = self._check(vector)
+            int_id = self._int_of[id]
+            assert self._index is not None
+            self._index.remove_ids(np.array([int_id], dtype=np.int64))
+            self._index.add_with_ids(v.reshape(1, -1), np.array([int_id], dtype=np.int64))
+            self._vectors[id] = v
+        self._records[id] = record
+
+    def delete(self, id: str) -> R:
+        if id not in self._records:
+            raise KeyError(f"no such id: {id}")
+        int_id = self._int_of.pop(id)
+        del self._str_of[int_id]
+        assert self._index is not None
+        self._index.remove_ids(np.array([int_id], dtype=np.int64))
+        self._vectors.pop(id)
+        return self._records.pop(id)
+
+    def get(self, id: str) -> R | None:
+        return self._records.get(id)
+
+    def vector(self, id: str) -> np.ndarray | None:
+        return self._vectors.get(id)
+
+    def records(self) -> list[R]:
+        """All records in insertion order (an update keeps the record's place)."""
+        return list(self._records.values())
+
+    def ids(self) -> list[str]:
+        return list(self._records)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[R, float]]:
+        """The k most similar records with their cosine scores, best first (ties: older first)."""
+        if k <= 0 or not self._records or self._index is None:
+            return []
+        q = self._check(vector).reshape(1, -1)
+        n = min(k, len(self._records))
+        scores, ints = self._index.search(q, n)
+        hits = [(float(s), int(i)) for s, i in zip(scores[0], ints[0]) if i >= 0]
+        hits.sort(key=lambda h: (-h[0], h[1]))  # deterministic tie order: faiss's is unspecified
+        return [(self._records[self._str_of[i]], s) for s, i in hits]
+
+    # ---- persistence -------------------------------------------------------------------------------
+
+    def save(self, directory: Path) -> None:
+        """vectors.npy then records.json (written last: its presence means a complete pair)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        ids = list(self._records)
+        dim = self.dim or 0
+        matrix = np.stack([self._vectors[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
+        tmp = directory / (VECTORS_FILE + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.save(fh, matrix.astype(np.float32))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, directory / VECTORS_FILE)
+        doc = {
+            "dim": self.dim,
+            "next": self._next,
+            "entries": [{"id": i, "int_id": self._int_of[i], "record": self._encode(self._records[i])} for i in ids],
+        }
+        _atomic_write(directory / RECORDS_FILE, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path,
+        *,
+        encode: Callable[[Any], dict[str, Any]] = MemoryRecord.to_dict,
+        decode: Callable[[dict[str, Any]], Any] = MemoryRecord.from_dict,
+    ) -> FaissVectorStore[Any]:
+        directory = Path(directory)
+        doc = json.loads((directory / RECORDS_FILE).read_text(encoding="utf-8"))
+        matrix = np.load(directory / VECTORS_FILE)
+        entries = doc["entries"]
+        if matrix.shape[0] != len(entries):
+            raise ValueError(f"{directory}: {matrix.shape[0]} vectors for {len(entries)} records")
+        store: FaissVectorStore[Any] = cls(doc.get("dim"), encode=encode, decode=decode)
+        for entry, vector in zip(entries, matrix):
+            # Keep the saved int ids, so tie order (older first) survives a reload.
+            store._next = int(entry["int_id"])
+            store.add(entry["id"], vector, decode(entry["record"]))
+        store._next = int(doc.get("next", len(entries)))
+        return store

@@ -1,0 +1,138 @@
+"""Statistics over LLM-judge labels repeated over several runs.
+
+A label matrix has one row per question and one column per run. Each label is True
+(CORRECT), False (WRONG) or None (the judge failed for that question in that run).
+Failed labels are excluded from every denominator and counted in ``failures``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = [
+    "JudgeSummary",
+    "LabelMatrix",
+    "fleiss_kappa",
+    "judge_summary",
+    "majority_accuracy",
+    "per_run_accuracy",
+]
+
+Label = bool | None
+LabelMatrix = Sequence[Sequence[Label]]
+
+
+def _check(matrix: LabelMatrix, runs: int) -> None:
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1, got {runs}")
+    for i, row in enumerate(matrix):
+        if len(row) != runs:
+            raise ValueError(f"question {i} has {len(row)} labels, expected {runs}")
+        for label in row:
+            if label is not None and not isinstance(label, (bool, np.bool_)):
+                raise TypeError(f"question {i}: label must be True, False or None, got {label!r}")
+
+
+def per_run_accuracy(matrix: LabelMatrix, runs: int) -> list[float]:
+    """Per run: CORRECT / questions labelled in that run (None excluded); NaN if none labelled."""
+    _check(matrix, runs)
+    out: list[float] = []
+    for r in range(runs):
+        labels = [row[r] for row in matrix if row[r] is not None]
+        out.append(sum(bool(x) for x in labels) / len(labels) if labels else math.nan)
+    return out
+
+
+def majority_accuracy(matrix: LabelMatrix, runs: int) -> float:
+    """Fraction of questions whose majority label is CORRECT.
+
+    The majority is taken over a question's non-None labels; ties count as WRONG;
+    questions with no label at all are excluded. NaN if no question is labelled.
+    """
+    _check(matrix, runs)
+    votes = []
+    for row in matrix:
+        labels = [bool(x) for x in row if x is not None]
+        if labels:
+            correct = sum(labels)
+            votes.append(correct > len(labels) - correct)
+    return sum(votes) / len(votes) if votes else math.nan
+
+
+def fleiss_kappa(matrix: LabelMatrix, runs: int) -> float | None:
+    """Fleiss' kappa (2 categories, runs as raters) over questions labelled in every run.
+
+    None if runs < 2 or no question is fully labelled. When expected agreement is 1
+    (every label identical) kappa is 0/0; we define it as 1.0 since agreement is perfect.
+    """
+    _check(matrix, runs)
+    if runs < 2:
+        return None
+    full = [[bool(x) for x in row] for row in matrix if all(x is not None for x in row)]
+    if not full:
+        return None
+    n = runs
+    counts = np.array([[sum(row), n - sum(row)] for row in full], dtype=float)  # (N, 2)
+    p_i = ((counts**2).sum(axis=1) - n) / (n * (n - 1))
+    p_bar = float(p_i.mean())
+    p_j = counts.sum(axis=0) / (len(full) * n)
+    p_e = float((p_j**2).sum())
+    if math.isclose(p_e, 1.0):
+        return 1.0
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    """J over runs. ``std`` is the sample std (ddof=1) of per-run accuracies, 0.0 with one run."""
+
+    mean: float
+    std: float
+    runs: int
+    per_run: list[float]
+    majority: float
+    kappa: float | None
+    failures: int
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready dict; NaN becomes None."""
+
+        def clean(v: object) -> object:
+            if isinstance(v, float) and math.isnan(v):
+                return None
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+
+        return {k: clean(v) for k, v in asdict(self).items()}
+
+
+def judge_summary(matrix: LabelMatrix, runs: int) -> JudgeSummary:
+    """Summarise a label matrix.
+
+    ``mean`` and ``std`` are over runs with at least one label (runs where the judge failed
+    on every question are NaN in ``per_run`` and skipped). ``std`` uses ddof=1 (sample
+    standard deviation, the "± one standard deviation over runs" of the Mem0 paper) when
+    two or more runs are available, else 0.0; NaN when no run has any label.
+    """
+    per_run = per_run_accuracy(matrix, runs)
+    valid = [a for a in per_run if not math.isnan(a)]
+    mean = float(np.mean(valid)) if valid else math.nan
+    std = math.nan
+    if len(valid) == 1:
+        std = 0.0
+    elif len(valid) > 1:
+        std = float(np.std(valid, ddof=1))
+    return JudgeSummary(
+        mean=mean,
+        std=std,
+        runs=runs,
+        per_run=per_run,
+        majority=majority_accuracy(matrix, runs),
+        kappa=fleiss_kappa(matrix, runs),
+        failures=sum(1 for row in matrix for x in row if x is None),
+    )

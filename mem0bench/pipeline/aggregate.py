@@ -1,0 +1,115 @@
+"""From answer and judgement rows to `predictions.jsonl` rows and `metrics.json` (pure functions).
+
+All figures are question-weighted (micro) means over the rows. A failed answer is scored as an empty
+prediction (0 on every lexical score, WRONG in every judge run) and counted under failures: the system
+produced no answer, and hiding the question would flatter it. A judge failure is not a label: it is left
+out of that run's accuracy and counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mem0bench.data.model import Category
+from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
+from mem0bench.pipeline.records import AnswerRecord, Judgement
+
+Row = dict[str, Any]
+
+
+def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> dict[str, list[bool | None]]:
+    """qid -> one entry per run: True (CORRECT), False (WRONG), None (missing or failed)."""
+    labels: dict[str, list[bool | None]] = defaultdict(lambda: [None] * runs)
+    for j in judgements:
+        if j.signature != signature or not 0 <= j.run < runs or j.label is None:
+            continue
+        labels[j.qid][j.run] = j.label == "CORRECT"
+    return labels
+
+
+def prediction_rows(
+    answers: Sequence[AnswerRecord], labels: Mapping[str, list[bool | None]], runs: int
+) -> list[Row]:
+    """The per-question rows of predictions.jsonl, scores included."""
+    rows = []
+    for a in answers:
+        judged: list[bool | None] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
+        row = a.to_dict()
+        row.update(
+            f1=f1(a.prediction, a.gold),
+            bleu1=bleu1(a.prediction, a.gold),
+            locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id),
+            judge=[None if v is None else ("CORRECT" if v else "WRONG") for v in judged],
+            evidence_recall=evidence_recall(a.evidence, a.context_dia_ids),
+        )
+        rows.append(row)
+    return rows
+
+
+def evidence_recall(evidence: Sequence[str], retrieved: Sequence[str]) -> float | None:
+    """Share of the gold evidence dia_ids found behind the retrieved context (None without evidence)."""
+    wanted = {e.strip() for e in evidence if e and e.strip()}
+    if not wanted:
+        return None
+    return len(wanted & set(retrieved)) / len(wanted)
+
+
+def _scores(rows: Sequence[Row], runs: int) -> dict[str, Any]:
+    matrix = [[None if v is None else v == "CORRECT" for v in r["judge"]] for r in rows]
+    return {
+        "n": len(rows),
+        "f1": mean([r["f1"] for r in rows]),
+        "bleu1": mean([r["bleu1"] for r in rows]),
+        "locomo_f1": mean([r["locomo_f1"] for r in rows]),
+        "judge": judge_summary(matrix, runs).to_dict() if rows else None,
+    }
+
+
+def _p50_p95(values: Sequence[float | None]) -> dict[str, float | None] | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return {"p50": percentile(present, 50), "p95": percentile(present, 95)}
+
+
+def metrics(
+    rows: Sequence[Row],
+    *,
+    method: str,
+    runs: int,
+    memory_tokens: Mapping[str, int | None],
+    llm_usage: Mapping[str, Any],
+    cost_usd: float,
+    failures: Mapping[str, int],
+) -> dict[str, Any]:
+    """The metrics.json object."""
+    overall = _scores(rows, runs)
+    overall.pop("n")
+    categories = {}
+    for category in Category:
+        in_category = [r for r in rows if r["category_id"] == int(category)]
+        if in_category:
+            categories[category.label] = _scores(in_category, runs)
+    store = {k: v for k, v in memory_tokens.items() if v is not None}
+    recalls = [r["evidence_recall"] for r in rows if r["evidence_recall"] is not None]
+    return {
+        "method": method,
+        "n_questions": len(rows),
+        "overall": overall,
+        "categories": categories,
+        "latency_s": {
+            "search": _p50_p95([r["search_latency_s"] for r in rows]),
+            "total": _p50_p95([r["total_latency_s"] for r in rows]),
+        },
+        "tokens": {
+            "context_mean": mean([r["context_tokens"] for r in rows if r["context_tokens"] is not None]),
+            "memory_store_per_conversation": store or None,
+            "memory_store_mean": mean(list(store.values())) if store else None,
+            "llm": dict(llm_usage),
+        },
+        "cost_usd": cost_usd,
+        "evidence_recall": mean(recalls) if recalls else None,
+        "failures": dict(failures),
+    }

@@ -1,0 +1,143 @@
+"""From a composed Hydra config to a finished run: build the pieces, check them, run, report."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from mem0bench.data import load_dataset, resolve_dataset_path
+from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.client import LLMClient
+from mem0bench.llm.settings import EmbedderSettings, LLMSettings
+from mem0bench.llm.types import ConfigurationError
+from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.plan import print_plan
+from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.runner import RunAborted, Runner, RunOptions, print_summary, select_questions
+
+SECRET_KEYS = ("api_key",)
+
+
+def public_config(cfg: DictConfig) -> dict[str, Any]:
+    """The resolved config as plain data, with every secret-looking key removed (at any depth)."""
+    data = OmegaConf.to_container(cfg, resolve=True)
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not any(s in str(k).lower() for s in SECRET_KEYS)}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(data)
+
+
+def judge_settings(cfg: DictConfig) -> JudgeSettings:
+    try:
+        return JudgeSettings(**OmegaConf.to_container(cfg.judge, resolve=True))
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"judge: {exc}") from None
+
+
+def build_client(cfg: DictConfig) -> LLMClient:
+    settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
+    embedder = EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
+    cache_path = Path(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
+    if cache_path is not None:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+    return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+
+
+def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
+    context = SystemContext(
+        client=client,
+        state_dir=rundir.state_dir,
+        graph={**OmegaConf.to_container(cfg.graph, resolve=True), "run_id": rundir.path.name},
+    )
+    try:
+        return instantiate(cfg.method, context=context, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__ or exc
+        raise ConfigurationError(f"method {cfg.method.get('name')}: {cause}") from None
+
+
+def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
+    dataset = load_dataset(
+        resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
+        conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
+        fold_captions=bool(cfg.dataset.fold_captions),
+    )
+    questions = {
+        c.sample_id: select_questions(
+            c, include_adversarial=bool(cfg.eval.include_adversarial), max_questions=cfg.eval.max_questions
+        )
+        for c in dataset.conversations
+    }
+    return dataset, questions
+
+
+async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
+    """The `run` command's body. Returns the process exit code."""
+    options = RunOptions(
+        strict=bool(cfg.run.strict),
+        max_failure_rate=float(cfg.run.max_failure_rate),
+        progress=bool(cfg.run.progress),
+    )
+    judge = judge_settings(cfg)
+    if cfg.run.dry_run:
+        dataset, questions = _load(cfg)
+        print_plan(cfg, dataset, questions, judge)
+        return 0
+
+    # The server and key are checked first: a missing key stops the run before anything else happens.
+    client = build_client(cfg)
+    try:
+        await client.preflight()
+        dataset, questions = _load(cfg)
+        rundir = RunDirectory(run_dir)
+        system = build_system(cfg, client, rundir)
+        rundir.start(
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
+            method=str(cfg.method.name),
+            dataset_path=dataset.path,
+            dataset_sha256=dataset.sha256,
+        )
+        runner = Runner(
+            dataset=dataset, questions=questions, system=system, client=client,
+            rundir=rundir, judge=judge, options=options, method_name=str(cfg.method.name),
+        )  # fmt: skip
+        try:
+            outcome = await runner.run()
+        except RunAborted as exc:
+            rundir.finish("aborted", reason=str(exc))
+            print(f"error: run.strict=true and {exc}", file=sys.stderr)
+            return 1
+        finally:
+            close = getattr(system, "aclose", None)
+            if close is not None:
+                await close()
+        status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
+        rundir.finish(status, failure_rate=round(outcome.failure_rate, 6))
+        rundir.close()
+        print_summary(outcome, rundir)
+        if status == "failed":
+            print(
+                f"error: {outcome.failure_rate:.1%} of the answers/judgements failed, above "
+                f"run.max_failure_rate={options.max_failure_rate:.1%}; rerun the same command to retry them",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    finally:
+        await client.aclose()
+
+
+def main_from_config(cfg: DictConfig, run_dir: Path) -> int:
+    return asyncio.run(run_experiment(cfg, run_dir))

@@ -1,0 +1,66 @@
+"""The judge stage: `runs` independent CORRECT/WRONG labels per answer, each its own cached call."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+
+from mem0bench.llm.client import LLMClient
+from mem0bench.llm.timing import measure
+from mem0bench.llm.types import LLMCallError
+from mem0bench.pipeline.records import AnswerRecord, Judgement
+from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, build_judge_messages
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    model: str
+    runs: int = 10
+    prompt: JudgePrompt = "lenient"
+    mode: str = "tool"
+
+    def __post_init__(self) -> None:
+        if self.prompt not in JUDGE_PROMPTS:
+            raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {self.prompt!r}")
+        if self.mode not in ("tool", "json_schema"):
+            raise ValueError(f"judge.mode must be tool or json_schema, not {self.mode!r}")
+        if self.runs < 1:
+            raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
+
+    @property
+    def signature(self) -> str:
+        """Identifies the judge: labels from another model, prompt or mode are never mixed in."""
+        blob = json.dumps([self.model, self.prompt, self.mode], separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerRecord, run: int) -> Judgement:
+    """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG."""
+    messages = build_judge_messages(
+        answer.question,
+        answer.gold,
+        answer.prediction,
+        prompt=settings.prompt,
+        adversarial=answer.category == "adversarial",
+    )
+    spec = dataclasses.replace(JUDGE_SPEC, mode=settings.mode)
+    with measure() as scope:
+        try:
+            reply = await client.structured(
+                messages, spec, stage="judge", salt=f"judge-run-{run}", model=settings.model
+            )
+        except LLMCallError as exc:
+            return Judgement(
+                qid=answer.qid, run=run, label=None, signature=settings.signature,
+                failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
+            )  # fmt: skip
+    return Judgement(
+        qid=answer.qid,
+        run=run,
+        label=reply.data["label"],
+        signature=settings.signature,
+        reasoning=str(reply.data.get("reasoning", "")),
+        usage=scope.usage,
+    )

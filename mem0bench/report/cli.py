@@ -1,0 +1,79 @@
+"""`python -m mem0bench report PATH... --out DIR [--labels official|paper]`: tables and plots from run
+directories (and sweep directories holding them)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from mem0bench.report.collect import ReportError, load_runs
+from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
+from mem0bench.report.tables import (
+    PAPER_CAPTION,
+    TABLE1_CAPTION,
+    TABLE2_CAPTION,
+    table1,
+    table2,
+    to_markdown,
+    write_table,
+)
+
+__all__ = ["report_main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ReportError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mem0bench report",
+        description="Build Table 1, Table 2 and the plots from run directories (or sweeps holding them).",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="run directories or sweep directories")
+    parser.add_argument("--out", required=True, type=Path, help="folder for the tables and plots")
+    parser.add_argument(
+        "--labels",
+        choices=("official", "paper"),
+        default="official",
+        help="'paper' also writes table1_paper_labels.* in the Mem0 paper's (non-LOCOMO) category labels",
+    )
+    return parser
+
+
+def report_main(argv: Sequence[str] | None = None) -> int:
+    """Run the report; 0 on success, 2 on any input/output error (one line on stderr)."""
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        runs = load_runs(args.paths)
+        for run in runs:
+            if run.status not in (None, "complete"):
+                print(f"warning: {run.path}: run status is {run.status!r}; its metrics may be partial",
+                      file=sys.stderr)
+        out: Path = args.out
+        t1, t2 = table1(runs), table2(runs)
+        written = write_table(t1, out, "table1", TABLE1_CAPTION) + write_table(t2, out, "table2", TABLE2_CAPTION)
+        print(to_markdown(t1, TABLE1_CAPTION))
+        print(to_markdown(t2, TABLE2_CAPTION))
+        if args.labels == "paper":
+            t1p = table1(runs, labels="paper")
+            written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION)
+            print(to_markdown(t1p, PAPER_CAPTION))
+        written.append(plot_judge_by_category(runs, out / "judge_by_category.png"))
+        written.append(plot_judge_vs_latency(runs, out / "judge_vs_latency.png"))
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{len(runs)} run(s); wrote:")
+    for path in written:
+        print(f"  {path}")
+    return 0

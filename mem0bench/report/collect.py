@@ -1,0 +1,183 @@
+"""Find run directories and load what the report needs from them (metrics.json, config.yaml, run.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ReportError",
+    "RunSummary",
+    "find_run_dirs",
+    "flatten",
+    "load_run",
+    "load_runs",
+    "run_label",
+    "varying_hyperparameters",
+]
+
+METRICS = "metrics.json"
+CONFIG = "config.yaml"
+RUN_INFO = "run.json"
+
+_HYPER_PREFIXES = ("method.", "judge.")
+_HYPER_KEYS = ("llm.model", "embedder.model")
+_NOT_HYPER = re.compile(r"(^|_)(target|path|paths|dir|dirs|id|ids|seed|seeds|file|host|port|url|env)(_|$)")
+
+
+class ReportError(Exception):
+    """A problem with the report's inputs, described in one line."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run directory: its metrics and its flattened ('a.b.c' keys) resolved config."""
+
+    path: Path
+    method: str
+    metrics: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+    status: str | None = None
+    """run.json's status ('complete', ...), None if the run has no run.json."""
+
+
+def _natural_key(path: Path) -> list[Any]:
+    """Sort key that orders sweep folders 0, 1, 2, ..., 10 rather than 0, 1, 10, 2."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(path))]
+
+
+def find_run_dirs(paths: Iterable[str | PathLike[str]]) -> list[Path]:
+    """Run directories (folders holding metrics.json) at or below each path, in argument order, each
+    path's runs sorted naturally; duplicates dropped. Raises ReportError if a path holds none."""
+    found: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise ReportError(f"{path}: no such file or directory")
+        if path.is_file():
+            if path.name != METRICS:
+                raise ReportError(f"{path}: not a run directory or a {METRICS}")
+            runs = [path.parent]
+        elif (path / METRICS).is_file():
+            runs = [path]
+        else:
+            candidates = sorted((m.parent for m in path.rglob(METRICS) if m.is_file()), key=_natural_key)
+            runs = []
+            for run in candidates:  # a metrics.json nested inside a run belongs to that run
+                if not any(run != r and r in run.parents for r in runs):
+                    runs.append(run)
+        if not runs:
+            raise ReportError(f"{path}: no run directory found (no {METRICS} at or below it)")
+        found.extend(r for r in runs if r not in found)
+    return found
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings to dotted keys; lists become tuples (hashable, comparable)."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, dotted + "."))
+        elif isinstance(value, list):
+            flat[dotted] = tuple(value)
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read JSON ({_one_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def load_run(path: str | PathLike[str]) -> RunSummary:
+    """Load one run directory. metrics.json is required; config.yaml and run.json are optional."""
+    folder = Path(path)
+    metrics = _read_json(folder / METRICS)
+    config: dict[str, Any] = {}
+    config_path = folder / CONFIG
+    if config_path.is_file():
+        try:
+            tree = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ReportError(f"{config_path}: cannot read YAML ({_one_line(exc)})") from None
+        if not isinstance(tree, Mapping):
+            raise ReportError(f"{config_path}: expected a mapping at the top level")
+        config = flatten(tree)
+    status = None
+    if (folder / RUN_INFO).is_file():
+        status = _read_json(folder / RUN_INFO).get("status")
+    method = metrics.get("method") or config.get("method.name") or folder.name
+    return RunSummary(path=folder, method=str(method), metrics=metrics, config=config, status=status)
+
+
+def load_runs(paths: Iterable[str | PathLike[str]]) -> list[RunSummary]:
+    """find_run_dirs then load_run on each."""
+    return [load_run(p) for p in find_run_dirs(paths)]
+
+
+def _is_hyperparameter(key: str) -> bool:
+    if key == "method.name":  # shown as the method column
+        return False
+    if not (key in _HYPER_KEYS or key.startswith(_HYPER_PREFIXES)):
+        return False
+    return not any(_NOT_HYPER.search(part.strip("_")) for part in key.split("."))
+
+
+def varying_hyperparameters(runs: Sequence[RunSummary]) -> list[str]:
+    """Dotted config keys (method.*, llm.model, embedder.model, judge.*) whose values differ between the
+    runs; a key missing from some runs counts as differing. Paths, ids, seeds and _target_ are ignored.
+    Order: method.* first, then llm.model, embedder.model, judge.*, each in config order."""
+    keys: list[str] = []
+    for run in runs:
+        keys.extend(k for k in run.config if k not in keys and _is_hyperparameter(k))
+    varying = [k for k in keys if len({_hashable(run.config.get(k)) for run in runs}) > 1]
+    rank = {"method": 0, "llm": 1, "embedder": 2, "judge": 3}
+    return sorted(varying, key=lambda k: rank.get(k.split(".", 1)[0], 9))  # stable within a group
+
+
+def _hashable(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def short_key(key: str) -> str:
+    """Display name of a hyperparameter: 'method.chunk_size' -> 'chunk_size'."""
+    return key.removeprefix("method.")
+
+
+def run_label(run: RunSummary, hyperparameters: Sequence[str]) -> str:
+    """'rag (chunk_size=256, k=2)': the method and the run's values of the given hyperparameters."""
+    parts = [f"{short_key(k)}={format_value(run.config[k])}" for k in hyperparameters if k in run.config]
+    return f"{run.method} ({', '.join(parts)})" if parts else run.method
+
+
+def unique_labels(runs: Sequence[RunSummary], hyperparameters: Sequence[str]) -> list[str]:
+    """run_label for each run, with the run folder's name appended where two labels would clash."""
+    labels = [run_label(r, hyperparameters) for r in runs]
+    return [f"{lab} [{r.path.name}]" if labels.count(lab) > 1 else lab for lab, r in zip(labels, runs)]
+
+
+def format_value(value: Any) -> str:
+    """A config value as a short display string."""
+    if value is None:
+        return "null"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return str(value)

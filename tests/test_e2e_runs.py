@@ -1,0 +1,100 @@
+"""End-to-end runs of every experiment through the real CLI, against the stand-in with faults injected."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
+from tests.standin.server import StandinServer
+
+pytestmark = pytest.mark.slow
+
+PREDICTION_FIELDS = {
+    "conversation", "question", "gold", "category", "category_id", "prediction", "context_tokens",
+    "search_latency_s", "total_latency_s", "f1", "bleu1", "locomo_f1", "judge",
+}  # fmt: skip
+
+
+@pytest.fixture
+def faulty_standin():
+    """429s (with Retry-After), 5xx and malformed function-call arguments on a share of the requests."""
+    server = StandinServer(
+        api_key=TEST_KEY, rate_429=0.03, retry_after_s=0.01, rate_5xx=0.03, rate_malformed=0.05, seed=7
+    )
+    with server:
+        yield server
+
+
+def _run(exp: str, tmp_path, server, locomo, *extra: str):
+    run_dir = tmp_path / "run"
+    args = [
+        "run", f"+exp={exp}", f"dataset.path={locomo}", "dataset.conversations=[conv-30]",
+        "eval.max_questions=6", "judge.runs=3", f"hydra.run.dir={run_dir}", *FAST, *extra,
+    ]  # fmt: skip
+    result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+    return result, run_dir
+
+
+@pytest.mark.parametrize("exp", ["mem0", "mem0g", "rag", "full_context"])
+def test_experiment_finishes_with_faults(exp, tmp_path, faulty_standin, locomo_path):
+    result, run_dir = _run(exp, tmp_path, faulty_standin, locomo_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 6 and len({r["qid"] for r in rows}) == 6
+    for row in rows:
+        assert set(row) >= PREDICTION_FIELDS
+        assert len(row["judge"]) == 3
+        assert row["category_id"] in (1, 2, 3, 4)
+
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["method"] == exp and metrics["n_questions"] == 6
+    # metrics.json holds what the rows give: question-weighted means.
+    assert metrics["overall"]["f1"] == pytest.approx(sum(r["f1"] for r in rows) / 6)
+    assert sum(c["n"] for c in metrics["categories"].values()) == 6
+    assert metrics["tokens"]["llm"]["answer"]["calls"] >= 6
+    if exp in ("mem0", "mem0g"):
+        assert metrics["tokens"]["memory_store_per_conversation"]["conv-30"] > 0
+        assert metrics["latency_s"]["search"]["p95"] is not None
+    if exp == "full_context":
+        assert metrics["latency_s"]["search"] is None
+        assert metrics["tokens"]["context_mean"] > 15000
+    # Faults happened and were absorbed: retried, repaired or counted, never fatal.
+    assert faulty_standin.count(status=429) > 0
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "complete"
+    assert manifest["dataset"]["sha256"] == "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
+    assert files_containing(run_dir, TEST_KEY) == []
+
+
+def test_rerun_in_the_same_folder_pays_for_nothing(tmp_path, locomo_path):
+    with StandinServer(api_key=TEST_KEY) as server:
+        first, run_dir = _run("mem0", tmp_path, server, locomo_path)
+        assert first.returncode == 0, first.stderr[-3000:]
+        before = server.count()
+        metrics_before = json.loads((run_dir / "metrics.json").read_text())
+        again, _ = _run("mem0", tmp_path, server, locomo_path)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert server.count() == before  # every call came from the run's files or the cache
+        assert len(read_jsonl(run_dir / "answers.jsonl")) == 6  # nothing answered twice
+        metrics_after = json.loads((run_dir / "metrics.json").read_text())
+        assert metrics_after["overall"] == metrics_before["overall"]
+
+
+def test_missing_key_is_one_line(tmp_path):
+    env = cli_env("https://api.openai.com/v1", tmp_path / "cache", key=None)
+    env.pop("OPENAI_BASE_URL")
+    result = run_cli(["run", "+exp=mem0g", f"hydra.run.dir={tmp_path / 'run'}"], env, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "OPENAI_API_KEY" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unreachable_server_is_one_line(tmp_path):
+    env = cli_env("http://127.0.0.1:9/v1", tmp_path / "cache")
+    result = run_cli(["run", "+exp=mem0", f"hydra.run.dir={tmp_path / 'run'}"], env, timeout=60)
+    assert result.returncode == 2
+    assert "cannot reach" in result.stderr and "Traceback" not in result.stderr
