@@ -124,7 +124,9 @@ class _Index:
 class RAG:
     """Retrieve the k chunks most similar to the question (cosine over embeddings), best first."""
 
-    def __init__(self, *, name: str = "rag", chunk_size: int = 256, k: int = 2, context: SystemContext) -> None:
+    def __init__(
+        self, *, name: str = "rag", chunk_size: int = 256, k: int = 2, context: SystemContext
+    ) -> None:
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
             raise ValueError(f"rag: chunk_size must be an integer, got {chunk_size!r}")
         if not MIN_CHUNK_SIZE <= chunk_size <= MAX_CHUNK_SIZE:

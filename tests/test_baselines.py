@@ -49,7 +49,9 @@ TOPICS = [
 ]
 
 
-def make_conversation(turns_per_session: int = 6, sessions: int = 3, sample_id: str = "conv-t") -> Conversation:
+def make_conversation(
+    turns_per_session: int = 6, sessions: int = 3, sample_id: str = "conv-t"
+) -> Conversation:
     built = []
     n = 0
     for s in range(1, sessions + 1):
@@ -102,7 +104,9 @@ def test_larger_chunks_pack_more_lines() -> None:
 
 
 def test_over_long_line_is_split_by_tokens() -> None:
-    long_line = "(1:56 pm on 8 May, 2023) Alice: " + "an extraordinarily verbose sentence, naïve café 日本 " * 60
+    long_line = (
+        "(1:56 pm on 8 May, 2023) Alice: " + "an extraordinarily verbose sentence, naïve café 日本 " * 60
+    )
     assert count_tokens(long_line) > 3 * 128
     chunks = chunk_lines(["(d) Bob: hi", long_line, "(d) Bob: bye"], ["D1:1", "D1:2", "D1:3"], 128)
     assert all(c.tokens <= 128 for c in chunks)
@@ -137,7 +141,9 @@ def test_invalid_parameters_are_rejected(tmp_path: Path, kwargs: dict[str, int])
 
 def test_rag_is_a_memory_system(tmp_path: Path) -> None:
     assert isinstance(make_rag(tmp_path, FakeClient()), MemorySystem)
-    assert isinstance(FullContext(context=SystemContext(client=FakeClient(), state_dir=tmp_path)), MemorySystem)  # type: ignore[arg-type]
+    assert isinstance(
+        FullContext(context=SystemContext(client=FakeClient(), state_dir=tmp_path)), MemorySystem
+    )  # type: ignore[arg-type]
 
 
 def test_ingest_embeds_once_and_retrieves_most_similar_first(tmp_path: Path) -> None:

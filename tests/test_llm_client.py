@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
+import subprocess
+import sys
 import time
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +92,15 @@ def chat_bodies(server: StandinServer) -> list[dict[str, Any]]:
 # ---- settings ------------------------------------------------------------------------------------------
 def test_settings_from_the_shipped_configs() -> None:
     llm = LLMSettings.from_config(yaml.safe_load((ROOT / "configs/llm/openai.yaml").read_text()))
-    assert llm.model == "gpt-4o-mini" and llm.max_concurrency == 16 and llm.prices["gpt-4o-mini"]["prompt"] == 0.15
+    assert (
+        llm.model == "gpt-4o-mini"
+        and llm.max_concurrency == 16
+        and llm.prices["gpt-4o-mini"]["prompt"] == 0.15
+    )
     for name in ("openai", "minilm"):
-        emb = EmbedderSettings.from_config(yaml.safe_load((ROOT / f"configs/embedder/{name}.yaml").read_text()))
+        emb = EmbedderSettings.from_config(
+            yaml.safe_load((ROOT / f"configs/embedder/{name}.yaml").read_text())
+        )
         assert emb.backend == name
     with pytest.raises(ConfigurationError, match="max_concurency"):
         LLMSettings.from_config({"model": "gpt-4o-mini", "max_concurency": 4})
@@ -115,7 +124,7 @@ def test_api_key_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "2"}) == 2.0
     assert parse_retry_after({"retry-after-ms": "150", "retry-after": "9"}) == pytest.approx(0.15)
-    future = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    future = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= parse_retry_after({"retry-after": future}) <= 31  # type: ignore[operator]
     assert parse_retry_after({}) is None and parse_retry_after({"retry-after": "soon"}) is None
 
@@ -148,7 +157,10 @@ def test_chat_happy_path_records_usage(standin: StandinServer) -> None:
 def test_structured_tool_call_happy_path(standin: StandinServer) -> None:
     client = make_client(standin)
     reply = call(client, lambda c: c.structured(USER, FACTS, stage="ingest"))
-    assert set(reply.data) >= {"facts", "action"} and reply.data["action"] in FACTS.parameters["properties"]["action"]["enum"]
+    assert (
+        set(reply.data) >= {"facts", "action"}
+        and reply.data["action"] in FACTS.parameters["properties"]["action"]["enum"]
+    )
     assert reply.repairs == 0 and reply.usage.prompt_tokens > 0
     body = chat_bodies(standin)[0]
     assert body["tools"][0]["function"]["name"] == "record_facts"
@@ -213,8 +225,11 @@ def test_timeout_is_retried(standin: StandinServer) -> None:
 
 @pytest.mark.parametrize(
     ("fault", "kind"),
-    [({"rate_5xx": 1.0}, "server_error"), ({"rate_429": 1.0, "retry_after_s": 0.01}, "rate_limit"),
-     ({"rate_reset": 1.0}, "connection")],
+    [
+        ({"rate_5xx": 1.0}, "server_error"),
+        ({"rate_429": 1.0, "retry_after_s": 0.01}, "rate_limit"),
+        ({"rate_reset": 1.0}, "connection"),
+    ],
 )
 def test_retries_exhausted(standin: StandinServer, fault: dict[str, float], kind: str) -> None:
     standin.configure(**fault)
@@ -275,12 +290,13 @@ def test_schema_violation_error_is_shown_to_the_model(standin: StandinServer) ->
 
 def test_persistent_malformed_output_fails_cleanly(standin: StandinServer) -> None:
     standin.configure(rate_malformed=1.0)
-    client = make_client(standin, repair_attempts=2)
     for spec in (FACTS, FACTS_JSON):
         with pytest.raises(LLMCallError) as info:
-            call(make_client(standin, repair_attempts=2), lambda c, s=spec: c.structured(USER, s, stage="ingest"))
+            call(
+                make_client(standin, repair_attempts=2),
+                lambda c, s=spec: c.structured(USER, s, stage="ingest"),
+            )
         assert info.value.failure.kind == "malformed" and info.value.failure.attempts == 3
-    del client
 
 
 def test_json_schema_content_is_repaired(standin: StandinServer) -> None:
@@ -321,7 +337,9 @@ def test_cache_hit_and_salt_miss(standin: StandinServer, tmp_path: Path) -> None
     assert judge.calls == 3 and judge.cached_calls == 1
     assert judge.paid_prompt_tokens == first.usage.prompt_tokens + third.usage.prompt_tokens
     assert judge.prompt_tokens == judge.paid_prompt_tokens + second.usage.prompt_tokens
-    paid_only = UsageLedger(LLMSettings().prices).cost_of("gpt-4o-mini", Usage(judge.paid_prompt_tokens, judge.paid_completion_tokens))
+    paid_only = UsageLedger(LLMSettings().prices).cost_of(
+        "gpt-4o-mini", Usage(judge.paid_prompt_tokens, judge.paid_completion_tokens)
+    )
     assert judge.cost_usd == pytest.approx(paid_only)
     cache.close()
 
@@ -349,6 +367,23 @@ def test_cache_survives_a_new_client_and_replays_repairs(standin: StandinServer,
     again.close()
 
 
+def test_cache_puts_survive_sigkill(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    code = (
+        "import os, signal, numpy as np\n"
+        "from mem0bench.llm.cache import ResponseCache\n"
+        f"c = ResponseCache({str(path)!r})\n"
+        "c.put_chat('k1', {'content': 'paid for', 'usage': {'prompt_tokens': 3}})\n"
+        "c.put_many('m', ['t'], np.ones((1, 4), dtype=np.float32))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=60)
+    assert result.returncode == -signal.SIGKILL
+    with ResponseCache(path) as cache:
+        assert cache.get_chat("k1") == {"content": "paid for", "usage": {"prompt_tokens": 3}}
+        assert np.array_equal(cache.get_many("m", ["t", "u"])[0], np.ones(4, dtype=np.float32))
+
+
 # ---- concurrency and rate limits -----------------------------------------------------------------------------
 def test_max_concurrency_is_respected(standin: StandinServer) -> None:
     standin.configure(latency_ms=60)
@@ -356,7 +391,9 @@ def test_max_concurrency_is_respected(standin: StandinServer) -> None:
 
     async def go(c: LLMClient) -> Any:
         with timing.measure() as t:
-            await asyncio.gather(*(c.chat([{"role": "user", "content": f"q{i}"}], stage="answer") for i in range(12)))
+            await asyncio.gather(
+                *(c.chat([{"role": "user", "content": f"q{i}"}], stage="answer") for i in range(12))
+            )
         return t
 
     t = call(client, go)
@@ -369,7 +406,9 @@ def test_requests_per_minute_limit(standin: StandinServer) -> None:
 
     async def go(c: LLMClient) -> Any:
         with timing.measure() as t:
-            await asyncio.gather(*(c.chat([{"role": "user", "content": f"q{i}"}], stage="answer") for i in range(30)))
+            await asyncio.gather(
+                *(c.chat([{"role": "user", "content": f"q{i}"}], stage="answer") for i in range(30))
+            )
         return t
 
     started = time.perf_counter()
@@ -388,7 +427,10 @@ def test_embeddings_normalized_cached_and_batched(standin: StandinServer, tmp_pa
     async def go(c: LLMClient) -> Any:
         a = await c.embed([*texts, texts[0]], stage="ingest")
         n_first = standin.count("embeddings")
-        b = await c.embed(["Caroline adopted a dog", texts[3], "Caroline adopted a puppy", "quantum tax law"], stage="search")
+        b = await c.embed(
+            ["Caroline adopted a dog", texts[3], "Caroline adopted a puppy", "quantum tax law"],
+            stage="search",
+        )
         empty = await c.embed([], stage="search")
         return a, n_first, b, empty
 
@@ -452,7 +494,10 @@ def test_preflight_unreachable_server() -> None:
         port = s.getsockname()[1]
     client = LLMClient(LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET))
     text = _one_line_error(client)
-    assert text.startswith(f"cannot reach the LLM server at http://127.0.0.1:{port}/v1") and "is it running" in text
+    assert (
+        text.startswith(f"cannot reach the LLM server at http://127.0.0.1:{port}/v1")
+        and "is it running" in text
+    )
 
 
 def test_preflight_unknown_models(standin: StandinServer) -> None:

@@ -28,8 +28,15 @@ CATS = ("multi_hop", "temporal", "open_domain", "single_hop")
 
 
 def judge(mean: float, std: float = 0.0123, runs: int = 10) -> dict[str, Any]:
-    return {"mean": mean, "std": std, "runs": runs, "per_run": [mean] * runs, "majority": mean,
-            "kappa": 0.9, "failures": 0}
+    return {
+        "mean": mean,
+        "std": std,
+        "runs": runs,
+        "per_run": [mean] * runs,
+        "majority": mean,
+        "kappa": 0.9,
+        "failures": 0,
+    }
 
 
 def make_metrics(method: str, base: float, latency: bool = True) -> dict[str, Any]:
@@ -46,8 +53,12 @@ def make_metrics(method: str, base: float, latency: bool = True) -> dict[str, An
         "latency_s": {"search": {"p50": 0.2555, "p95": 0.699}, "total": {"p50": 0.8, "p95": 1.5 + base}}
         if latency
         else {"search": None, "total": None},
-        "tokens": {"context_mean": 256.4, "memory_store_per_conversation": None, "memory_store_mean": None,
-                   "llm": {"answer": {"prompt": 100, "completion": 10}}},
+        "tokens": {
+            "context_mean": 256.4,
+            "memory_store_per_conversation": None,
+            "memory_store_mean": None,
+            "llm": {"answer": {"prompt": 100, "completion": 10}},
+        },
         "cost_usd": 0.01,
         "evidence_recall": 0.5,
         "failures": {},
@@ -67,7 +78,9 @@ def make_config(method: dict[str, Any], run_dir: Path, seed: int) -> dict[str, A
     }
 
 
-def write_run(folder: Path, metrics: dict[str, Any], config: dict[str, Any], status: str = "complete") -> Path:
+def write_run(
+    folder: Path, metrics: dict[str, Any], config: dict[str, Any], status: str = "complete"
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     (folder / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -82,8 +95,13 @@ def sweep(tmp_path: Path) -> Path:
     job = 0
     for chunk_size in (256, 512):
         for k in (1, 2):
-            method = {"_target_": "baselines.rag.RAG", "name": "rag", "chunk_size": chunk_size, "k": k,
-                      "state_dir": f"/tmp/state/{job}"}
+            method = {
+                "_target_": "baselines.rag.RAG",
+                "name": "rag",
+                "chunk_size": chunk_size,
+                "k": k,
+                "state_dir": f"/tmp/state/{job}",
+            }
             base = 0.5 + 0.05 * job
             write_run(root / str(job), make_metrics("rag", base), make_config(method, root / str(job), job))
             job += 1
@@ -106,10 +124,16 @@ def test_find_and_varying_hyperparameters(sweep: Path) -> None:
 
 
 def test_mixed_methods_vary_by_presence(tmp_path: Path) -> None:
-    write_run(tmp_path / "a", make_metrics("mem0", 0.66),
-              make_config({"name": "mem0", "m": 10, "s": 10, "top_k": 30}, tmp_path / "a", 1))
-    write_run(tmp_path / "b", make_metrics("full_context", 0.72, latency=False),
-              make_config({"name": "full_context"}, tmp_path / "b", 2))
+    write_run(
+        tmp_path / "a",
+        make_metrics("mem0", 0.66),
+        make_config({"name": "mem0", "m": 10, "s": 10, "top_k": 30}, tmp_path / "a", 1),
+    )
+    write_run(
+        tmp_path / "b",
+        make_metrics("full_context", 0.72, latency=False),
+        make_config({"name": "full_context"}, tmp_path / "b", 2),
+    )
     runs = load_runs([tmp_path])
     assert varying_hyperparameters(runs) == ["method.m", "method.s", "method.top_k"]
     df = table1(runs)
@@ -154,8 +178,13 @@ def test_table1_rows_and_formatting(sweep: Path) -> None:
 
 def test_table1_adversarial_and_missing_values(tmp_path: Path) -> None:
     metrics = make_metrics("mem0", 0.6)
-    metrics["categories"]["adversarial"] = {"n": 5, "f1": None, "bleu1": None, "locomo_f1": 0.8,
-                                            "judge": judge(0.7, std=0.0, runs=1)}
+    metrics["categories"]["adversarial"] = {
+        "n": 5,
+        "f1": None,
+        "bleu1": None,
+        "locomo_f1": 0.8,
+        "judge": judge(0.7, std=0.0, runs=1),
+    }
     metrics["categories"]["temporal"]["judge"] = None
     write_run(tmp_path / "r", metrics, make_config({"name": "mem0"}, tmp_path / "r", 0))
     df = table1(load_runs([tmp_path]))
@@ -208,15 +237,22 @@ def test_write_table_formats(sweep: Path, tmp_path: Path) -> None:
 
 def test_plots_are_pngs(sweep: Path, tmp_path: Path) -> None:
     runs = load_runs([sweep])
-    for path in (plot_judge_by_category(runs, tmp_path / "a.png"), plot_judge_vs_latency(runs, tmp_path / "b.png")):
+    for path in (
+        plot_judge_by_category(runs, tmp_path / "a.png"),
+        plot_judge_vs_latency(runs, tmp_path / "b.png"),
+    ):
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 5000
 
 
 def test_cli_writes_everything(sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # one run without latency, not complete
-    extra = write_run(tmp_path / "extra" / "fc", make_metrics("full_context", 0.73, latency=False),
-                      make_config({"name": "full_context"}, tmp_path / "fc", 9), status="running")
+    extra = write_run(
+        tmp_path / "extra" / "fc",
+        make_metrics("full_context", 0.73, latency=False),
+        make_config({"name": "full_context"}, tmp_path / "fc", 9),
+        status="running",
+    )
     out = tmp_path / "report"
     assert report_main([str(sweep), str(extra), "--out", str(out), "--labels", "paper"]) == 0
     captured = capsys.readouterr()
@@ -229,7 +265,9 @@ def test_cli_writes_everything(sweep: Path, tmp_path: Path, capsys: pytest.Captu
         assert str(out / png) in captured.out
     assert "| method" in captured.out and "NOT LOCOMO's" in captured.out
     assert "status is 'running'" in captured.err
-    assert (out / "table1_paper_labels.md").read_text(encoding="utf-8").startswith("**Table 1 in the Mem0 paper")
+    assert (
+        (out / "table1_paper_labels.md").read_text(encoding="utf-8").startswith("**Table 1 in the Mem0 paper")
+    )
 
 
 def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

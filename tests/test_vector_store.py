@@ -10,7 +10,9 @@ from mem0bench.memory.vector_store import FaissVectorStore
 
 
 def _rec(i: str, text: str = "") -> MemoryRecord:
-    return MemoryRecord(i, text or f"memory {i}", "Ann", "1:00 pm on 1 May, 2023", "1:00 pm on 1 May, 2023", ("D1:1",))
+    return MemoryRecord(
+        i, text or f"memory {i}", "Ann", "1:00 pm on 1 May, 2023", "1:00 pm on 1 May, 2023", ("D1:1",)
+    )
 
 
 def _unit(*xs: float) -> np.ndarray:
@@ -77,7 +79,9 @@ def test_save_load_roundtrip(store: FaissVectorStore[MemoryRecord], tmp_path) ->
     assert len(loaded) == 3 and loaded.dim == 3
     assert [r.to_dict() for r in loaded.records()] == [r.to_dict() for r in store.records()]
     q = _unit(0.3, 0.6, 0.2)
-    assert [(r.id, round(s, 5)) for r, s in loaded.search(q, 3)] == [(r.id, round(s, 5)) for r, s in store.search(q, 3)]
+    assert [(r.id, round(s, 5)) for r, s in loaded.search(q, 3)] == [
+        (r.id, round(s, 5)) for r, s in store.search(q, 3)
+    ]
     # New ids keep counting after the saved ones.
     loaded.add("e", _unit(1, 1, 1), _rec("e"))
     assert loaded.get("e") is not None

@@ -12,6 +12,7 @@ The API key is never part of a key or a value.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -149,10 +150,8 @@ class ResponseCache:
         with self._lock:
             if self._conn is None:  # type: ignore[comparison-overlap]
                 return
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:  # pragma: no cover
-                pass
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
 

@@ -65,6 +65,7 @@ from mem0bench.llm.types import (
     StructuredSpec,
     Usage,
 )
+from mem0bench.tokens import count_tokens
 
 __all__ = ["LLMClient", "PLACEHOLDER_API_KEY", "parse_retry_after"]
 
@@ -241,7 +242,9 @@ class LLMClient:
 
     def _failure(self, stage: str, kind: str, message: str, attempts: int) -> LLMCallError:
         self.ledger.record_failure(stage, kind)
-        return LLMCallError(CallFailure(stage=stage, kind=kind, message=self._scrub(message), attempts=attempts))  # type: ignore[arg-type]
+        return LLMCallError(
+            CallFailure(stage=stage, kind=kind, message=self._scrub(message), attempts=attempts)
+        )  # type: ignore[arg-type]
 
     def _classify(self, exc: BaseException) -> _Retryable:
         if isinstance(exc, openai.APITimeoutError):
@@ -259,7 +262,7 @@ class LLMClient:
             if status in _RETRYABLE_STATUS:
                 return _Retryable("timeout" if status == 408 else "server_error", msg)
             return _Retryable("bad_request", msg, retry=False)
-        if isinstance(exc, ValueError | KeyError | TypeError):
+        if isinstance(exc, ValueError):
             return _Retryable("server_error", f"unreadable reply: {type(exc).__name__}: {exc}")
         raise exc
 
@@ -269,7 +272,9 @@ class LLMClient:
         s = self.settings
         return self._random.uniform(0.0, min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1))))
 
-    async def _with_retries(self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int) -> tuple[T, int]:
+    async def _with_retries(
+        self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int
+    ) -> tuple[T, int]:
         """Run `send` under the semaphore and limiter, retrying transient failures; -> (result, attempts)."""
         attempt = 0
         max_retries = self.settings.max_retries
@@ -285,7 +290,7 @@ class LLMClient:
                     started = perf()
                 try:
                     return await send(), attempt
-                except (openai.APIError, ValueError, KeyError, TypeError) as exc:
+                except (openai.APIError, ValueError) as exc:
                     problem = self._classify(exc)
                 finally:
                     timing.add_network(perf() - started)
@@ -316,7 +321,9 @@ class LLMClient:
             if not bypass_cache:
                 raw = cache.get_chat(key)
                 if raw is not None:
-                    self.ledger.record(stage, payload["model"], _usage(raw), cached=True)
+                    usage = _usage(raw)
+                    self.ledger.record(stage, payload["model"], usage, cached=True)
+                    timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
                     return raw, True, 0
         est = estimate_tokens(payload["messages"], payload.get("max_tokens"))
         reply, attempts = await self._with_retries(
@@ -328,7 +335,9 @@ class LLMClient:
             raise self._failure(stage, "malformed", f"unreadable reply body: {exc}", attempts) from None
         if cache is not None and key is not None:
             cache.put_chat(key, raw)
-        self.ledger.record(stage, payload["model"], _usage(raw), cached=False)
+        usage = _usage(raw)
+        self.ledger.record(stage, payload["model"], usage, cached=False)
+        timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
         return raw, False, attempts
 
     def _base_payload(
@@ -398,7 +407,9 @@ class LLMClient:
         where = "/".join(str(p) for p in error.absolute_path)
         return f"{error.message} (at {where or 'the top level'})"
 
-    def _parse(self, raw: dict[str, Any], spec: StructuredSpec) -> tuple[dict[str, Any] | None, str, str, str]:
+    def _parse(
+        self, raw: dict[str, Any], spec: StructuredSpec
+    ) -> tuple[dict[str, Any] | None, str, str, str]:
         """-> (data or None, failure kind, error text, the bad output to show the model)."""
         if not raw.get("choices"):
             return None, "empty", "the reply had no choices", ""
@@ -447,7 +458,11 @@ class LLMClient:
             payload["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": spec.parameters,
+                    },
                 }
             ]
             payload["tool_choice"] = {"type": "function", "function": {"name": spec.name}}
@@ -526,6 +541,8 @@ class LLMClient:
         """L2-normalized float32 vectors, shape (len(texts), dim), in input order; cached per text."""
         backend = self._require_embedder()
         texts = list(texts)
+        # What the work needed, cached or not: cl100k_base counts (text-embedding-3's own encoding).
+        timing.add_usage(f"{stage}_embedding", sum(count_tokens(t) for t in texts), 0)
         if not texts:
             if backend.dim is None:
                 await self._embed_misses(["dimension probe"], stage)

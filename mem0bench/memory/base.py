@@ -45,7 +45,7 @@ class IngestReport:
 @dataclass(frozen=True)
 class SystemContext:
     """What a system gets from the harness. Systems are built as
-    `hydra.utils.instantiate(cfg.method, context=SystemContext(...))`."""
+    `hydra.utils.instantiate(cfg.method, _partial_=True)(context=SystemContext(...))`."""
 
     client: LLMClient
     state_dir: Path

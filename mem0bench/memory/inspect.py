@@ -150,16 +150,26 @@ def _show_memories(speakers: list[SpeakerState], as_json: bool) -> str:
         status = "" if sp.complete else " (incomplete: no done marker)"
         out.append(f"== {sp.name}: {len(sp.memories)} memories{status}")
         rows = [
-            [m.id, m.created_at, m.updated_at if m.updated_at != m.created_at else "", ",".join(m.source_dia_ids), m.text]
+            [
+                m.id,
+                m.created_at,
+                m.updated_at if m.updated_at != m.created_at else "",
+                ",".join(m.source_dia_ids),
+                m.text,
+            ]
             for m in sp.memories
         ]
-        out.append(_table(["id", "created", "updated", "sources", "memory"], rows) if rows else "(no memories)")
+        out.append(
+            _table(["id", "created", "updated", "sources", "memory"], rows) if rows else "(no memories)"
+        )
         relations = doc["relations"]
         if relations is not None:
             out.append(f"-- {sp.name}: {len(relations)} relations")
             for r in relations:
                 state = "" if r["valid"] else f"  [invalid since {r['invalidated_at']}]"
-                out.append(f"{r['source']} -[{r['relation']}]-> {r['destination']}  ({r['created_at']}){state}")
+                out.append(
+                    f"{r['source']} -[{r['relation']}]-> {r['destination']}  ({r['created_at']}){state}"
+                )
         out.append("")
     return "\n".join(out).rstrip()
 
@@ -172,7 +182,9 @@ def _show_history(speakers: list[SpeakerState], memory_id: str, as_json: bool) -
     if not found:
         raise InspectError(f"no operation touched memory {memory_id!r}")
     if as_json:
-        return json.dumps([{"speaker": sp.name, **op.to_dict()} for sp, op in found], ensure_ascii=False, indent=1)
+        return json.dumps(
+            [{"speaker": sp.name, **op.to_dict()} for sp, op in found], ensure_ascii=False, indent=1
+        )
     rows = [
         [
             str(op.pair_index),

@@ -72,19 +72,23 @@ TRANSIENT_FAILURES = frozenset({"rate_limit", "server_error", "timeout", "connec
 
 # ---- the UPDATE information guard ------------------------------------------------------------------
 
-_STOPWORDS = frozenset(
-    """a an the and or but if then than so of to in on at by for with from into onto about as is are was were
-    be been being am has have had do does did will would shall should can could may might must it its it's
-    this that these those there here he she they them his her hers their theirs him i me my mine we us our
-    you your yours who whom whose which what when where why how not no also too very just really some any
-    all each both more most other such own same only again further once up down out over under s t""".split()
-)
+# Function words: they never make a memory more informative. (Negations are kept: "not" is news.)
+_STOPWORD_TEXT = """
+a an the and or but if then than so of to in on at by for with from into onto about as is are was
+were be been being am has have had do does did will would shall should can could may might must it
+its it's this that these those there here he she they them his her hers their theirs him i me my
+mine we us our you your yours who whom whose which what when where why how also too very just
+really some any all each both more most other such own same only again further once up down out over
+under s t
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 def content_words(text: str) -> frozenset[str]:
     """Lowercased words of `text` minus punctuation and stopwords."""
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
+    words = (w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("\u2019", "'")))
+    return frozenset(w for w in words if w not in _STOPWORDS)
 
 
 def adds_information(new: str, old: str) -> bool:
@@ -175,7 +179,12 @@ class Mem0:
         per_speaker: bool = True,
         context: SystemContext,
     ) -> None:
-        for label, value, low in (("m", m, 0), ("s", s, 1), ("top_k", top_k, 1), ("summary_every", summary_every, 1)):
+        for label, value, low in (
+            ("m", m, 0),
+            ("s", s, 1),
+            ("top_k", top_k, 1),
+            ("summary_every", summary_every, 1),
+        ):
             if int(value) < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
         self.name = name
@@ -359,7 +368,9 @@ class Mem0:
         tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
         os.replace(tmp, directory / META_FILE)
         if not any(f["kind"] in TRANSIENT_FAILURES for f in state.failures):
-            (directory / DONE_MARKER).write_text("ok\n", encoding="utf-8")  # last: everything above is complete
+            (directory / DONE_MARKER).write_text(
+                "ok\n", encoding="utf-8"
+            )  # last: everything above is complete
         return meta
 
     def _report(self, sample_id: str, specs: list[_StreamSpec], metas: list[dict[str, Any]]) -> IngestReport:
@@ -441,13 +452,20 @@ class Mem0:
         data = reply.data if isinstance(reply.data, dict) else {}
         event = str(data.get("event") or "").strip().upper()
         if event not in EVENTS:
-            self.record_failure(state.spec.key, ctx, "update", "malformed", f"event {event!r}", fact=fact, state=state)
+            self.record_failure(
+                state.spec.key, ctx, "update", "malformed", f"event {event!r}", fact=fact, state=state
+            )
             return
         raw_id = data.get("id")
         short_id = None if raw_id is None else str(raw_id).strip().strip("\"'[]")
         text = _one_line(str(data.get("text") or "")) or fact
         dia_ids = tuple(t.dia_id for t in ctx.pair)
-        base = {"source_dia_ids": dia_ids, "session_date": ctx.session_date_text, "pair_index": ctx.index, "fact": fact}
+        base = {
+            "source_dia_ids": dia_ids,
+            "session_date": ctx.session_date_text,
+            "pair_index": ctx.index,
+            "fact": fact,
+        }
 
         if event == "NOOP":
             self._log(state, MemoryOp(OpKind.NOOP, None, None, None, **base))
@@ -472,7 +490,10 @@ class Mem0:
 
         if event == "DELETE":
             state.store.delete(target.id)
-            self._log(state, _with_request(MemoryOp(OpKind.DELETE, target.id, target.text, None, **base), None, short_id))
+            self._log(
+                state,
+                _with_request(MemoryOp(OpKind.DELETE, target.id, target.text, None, **base), None, short_id),
+            )
             return
 
         # UPDATE. The information guard (see the module docstring): the new text must add a content word.
@@ -493,7 +514,10 @@ class Mem0:
             source_dia_ids=merged_ids,
         )
         state.store.update(target.id, new_vector, updated)
-        self._log(state, _with_request(MemoryOp(OpKind.UPDATE, target.id, target.text, text, **base), None, short_id))
+        self._log(
+            state,
+            _with_request(MemoryOp(OpKind.UPDATE, target.id, target.text, text, **base), None, short_id),
+        )
 
     async def _vector_for(
         self, ctx: PairContext, state: _StreamState, text: str, fact: str, fact_vector: np.ndarray
@@ -550,7 +574,13 @@ class Mem0:
         except LLMCallError as error:
             failure = error.failure
             self.record_failure(
-                state.spec.key, None, "summary", failure.kind, failure.message, state=state, pair_index=pair_index
+                state.spec.key,
+                None,
+                "summary",
+                failure.kind,
+                failure.message,
+                state=state,
+                pair_index=pair_index,
             )
             return previous
         return reply.text.strip() or previous

@@ -156,7 +156,9 @@ class FaissVectorStore(Generic[R]):
         doc = {
             "dim": self.dim,
             "next": self._next,
-            "entries": [{"id": i, "int_id": self._int_of[i], "record": self._encode(self._records[i])} for i in ids],
+            "entries": [
+                {"id": i, "int_id": self._int_of[i], "record": self._encode(self._records[i])} for i in ids
+            ],
         }
         _atomic_write(directory / RECORDS_FILE, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
 

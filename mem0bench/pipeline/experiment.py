@@ -62,10 +62,15 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
         graph={**OmegaConf.to_container(cfg.graph, resolve=True), "run_id": rundir.path.name},
     )
     try:
-        return instantiate(cfg.method, context=context, _convert_="all")
+        # A partial first: Hydra would otherwise try to turn the context object into config.
+        factory = instantiate(cfg.method, _partial_=True, _convert_="all")
     except InstantiationException as exc:
         cause = exc.__cause__ or exc
         raise ConfigurationError(f"method {cfg.method.get('name')}: {cause}") from None
+    try:
+        return factory(context=context)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"method {cfg.method.get('name')}: {exc}") from None
 
 
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:

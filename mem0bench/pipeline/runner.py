@@ -221,7 +221,8 @@ class Runner:
         llm_usage = sum_usage(usage_rows)
         failed_answers = sum(1 for a in answers if a.failure)
         failed_judgements = sum(1 for r in rows for v in r["judge"] if v is None)
-        failures = self.client.ledger.snapshot().get("failures", {})
+        stages = self.client.ledger.snapshot().get("stages", {})
+        failures = {f"{stage}_calls_failed": v.get("failures", 0) for stage, v in stages.items()}
         metrics = aggregate.metrics(
             rows,
             method=self.method_name,

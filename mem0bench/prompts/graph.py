@@ -123,8 +123,8 @@ relations (source, relation, destination):
 - relation is a short snake_case verb phrase in the present or past tense, e.g. lives_in, works_as, \
 adopted, attended, plans_to_visit, is_friend_of, painted.
 - The messages were sent on {date}. When a fact happened at a particular time, keep that time: \
-relate the event to its date entity (e.g. (Caroline, attended, support group) and (support group, \
-happened_on, 7 May 2023)) or make the date the destination (e.g. (Melanie, ran_charity_race_on, \
+relate the event to its date entity (e.g. (Ana, attended, support group) and (support group, \
+happened_on, 7 May 2023)) or make the date the destination (e.g. (Tom, ran_charity_race_on, \
 20 May 2023)). Never use today's date.
 - Speakers are named ("{user}", "{other}"), never "I", "user" or "assistant".
 - Only what the messages state or clearly imply; no guesses, no duplicates. An empty list is fine.
@@ -161,7 +161,9 @@ def build_entity_messages(
     *, user: str, other: str, pair: Sequence[Turn], session_date: str, shared: bool = False
 ) -> list[Message]:
     """The entity extractor for one message pair, sent on `session_date`."""
-    system = _ENTITIES_SYSTEM.format(owner=_owner(user, other, shared), user=user, other=other, date=session_date)
+    system = _ENTITIES_SYSTEM.format(
+        owner=_owner(user, other, shared), user=user, other=other, date=session_date
+    )
     body = f"NEW MESSAGES (sent on {session_date}):\n{_render_pair(pair, session_date)}"
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
@@ -176,9 +178,13 @@ def build_relations_messages(
     shared: bool = False,
 ) -> list[Message]:
     """The relations generator: triplets among `entities` ((name, type) pairs) stated in the pair."""
-    system = _RELATIONS_SYSTEM.format(owner=_owner(user, other, shared), user=user, other=other, date=session_date)
+    system = _RELATIONS_SYSTEM.format(
+        owner=_owner(user, other, shared), user=user, other=other, date=session_date
+    )
     listing = "\n".join(f"- {name} ({etype})" for name, etype in entities)
-    body = f"ENTITIES:\n{listing}\n\nNEW MESSAGES (sent on {session_date}):\n{_render_pair(pair, session_date)}"
+    body = (
+        f"ENTITIES:\n{listing}\n\nNEW MESSAGES (sent on {session_date}):\n{_render_pair(pair, session_date)}"
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
 
@@ -198,12 +204,13 @@ def build_obsolete_messages(
         indent=1,
     )
     s, r, d = new
-    body = (
-        f"EXISTING RELATIONS:\n{listing}\n\n"
-        f"NEW RELATION (learned on {learned_on}):\n"
-        + json.dumps({"source": s, "relation": r, "destination": d}, ensure_ascii=False)
+    body = f"EXISTING RELATIONS:\n{listing}\n\nNEW RELATION (learned on {learned_on}):\n" + json.dumps(
+        {"source": s, "relation": r, "destination": d}, ensure_ascii=False
     )
-    return [{"role": "system", "content": _OBSOLETE_SYSTEM.format(date=learned_on)}, {"role": "user", "content": body}]
+    return [
+        {"role": "system", "content": _OBSOLETE_SYSTEM.format(date=learned_on)},
+        {"role": "user", "content": body},
+    ]
 
 
 def build_query_entity_messages(*, question: str, speakers: Sequence[str]) -> list[Message]:
@@ -251,7 +258,11 @@ def parse_relations(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     for item in data.get("relations") or []:
         if not isinstance(item, dict):
             continue
-        triplet = (clean_name(item.get("source")), snake_relation(item.get("relation")), clean_name(item.get("destination")))
+        triplet = (
+            clean_name(item.get("source")),
+            snake_relation(item.get("relation")),
+            clean_name(item.get("destination")),
+        )
         key = (triplet[0].lower(), triplet[1], triplet[2].lower())
         if all(triplet) and key not in seen:
             seen.add(key)
@@ -281,7 +292,9 @@ def parse_query_entities(data: dict[str, Any]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for raw in data.get("entities") or []:
-        name = clean_name(raw if isinstance(raw, str) else (raw.get("name") if isinstance(raw, dict) else None))
+        name = clean_name(
+            raw if isinstance(raw, str) else (raw.get("name") if isinstance(raw, dict) else None)
+        )
         if name and name.lower() not in seen:
             seen.add(name.lower())
             out.append(name)

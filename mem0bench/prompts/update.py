@@ -59,7 +59,9 @@ def build_update_messages(
 ) -> list[Message]:
     """`memories` are (short id, text, date) triples, most similar first."""
     listing = json.dumps(
-        [{"id": sid, "text": text, "date": date} for sid, text, date in memories], ensure_ascii=False, indent=1
+        [{"id": sid, "text": text, "date": date} for sid, text, date in memories],
+        ensure_ascii=False,
+        indent=1,
     )
     body = (
         f"EXISTING MEMORIES:\n{listing if memories else '[] (the store has no similar memory)'}\n\n"

@@ -25,5 +25,6 @@ __all__ = [
     "run_label",
     "table1",
     "table2",
+    "varying_hyperparameters",
     "write_table",
 ]

@@ -52,11 +52,15 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         runs = load_runs(args.paths)
         for run in runs:
             if run.status not in (None, "complete"):
-                print(f"warning: {run.path}: run status is {run.status!r}; its metrics may be partial",
-                      file=sys.stderr)
+                print(
+                    f"warning: {run.path}: run status is {run.status!r}; its metrics may be partial",
+                    file=sys.stderr,
+                )
         out: Path = args.out
         t1, t2 = table1(runs), table2(runs)
-        written = write_table(t1, out, "table1", TABLE1_CAPTION) + write_table(t2, out, "table2", TABLE2_CAPTION)
+        written = write_table(t1, out, "table1", TABLE1_CAPTION) + write_table(
+            t2, out, "table2", TABLE2_CAPTION
+        )
         print(to_markdown(t1, TABLE1_CAPTION))
         print(to_markdown(t2, TABLE2_CAPTION))
         if args.labels == "paper":

@@ -48,7 +48,9 @@ PAPER_CAPTION = (
     "(multi_hop), multi-hop = category 3 (open_domain), open-domain = category 4 (single_hop), "
     "temporal = category 2. Scores in %."
 )
-TABLE1_CAPTION = "Table 1: F1, BLEU-1 and LLM-as-judge J (mean ± std over judge runs) in %, LOCOMO's categories."
+TABLE1_CAPTION = (
+    "Table 1: F1, BLEU-1 and LLM-as-judge J (mean ± std over judge runs) in %, LOCOMO's categories."
+)
 TABLE2_CAPTION = "Table 2: context and memory tokens (cl100k_base), latency in seconds, overall J in %."
 
 
@@ -125,7 +127,9 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFr
     rows = _lead_columns(runs, hyper)
     for row, run in zip(rows, runs):
         for key, label in [*cats, OVERALL]:
-            scores = _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
+            scores = (
+                _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
+            )
             row[f"{label} F1"] = fmt_pct(_get(scores, "f1"))
             row[f"{label} BLEU-1"] = fmt_pct(_get(scores, "bleu1"))
             row[f"{label} J"] = fmt_judge(_get(scores, "judge"))
@@ -196,8 +200,15 @@ def to_latex(df: pd.DataFrame, caption: str | None = None, label: str | None = N
 
 def to_markdown(df: pd.DataFrame, title: str | None = None) -> str:
     """A pipe table, preceded by a bold title line when given."""
-    body = tabulate(df.values.tolist(), headers=list(df.columns), tablefmt="pipe", disable_numparse=True)
-    return (f"**{title}**\n\n{body}\n" if title else f"{body}\n")
+    align = (
+        ["left" if not any(ch.isdigit() for ch in str(df[c].iloc[0])) else "right" for c in df.columns]
+        if len(df)
+        else None
+    )
+    body = tabulate(
+        df.values.tolist(), headers=list(df.columns), tablefmt="pipe", disable_numparse=True, colalign=align
+    )
+    return f"**{title}**\n\n{body}\n" if title else f"{body}\n"
 
 
 def write_table(df: pd.DataFrame, out_dir: str | Path, stem: str, title: str | None = None) -> list[Path]:

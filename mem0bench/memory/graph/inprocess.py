@@ -47,7 +47,9 @@ class _Matrix:
         q = normalize(vector)
         if q.shape[0] != self._data.shape[1]:
             raise ValueError(f"query has {q.shape[0]} dimensions, the store holds {self._data.shape[1]}")
-        scores = self.view @ q
+        # einsum runs single-threaded; a BLAS matmul spreads this small product over threads and, on a
+        # busy machine, its p95 jumps from ~1 ms to ~10 ms waiting for them.
+        scores = np.einsum("ij,j->i", self.view, q)
         hits = np.flatnonzero(scores >= threshold - SCORE_EPS)
         if hits.size == 0:
             return []
@@ -116,7 +118,9 @@ class InProcessGraphStore:
             self._edges[index] = dataclasses.replace(edge, valid=False, invalidated_at=at)
 
     # ---- reads ----------------------------------------------------------------------------------
-    def find_similar_nodes(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Node, float]]:
+    def find_similar_nodes(
+        self, vector: np.ndarray, threshold: float, limit: int
+    ) -> list[tuple[Node, float]]:
         return [(self._nodes[i], s) for i, s in self._node_vectors.top(vector, threshold, limit)]
 
     def search_edges(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Edge, float]]:

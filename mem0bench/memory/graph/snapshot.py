@@ -45,8 +45,12 @@ def write_snapshot(
     """Write the snapshot; graph.json goes last, so a present graph.json means complete vector files."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(directory / NODE_VECTORS, lambda fh: np.save(fh, np.asarray(node_vectors, np.float32)))
-    _atomic_write_bytes(directory / EDGE_VECTORS, lambda fh: np.save(fh, np.asarray(edge_vectors, np.float32)))
+    _atomic_write_bytes(
+        directory / NODE_VECTORS, lambda fh: np.save(fh, np.asarray(node_vectors, np.float32))
+    )
+    _atomic_write_bytes(
+        directory / EDGE_VECTORS, lambda fh: np.save(fh, np.asarray(edge_vectors, np.float32))
+    )
     doc = {
         "format": FORMAT_VERSION,
         "meta": meta or {},

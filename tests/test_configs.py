@@ -1,0 +1,69 @@
+"""Every experiment recipe composes, names an importable system, and keeps secrets out."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import get_class
+from omegaconf import OmegaConf
+
+from mem0bench.cli.run import CONFIG_DIR, _take_secrets
+from mem0bench.llm.settings import EmbedderSettings, LLMSettings
+from mem0bench.pipeline.experiment import judge_settings, public_config
+
+EXPERIMENTS = sorted(p.stem for p in (CONFIG_DIR / "exp").glob("*.yaml"))
+
+
+def _compose(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose(config_name="run", overrides=list(overrides))
+
+
+def test_there_are_recipes_for_every_method():
+    assert {"mem0", "mem0g", "rag", "full_context"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_experiment_composes(exp):
+    cfg = _compose(f"+exp={exp}")
+    system_class = get_class(cfg.method._target_)
+    accepted: set[str] = set()
+    for klass in system_class.__mro__:  # **kwargs pass the rest on to the base class
+        params = inspect.signature(klass.__init__).parameters if "__init__" in vars(klass) else {}
+        accepted |= set(params)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            break
+    hyper = {k for k in cfg.method if k != "_target_"}
+    assert hyper <= accepted, f"{exp}: {hyper - accepted} not accepted by {system_class.__name__}"
+    assert "context" in accepted
+    LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
+    EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
+    judge_settings(cfg)
+
+
+def test_recipes_hold_only_what_differs():
+    for path in (CONFIG_DIR / "exp").glob("*.yaml"):
+        text = Path(path).read_text()
+        assert "_target_" not in text, f"{path.name} repeats a method definition"
+
+
+def test_sweepable_hyperparameters_are_in_config():
+    cfg = _compose("+exp=mem0g", "method.m=5", "method.s=7", "method.threshold=0.8", "method.top_k=12")
+    assert (cfg.method.m, cfg.method.s, cfg.method.threshold, cfg.method.top_k) == (5, 7, 0.8, 12)
+    cfg = _compose("+exp=rag", "method.chunk_size=512", "method.k=1")
+    assert (cfg.method.chunk_size, cfg.method.k) == (512, 1)
+
+
+def test_saved_config_has_no_secret(monkeypatch):
+    argv = _take_secrets(["+exp=mem0", "llm.api_key=sk-secret-value-123", "judge.runs=2"])
+    assert argv == ["+exp=mem0", "judge.runs=2"]
+    cfg = _compose(*argv)
+    assert "sk-secret-value-123" not in OmegaConf.to_yaml(OmegaConf.create(public_config(cfg)))
+
+
+def test_unknown_key_is_rejected():
+    with pytest.raises(Exception, match="method.nonsense"):
+        _compose("+exp=mem0", "method.nonsense=1")

@@ -1,0 +1,645 @@
+"""Mem0 against a scripted in-test client: Algorithm 1, guards, failures, schedule, logs, resume, retrieval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mem0bench.data.loader import parse_session_date
+from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
+from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.memory.inspect import memories_main
+from mem0bench.memory.mem0 import Mem0, adds_information
+from mem0bench.memory.records import MemoryOp, OpKind
+from mem0bench.prompts.extraction import EXTRACTION_SPEC
+from mem0bench.tokens import count_tokens
+
+DATES = ["1:00 pm on 1 May, 2023", "9:30 am on 20 May, 2023", "4:15 pm on 2 June, 2023"]
+LINE = re.compile(r"^\[(?P<date>[^\]]*)\] (?P<role>user|assistant) \((?P<name>[^)]*)\): (?P<text>.*)$")
+
+Decision = Callable[[list[dict[str, str]], str], Any]
+
+# ---- the fake client ---------------------------------------------------------------------------------
+
+
+def bow_embed(text: str, dim: int = 256) -> np.ndarray:
+    v = np.zeros(dim, np.float32)
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        v[zlib.crc32(word.encode()) % dim] += 1.0
+    if not v.any():
+        v[0] = 1.0
+    return v / np.linalg.norm(v)
+
+
+def section(text: str, head: str, tail: str | None) -> str:
+    body = text.split(head, 1)[1]
+    return body.split(tail, 1)[0] if tail else body
+
+
+def parse_extraction(messages: list[dict]) -> dict[str, Any]:
+    body = messages[1]["content"]
+    summary = section(body, "CONVERSATION SUMMARY SO FAR:\n", "\n\nEARLIER MESSAGES")
+    earlier = section(body, "EARLIER MESSAGES (context only):\n", "\n\nNEW MESSAGES")
+    new = section(body, "NEW MESSAGES", None).split("\n", 1)[1]
+    owner = re.search(r"long-term memory of (?:a conversation between )?(\w+)", messages[0]["content"]).group(
+        1
+    )
+    return {
+        "owner": owner,
+        "system": messages[0]["content"],
+        "summary": "" if summary == "(none yet)" else summary,
+        "earlier": [] if earlier == "(none)" else [LINE.match(x).groupdict() for x in earlier.splitlines()],
+        "new": [LINE.match(x).groupdict() for x in new.splitlines()],
+    }
+
+
+def parse_update(messages: list[dict]) -> tuple[list[dict[str, str]], str]:
+    body = messages[1]["content"]
+    listing = section(body, "EXISTING MEMORIES:\n", "\n\nNEW FACT")
+    memories, _ = json.JSONDecoder().raw_decode(listing)
+    return memories, body.rsplit("\n", 1)[1]
+
+
+def ref(memories: list[dict[str, str]], text: str) -> str:
+    return next(m["id"] for m in memories if m["text"] == text)
+
+
+def default_facts(info: dict[str, Any]) -> list[str]:
+    """Facts are what the store's user says after 'FACT:' ('|' separates several)."""
+    facts = []
+    for line in info["new"]:
+        if line["role"] == "user" and "FACT:" in line["text"]:
+            facts += [f.strip() for f in line["text"].split("FACT:", 1)[1].split("|")]
+    return facts
+
+
+def default_decision(memories: list[dict[str, str]], fact: str) -> dict[str, Any]:
+    if any(m["text"] == fact for m in memories):
+        return {"event": "NOOP", "id": None, "text": None}
+    return {"event": "ADD", "id": None, "text": None}
+
+
+def failure(kind: str = "malformed") -> LLMCallError:
+    return LLMCallError(CallFailure(stage="ingest", kind=kind, message=f"scripted {kind}", attempts=1))
+
+
+class FakeClient:
+    """The LLMClient surface Mem0 uses, scripted by functions of the prompt (so replies do not depend on
+    call order), with optional random delays to shuffle completion order."""
+
+    def __init__(
+        self,
+        *,
+        facts: Callable[[dict[str, Any]], Any] = default_facts,
+        decide: Decision | None = None,
+        rules: dict[str, Decision] | None = None,
+        summarize: Callable[[str, list[str]], Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.facts = facts
+        self.decide = decide or default_decision
+        self.rules = rules or {}
+        self.summarize = summarize or (
+            lambda prev, lines: (prev + " | " if prev else "") + f"upto {lines[-1]}"
+        )
+        self.rng = random.Random(seed) if seed is not None else None
+        self.extractions: list[dict[str, Any]] = []
+        self.updates: list[tuple[list[dict[str, str]], str]] = []
+        self.summaries: list[tuple[str, list[str]]] = []
+        self.embeds: list[tuple[list[str], str]] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.extractions) + len(self.updates) + len(self.summaries) + len(self.embeds)
+
+    async def _pause(self, scale: float = 0.004) -> None:
+        if self.rng is not None:
+            await asyncio.sleep(self.rng.uniform(0, scale))
+
+    async def structured(
+        self,
+        messages: list[dict],
+        spec: StructuredSpec,
+        *,
+        stage: str,
+        salt: str = "",
+        model: str | None = None,
+    ) -> StructuredReply:
+        assert stage == "ingest"
+        await self._pause()
+        if spec.name == EXTRACTION_SPEC.name:
+            info = parse_extraction(messages)
+            self.extractions.append(info)
+            result = self.facts(info)
+            if isinstance(result, Exception):
+                raise result
+            return StructuredReply(data={"facts": result}, usage=Usage())
+        memories, fact = parse_update(messages)
+        self.updates.append((memories, fact))
+        result = self.rules.get(fact, self.decide)(memories, fact)
+        if isinstance(result, Exception):
+            raise result
+        return StructuredReply(data=result, usage=Usage())
+
+    async def chat(self, messages: list[dict], *, stage: str, salt: str = "", **_: Any) -> ChatReply:
+        body = messages[1]["content"]
+        prev = section(body, "CURRENT SUMMARY:\n", "\n\nNEW MESSAGES:")
+        prev = "" if prev.startswith("(empty") else prev
+        lines = [line.split(": ", 1)[1] for line in section(body, "NEW MESSAGES:\n", None).splitlines()]
+        self.summaries.append((prev, lines))
+        await self._pause(0.03)  # summaries are slow: pairs often have to wait for them
+        result = self.summarize(prev, lines)
+        if isinstance(result, Exception):
+            raise result
+        return ChatReply(text=result, usage=Usage())
+
+    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
+        self.embeds.append((list(texts), stage))
+        await self._pause()
+        return np.stack([bow_embed(t) for t in texts])
+
+
+# ---- conversations -----------------------------------------------------------------------------------
+
+
+def make_conversation(sessions: list[list[tuple[str, str]]], sample_id: str = "conv-t") -> Conversation:
+    built = []
+    for si, turns in enumerate(sessions, start=1):
+        date = DATES[(si - 1) % len(DATES)]
+        built.append(
+            Session(
+                index=si,
+                date_time=parse_session_date(date),
+                date_text=date,
+                turns=tuple(
+                    Turn(speaker, f"D{si}:{ti}", text) for ti, (speaker, text) in enumerate(turns, 1)
+                ),
+            )
+        )
+    return Conversation(sample_id, "Ann", "Bob", tuple(built), ())
+
+
+def question(text: str) -> Question:
+    return Question("conv-t:q0", "conv-t", 0, text, "x", Category.SINGLE_HOP)
+
+
+def make_system(client: FakeClient, state_dir: Path, **kwargs: Any) -> Mem0:
+    return Mem0(context=SystemContext(client=client, state_dir=state_dir), **kwargs)  # type: ignore[arg-type]
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def ops_of(state_dir: Path, slug: str = "ann", sample: str = "conv-t") -> list[MemoryOp]:
+    path = state_dir / sample / f"{slug}.ops.jsonl"
+    return [MemoryOp.from_dict(json.loads(x)) for x in path.read_text().splitlines()]
+
+
+def texts(system: Mem0, speaker: str = "Ann") -> list[str]:
+    return [r.text for r in system.snapshot("conv-t")[speaker]]
+
+
+# ---- Algorithm 1 -------------------------------------------------------------------------------------
+
+
+def test_is_a_memory_system(tmp_path: Path) -> None:
+    assert isinstance(make_system(FakeClient(), tmp_path), MemorySystem)
+
+
+def test_add_and_noop(tmp_path: Path) -> None:
+    conv = make_conversation(
+        [
+            [
+                ("Ann", "FACT: Ann likes tea | Ann lives in Oslo"),
+                ("Bob", "nice"),
+                ("Ann", "FACT: Ann likes tea"),
+            ]
+        ]
+    )
+    system = make_system(FakeClient(), tmp_path)
+    report = run(system.ingest(conv))
+    records = system.snapshot("conv-t")["Ann"]
+    assert [r.text for r in records] == ["Ann likes tea", "Ann lives in Oslo"]
+    assert records[0].created_at == DATES[0] and records[0].source_dia_ids == ("D1:1", "D1:2")
+    assert records[0].id == "ann-0001"
+    assert [op.kind for op in ops_of(tmp_path)] == [OpKind.ADD, OpKind.ADD, OpKind.NOOP]
+    assert system.snapshot("conv-t")["Bob"] == []  # Bob said no FACT: his store stays empty
+    assert report.details["ops.ADD"] == 2 and report.details["ops.NOOP"] == 1
+    assert report.details["memories"] == 2 and report.failures == 0
+    expected = (
+        "Memories of Ann:\n"
+        + "\n".join(f"- [{DATES[0]}] {t}" for t in texts(system))
+        + "\n\nMemories of Bob:\n(no memories)"
+    )
+    assert report.memory_tokens == count_tokens(expected)
+
+
+def test_add_with_text_embeds_the_text(tmp_path: Path) -> None:
+    conv = make_conversation([[("Ann", "FACT: ann likes tea")]])
+    client = FakeClient(decide=lambda mems, fact: {"event": "ADD", "id": None, "text": "Ann likes green tea"})
+    system = make_system(client, tmp_path)
+    run(system.ingest(conv))
+    assert texts(system) == ["Ann likes green tea"]
+    assert ["Ann likes green tea"] in [t for t, _ in client.embeds]
+
+
+UPDATE_SESSIONS = [
+    [("Ann", "FACT: Ann has a dog"), ("Bob", "ok")],
+    [("Ann", "FACT: Ann has a dog named Rex"), ("Bob", "cute")],
+]
+
+
+def test_update_replaces_when_more_informative(tmp_path: Path) -> None:
+    rules: dict[str, Decision] = {
+        "Ann has a dog named Rex": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann has a dog"), "text": f}
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    run(system.ingest(make_conversation(UPDATE_SESSIONS)))
+    (record,) = system.snapshot("conv-t")["Ann"]
+    assert record.text == "Ann has a dog named Rex" and record.id == "ann-0001"
+    assert record.created_at == DATES[0] and record.updated_at == DATES[1]
+    assert record.source_dia_ids == ("D1:1", "D1:2", "D2:1", "D2:2")
+    op = ops_of(tmp_path)[-1]
+    assert op.kind is OpKind.UPDATE and op.before == "Ann has a dog" and op.after == "Ann has a dog named Rex"
+    # The vector moved with the text.
+    store = system._stores["conv-t"]["Ann"]
+    assert store.search(bow_embed("Rex"), 1)[0][0].id == "ann-0001"
+
+
+def test_update_rejected_by_the_information_guard(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann has a dog named Rex")], [("Ann", "FACT: Ann has a dog")]]
+    rules: dict[str, Decision] = {
+        "Ann has a dog": lambda m, f: {
+            "event": "UPDATE",
+            "id": ref(m, "Ann has a dog named Rex"),
+            "text": "Ann has a dog.",
+        }
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    report = run(system.ingest(make_conversation(sessions)))
+    (record,) = system.snapshot("conv-t")["Ann"]
+    assert record.text == "Ann has a dog named Rex" and record.updated_at == DATES[0]
+    op = ops_of(tmp_path)[-1]
+    assert op.kind is OpKind.UPDATE_REJECTED and op.requested == "UPDATE" and op.after == "Ann has a dog."
+    assert report.details["ops.UPDATE_REJECTED"] == 1
+
+
+def test_guard_function() -> None:
+    assert adds_information("Ann has a dog named Rex", "Ann has a dog")
+    assert not adds_information("ann has A DOG!", "Ann has a dog named Rex")
+    assert not adds_information("The dog is Ann’s", "Ann's dog")
+    assert not adds_information("Ann's dog", "Ann has a dog")
+    assert adds_information("Ann is not vegan", "Ann is vegan")
+    assert adds_information("Ann moved to Oslo in 2022", "Ann moved to Oslo")
+
+
+def test_delete_removes(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann lives in Oslo")], [("Ann", "FACT: Ann moved away from Oslo")]]
+    rules: dict[str, Decision] = {
+        "Ann moved away from Oslo": lambda m, f: {
+            "event": "DELETE",
+            "id": ref(m, "Ann lives in Oslo"),
+            "text": None,
+        }
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == []
+    op = ops_of(tmp_path)[-1]
+    assert op.kind is OpKind.DELETE and op.memory_id == "ann-0001" and op.before == "Ann lives in Oslo"
+    assert op.session_date == DATES[1] and op.source_dia_ids == ("D2:1",)
+
+
+def test_invented_ids(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann likes tea")], [("Ann", "FACT: Ann likes green tea | Ann hates coffee")]]
+    rules: dict[str, Decision] = {
+        "Ann likes green tea": lambda m, f: {
+            "event": "UPDATE",
+            "id": "7",
+            "text": "Ann likes green tea a lot",
+        },
+        "Ann hates coffee": lambda m, f: {"event": "DELETE", "id": "42", "text": None},
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    report = run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == ["Ann likes tea", "Ann likes green tea a lot"]
+    invented = [op for op in ops_of(tmp_path) if op.kind is OpKind.INVENTED_ID]
+    assert [(op.requested, op.requested_id, op.memory_id) for op in invented] == [
+        ("UPDATE", "7", "ann-0002"),
+        ("DELETE", "42", None),
+    ]
+    assert report.details["ops.INVENTED_ID"] == 2 and report.failures == 0
+
+
+def test_update_without_id_or_text_is_safe(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann likes tea")], [("Ann", "FACT: Ann likes black tea")]]
+    rules: dict[str, Decision] = {
+        "Ann likes black tea": lambda m, f: {"event": "UPDATE", "id": m[0]["id"], "text": None}
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == ["Ann likes black tea"]  # no text: the fact itself is the new text
+
+
+# ---- failures ----------------------------------------------------------------------------------------
+
+
+def test_failed_and_malformed_calls_are_recorded_and_skipped(tmp_path: Path) -> None:
+    def facts(info: dict[str, Any]) -> Any:
+        if info["owner"] == "Ann" and "boom" in info["new"][0]["text"]:
+            return failure("malformed")
+        return default_facts(info)
+
+    rules: dict[str, Decision] = {
+        "Ann fails": lambda m, f: failure("bad_request"),
+        "Ann confuses": lambda m, f: {"event": "MERGE", "id": None, "text": None},
+    }
+    sessions = [
+        [("Ann", "FACT: Ann likes tea")],
+        [("Ann", "boom FACT: Ann lost"), ("Bob", "hm")],
+        [("Ann", "FACT: Ann fails | Ann confuses | Ann sings")],
+    ]
+    system = make_system(FakeClient(facts=facts, rules=rules), tmp_path)
+    report = run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == ["Ann likes tea", "Ann sings"]
+    assert report.failures == 3
+    assert report.details["failures.extraction"] == 1 and report.details["failures.update"] == 2
+    rows = system.failures
+    assert {(r["stage"], r["kind"], r["pair_index"]) for r in rows} == {
+        ("extraction", "malformed", 1),
+        ("update", "bad_request", 2),
+        ("update", "malformed", 2),
+    }
+    assert all(r["sample_id"] == "conv-t" and r["speaker"] == "Ann" and r["message"] for r in rows)
+    json.dumps(rows)  # failures.jsonl-friendly
+    # Deterministic failures do not block the done marker.
+    assert (tmp_path / "conv-t" / "ann" / "done").is_file()
+
+
+def test_transient_failure_leaves_no_done_marker_and_is_retried(tmp_path: Path) -> None:
+    flaky = {"fail": True}
+
+    def facts(info: dict[str, Any]) -> Any:
+        if info["owner"] == "Ann" and flaky["fail"]:
+            return failure("rate_limit")
+        return default_facts(info)
+
+    conv = make_conversation([[("Ann", "FACT: Ann likes tea")]])
+    system = make_system(FakeClient(facts=facts), tmp_path)
+    report = run(system.ingest(conv))
+    assert report.details["failures.extraction"] == 1
+    assert not (tmp_path / "conv-t" / "ann" / "done").exists()
+    assert (tmp_path / "conv-t" / "bob" / "done").is_file()
+    flaky["fail"] = False
+    client = FakeClient(facts=facts)
+    again = make_system(client, tmp_path)
+    report = run(again.ingest(conv))
+    assert report.failures == 0 and texts(again) == ["Ann likes tea"]
+    assert all(info["owner"] == "Ann" for info in client.extractions)  # Bob's stream was restored
+
+
+def test_failed_summary_keeps_previous(tmp_path: Path) -> None:
+    turns = [("Ann" if i % 2 == 0 else "Bob", f"msg {i}") for i in range(14)]
+    summarize = lambda prev, lines: failure("timeout") if lines[-1] == "msg 7" else f"upto {lines[-1]}"  # noqa: E731
+    client = FakeClient(summarize=summarize)
+    system = make_system(client, tmp_path, summary_every=2)
+    report = run(system.ingest(make_conversation([turns])))
+    seen = [info["summary"] for info in client.extractions if info["owner"] == "Ann"]
+    # S_2 (pairs 0..3, ending on msg 7) failed: pair 6 gets S_1 again.
+    assert seen == ["", "", "", "", "upto msg 3", "upto msg 3", "upto msg 3"]
+    assert report.details["failures.summary"] == 2  # once per speaker stream
+
+
+# ---- prompts: roles, dates, window, summary schedule ------------------------------------------------
+
+
+def test_per_speaker_roles_and_session_date(tmp_path: Path) -> None:
+    conv = make_conversation([[("Ann", "hi"), ("Bob", "hello")], [("Bob", "FACT: Bob runs"), ("Ann", "yes")]])
+    client = FakeClient()
+    run(make_system(client, tmp_path).ingest(conv))
+    by_owner = {(i["owner"], i["new"][0]["text"]): i for i in client.extractions}
+    ann, bob = by_owner[("Ann", "hi")], by_owner[("Bob", "hi")]
+    assert [(x["role"], x["name"]) for x in ann["new"]] == [("user", "Ann"), ("assistant", "Bob")]
+    assert [(x["role"], x["name"]) for x in bob["new"]] == [("assistant", "Ann"), ("user", "Bob")]
+    later = by_owner[("Bob", "FACT: Bob runs")]
+    assert all(x["date"] == DATES[1] for x in later["new"])
+    assert f"sent on {DATES[1]}" in later["system"]
+    assert "2 June" not in later["system"]
+    assert [op.kind for op in ops_of(tmp_path, "bob")] == [OpKind.ADD]
+
+
+def test_previous_m_messages_window(tmp_path: Path) -> None:
+    sessions = [
+        [("Ann", f"s1 m{i}") if i % 2 == 0 else ("Bob", f"s1 m{i}") for i in range(4)],
+        [("Ann", "s2 m0"), ("Bob", "s2 m1")],
+    ]
+    client = FakeClient()
+    run(make_system(client, tmp_path, m=3).ingest(make_conversation(sessions)))
+    ann = [i for i in client.extractions if i["owner"] == "Ann"]
+    assert ann[0]["earlier"] == []
+    assert [x["text"] for x in ann[1]["earlier"]] == ["s1 m0", "s1 m1"]
+    last = ann[2]["earlier"]
+    assert [x["text"] for x in last] == ["s1 m1", "s1 m2", "s1 m3"]
+    assert {x["date"] for x in last} == {DATES[0]}  # earlier turns keep their own session's date
+    assert [x["role"] for x in last] == ["assistant", "user", "assistant"]
+    client0 = FakeClient()
+    run(make_system(client0, tmp_path / "m0", m=0).ingest(make_conversation(sessions)))
+    assert all(i["earlier"] == [] for i in client0.extractions)
+
+
+def _summary_run(state_dir: Path, seed: int) -> tuple[Mem0, FakeClient]:
+    turns = [("Ann" if i % 2 == 0 else "Bob", f"msg {i} FACT: fact {i}") for i in range(20)]
+
+    def facts(info: dict[str, Any]) -> list[str]:
+        # Memories depend on the summary a pair saw, so a timing-dependent schedule would show up here.
+        extra = [f"{info['owner']} knew {info['summary']}"] if info["summary"] else []
+        return default_facts(info) + extra
+
+    client = FakeClient(facts=facts, seed=seed)
+    system = make_system(client, state_dir, summary_every=2)
+    run(system.ingest(make_conversation([turns])))
+    return system, client
+
+
+def test_summary_schedule_is_deterministic(tmp_path: Path) -> None:
+    first, client = _summary_run(tmp_path / "a", seed=1)
+    second, _ = _summary_run(tmp_path / "b", seed=7)
+    # Which summary each pair saw: S_{max(p // 2 - 1, 0)}, where S_k covers pairs [0, 2k).
+    seen = {
+        i["new"][0]["text"].split(" FACT")[0]: i["summary"] for i in client.extractions if i["owner"] == "Ann"
+    }
+    s1, s2 = "upto msg 3 FACT: fact 3", "upto msg 3 FACT: fact 3 | upto msg 7 FACT: fact 7"
+    s3 = s2 + " | upto msg 11 FACT: fact 11"
+    assert [seen[f"msg {2 * p}"] for p in range(10)] == ["", "", "", "", s1, s1, s2, s2, s3, s3]
+    # Refresh 4 (pairs 0..7) would only be seen by a pair 10, which does not exist: never started.
+    assert len([s for s in client.summaries]) == 3 * 2
+    for speaker in ("Ann", "Bob"):
+        assert [r.to_dict() for r in first.snapshot("conv-t")[speaker]] == [
+            r.to_dict() for r in second.snapshot("conv-t")[speaker]
+        ]
+    assert (tmp_path / "a/conv-t/ann.ops.jsonl").read_text() == (
+        tmp_path / "b/conv-t/ann.ops.jsonl"
+    ).read_text()
+    meta = json.loads((tmp_path / "a/conv-t/ann/meta.json").read_text())
+    assert meta["summaries"] == ["", s1, s2, s3]
+
+
+# ---- logs, snapshots, resume -------------------------------------------------------------------------
+
+
+def test_ops_log_written_and_renamed(tmp_path: Path) -> None:
+    conv = make_conversation([[("Ann", "FACT: Ann likes tea"), ("Bob", "FACT: Bob likes coffee")]])
+    (tmp_path / "conv-t").mkdir()
+    stale = tmp_path / "conv-t" / "ann.ops.jsonl.partial"
+    stale.write_text("garbage from a crashed run\n")
+    run(make_system(FakeClient(), tmp_path).ingest(conv))
+    assert not stale.exists() and not list(tmp_path.glob("conv-t/*.partial"))
+    for slug, text in (("ann", "Ann likes tea"), ("bob", "Bob likes coffee")):
+        (op,) = ops_of(tmp_path, slug)
+        assert op.kind is OpKind.ADD and op.after == text and op.pair_index == 0
+        assert op.source_dia_ids == ("D1:1", "D1:2") and op.session_date == DATES[0]
+        assert (tmp_path / "conv-t" / slug / "done").is_file()
+
+
+def test_snapshot_reload_makes_no_calls(tmp_path: Path) -> None:
+    conv = make_conversation([[("Ann", "FACT: Ann likes tea"), ("Bob", "FACT: Bob likes coffee")]])
+    first = make_system(FakeClient(), tmp_path)
+    report = run(first.ingest(conv))
+    client = FakeClient()
+    second = make_system(client, tmp_path)
+    again = run(second.ingest(conv))
+    assert client.calls == 0
+    assert again == report
+    assert {k: [r.to_dict() for r in v] for k, v in second.snapshot("conv-t").items()} == {
+        k: [r.to_dict() for r in v] for k, v in first.snapshot("conv-t").items()
+    }
+    # A fresh instance can also retrieve straight from the snapshots.
+    third_client = FakeClient()
+    third = make_system(third_client, tmp_path)
+    context = run(third.retrieve(conv, question("tea")))
+    assert "Ann likes tea" in context.text and third_client.embeds == [(["tea"], "search")]
+
+
+def test_retrieve_top_k_per_speaker(tmp_path: Path) -> None:
+    sessions = [
+        [
+            ("Ann", "FACT: Ann likes tea | Ann plays chess | Ann owns a red bike"),
+            ("Bob", "FACT: Bob likes tea | Bob swims"),
+        ],
+        [("Bob", "FACT: Bob drinks green tea daily"), ("Ann", "ok")],
+    ]
+    conv = make_conversation(sessions)
+    client = FakeClient()
+    system = make_system(client, tmp_path, top_k=2)
+    run(system.ingest(conv))
+    client.embeds.clear()
+    context = run(system.retrieve(conv, question("Who likes tea?")))
+    assert client.embeds == [(["Who likes tea?"], "search")]
+    assert context.kind == "memories"
+    ann_part, bob_part = context.text.split("\n\n")
+    ann_lines, bob_lines = ann_part.splitlines(), bob_part.splitlines()
+    assert ann_lines[0] == "Memories of Ann:" and bob_lines[0] == "Memories of Bob:"
+    assert ann_lines[1] == f"- [{DATES[0]}] Ann likes tea" and len(ann_lines) == 3
+    assert bob_lines[1] == f"- [{DATES[0]}] Bob likes tea" and len(bob_lines) == 3
+    assert (
+        set(context.source_dia_ids) <= {"D1:1", "D1:2", "D2:1", "D2:2"} and "D1:1" in context.source_dia_ids
+    )
+    assert context.tokens == count_tokens(context.text)
+    assert context.search_latency_s is not None and context.local_search_s is not None
+
+
+def test_retrieve_before_ingest_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="not ingested"):
+        run(make_system(FakeClient(), tmp_path).retrieve(make_conversation([[("Ann", "x")]]), question("q")))
+
+
+def test_shared_store(tmp_path: Path) -> None:
+    facts = lambda info: [line["text"].split("FACT: ")[1] for line in info["new"] if "FACT: " in line["text"]]  # noqa: E731
+    conv = make_conversation([[("Ann", "FACT: Ann likes tea"), ("Bob", "FACT: Bob swims")]])
+    client = FakeClient(facts=facts)
+    system = make_system(client, tmp_path, per_speaker=False)
+    run(system.ingest(conv))
+    (info,) = client.extractions
+    assert [x["role"] for x in info["new"]] == ["user", "user"]
+    assert [r.text for r in system.snapshot("conv-t")["shared"]] == ["Ann likes tea", "Bob swims"]
+    assert (tmp_path / "conv-t" / "shared.ops.jsonl").is_file()
+    context = run(system.retrieve(conv, question("tea")))
+    assert context.text.startswith("Memories of Ann and Bob:\n")
+
+
+def test_hooks_run_per_pair(tmp_path: Path) -> None:
+    seen: list[tuple[str, int]] = []
+
+    class WithHook(Mem0):
+        async def ingest_pair_extra(self, ctx):  # type: ignore[no-untyped-def]
+            seen.append((ctx.speaker, ctx.index))
+
+    conv = make_conversation([[("Ann", "a"), ("Bob", "b"), ("Ann", "c")]])
+    run(WithHook(context=SystemContext(client=FakeClient(), state_dir=tmp_path)).ingest(conv))  # type: ignore[arg-type]
+    assert sorted(seen) == [("Ann", 0), ("Ann", 1), ("Bob", 0), ("Bob", 1)]
+
+
+# ---- the memories command ----------------------------------------------------------------------------
+
+
+def test_memories_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules: dict[str, Decision] = {
+        "Ann has a dog named Rex": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann has a dog"), "text": f}
+    }
+    run_dir = tmp_path / "run"
+    run(make_system(FakeClient(rules=rules), run_dir / "state").ingest(make_conversation(UPDATE_SESSIONS)))
+
+    assert memories_main([str(run_dir), "--conversation", "conv-t"]) == 0
+    out = capsys.readouterr().out
+    assert "== Ann: 1 memories" in out and "Ann has a dog named Rex" in out and DATES[1] in out
+    assert "== Bob: 0 memories" in out
+
+    assert (
+        memories_main([str(run_dir), "--conversation", "conv-t", "--speaker", "ann", "--history", "ann-0001"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.index("ADD") < out.index("UPDATE") and "Ann has a dog -> Ann has a dog named Rex" in out
+
+    assert memories_main([str(run_dir), "--conversation", "conv-t", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (
+        doc[0]["speaker"] == "Ann"
+        and doc[0]["memories"][0]["id"] == "ann-0001"
+        and doc[0]["relations"] is None
+    )
+
+    assert memories_main([str(run_dir), "--conversation", "conv-99"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "conv-t" in err and "Traceback" not in err
+    assert memories_main([str(tmp_path / "nope"), "--conversation", "conv-t"]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert memories_main([str(run_dir), "--conversation", "conv-t", "--speaker", "Zed"]) == 2
+    assert "Ann" in capsys.readouterr().err
+    assert memories_main([str(run_dir), "--conversation", "conv-t", "--history", "nope-1"]) == 2
+
+    # Relations are shown when a graph snapshot and the graph package's loader exist.
+    import mem0bench.memory.graph as graph_pkg
+
+    (run_dir / "state/conv-t/ann/graph").mkdir()
+    edge = {"source_name": "Ann", "relation": "owns", "destination_name": "Rex", "valid": False,
+            "created_at": DATES[0], "invalidated_at": DATES[1]}  # fmt: skip
+    monkeypatch.setattr(
+        graph_pkg, "load_graph_snapshot", lambda path: ([], None, [edge], None), raising=False
+    )
+    assert memories_main([str(run_dir), "--conversation", "conv-t", "--speaker", "Ann"]) == 0
+    out = capsys.readouterr().out
+    assert "Ann -[owns]-> Rex" in out and f"invalid since {DATES[1]}" in out

@@ -1,0 +1,493 @@
+"""Mem0^g's graph against a scripted in-test client with bag-of-words embeddings."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mem0bench.data.loader import parse_session_date
+from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
+from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.memory.graph import load_graph_snapshot
+from mem0bench.memory.mem0g import Mem0G
+from mem0bench.prompts import graph as prompts
+
+
+def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an async test body in a fresh event loop (no asyncio pytest plugin needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+D1, D2, D3 = "1:00 pm on 1 May, 2023", "9:30 am on 20 May, 2023", "4:15 pm on 2 June, 2023"
+
+
+def bow_embed(text: str, dim: int = 1024) -> np.ndarray:
+    """Deterministic bag-of-words embedding: shared words make texts similar."""
+    v = np.zeros(dim, np.float32)
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        v[zlib.crc32(word.encode()) % dim] += 1.0
+    if not v.any():
+        v[0] = 1.0
+    return v / np.linalg.norm(v)
+
+
+def scripted(text: str, tag: str) -> str:
+    """The part of a turn after 'TAG:' up to the next tag."""
+    match = re.search(rf"{tag}:(.*?)(?:\b[A-Z]{{3}}:|$)", text)
+    return match.group(1).strip() if match else ""
+
+
+def new_turns(messages: list[dict[str, str]]) -> list[str]:
+    body = messages[-1]["content"]
+    lines = body.split("NEW MESSAGES", 1)[1].split("\n")[1:]
+    return [line.split(": ", 1)[1] for line in lines if line.startswith("[")]
+
+
+class FakeClient:
+    """Scripted replies, chosen by the prompt's content (never by call order).
+
+    A turn's text carries the script: 'ENT: Name/type, ...' entities, 'REL: s|r|d; ...' relations.
+    The resolver marks obsolete every existing 'lives_in' relation of the new 'lives_in' relation's source.
+    """
+
+    def __init__(
+        self,
+        *,
+        query_entities: dict[str, list[str]] | None = None,
+        fail: Callable[[str, list[dict[str, str]]], str | None] | None = None,
+    ) -> None:
+        self.query_entities = query_entities or {}
+        self.fail = fail or (lambda name, messages: None)
+        self.calls: list[tuple[str, str, list[dict[str, str]]]] = []
+        self.embeds: list[tuple[list[str], str]] = []
+
+    async def structured(
+        self,
+        messages: list[dict[str, str]],
+        spec: StructuredSpec,
+        *,
+        stage: str,
+        salt: str = "",
+        model: str | None = None,
+    ) -> StructuredReply:
+        self.calls.append((spec.name, stage, messages))
+        kind = self.fail(spec.name, messages)
+        if kind:
+            raise LLMCallError(CallFailure(stage=stage, kind=kind, message=f"scripted {kind}", attempts=1))
+        return StructuredReply(data=self._reply(spec.name, messages), usage=Usage())
+
+    def _reply(self, name: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+        if name == "record_facts":
+            return {"facts": [scripted(t, "FCT") for t in new_turns(messages) if scripted(t, "FCT")]}
+        if name == "decide_memory_operation":
+            return {"event": "ADD", "id": None, "text": None}
+        if name == prompts.ENTITIES_SPEC.name:
+            entities = []
+            for turn in new_turns(messages):
+                for item in filter(None, (x.strip() for x in scripted(turn, "ENT").split(","))):
+                    entity_name, entity_type = item.split("/")
+                    entities.append({"name": entity_name, "type": entity_type})
+            return {"entities": entities}
+        if name == prompts.RELATIONS_SPEC.name:
+            relations = []
+            for turn in new_turns(messages):
+                for item in filter(None, (x.strip() for x in scripted(turn, "REL").split(";"))):
+                    s, r, d = item.split("|")
+                    relations.append({"source": s, "relation": r, "destination": d})
+            return {"relations": relations}
+        if name == prompts.OBSOLETE_SPEC.name:
+            body = messages[-1]["content"]
+            listing = body.split("EXISTING RELATIONS:\n", 1)[1].split("\n\nNEW RELATION", 1)[0]
+            new = json.loads(body.rsplit("\n", 1)[1])
+            return {
+                "obsolete": [
+                    r["id"]
+                    for r in json.loads(listing)
+                    if r["source"] == new["source"] and r["relation"] == new["relation"] == "lives_in"
+                ]
+            }
+        if name == prompts.QUERY_ENTITIES_SPEC.name:
+            question = messages[-1]["content"].removeprefix("Question: ")
+            return {"entities": self.query_entities.get(question, [])}
+        raise AssertionError(f"unexpected spec {name}")
+
+    async def chat(self, messages: list[dict[str, str]], *, stage: str, **_: Any) -> ChatReply:
+        return ChatReply(text="a summary", usage=Usage())
+
+    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
+        self.embeds.append((list(texts), stage))
+        return np.stack([bow_embed(t) for t in texts])
+
+    def named(self, name: str) -> list[tuple[str, str, list[dict[str, str]]]]:
+        return [c for c in self.calls if c[0] == name]
+
+
+def turn(speaker: str, dia_id: str, text: str) -> Turn:
+    return Turn(speaker=speaker, dia_id=dia_id, text=text)
+
+
+def conversation(sessions: list[tuple[str, list[Turn]]], questions: list[str] = ()) -> Conversation:
+    return Conversation(
+        sample_id="conv-t",
+        speaker_a="Caroline",
+        speaker_b="Melanie",
+        sessions=tuple(
+            Session(index=i + 1, date_time=parse_session_date(date), date_text=date, turns=tuple(turns))
+            for i, (date, turns) in enumerate(sessions)
+        ),
+        questions=tuple(
+            Question(
+                qid=f"conv-t:q{i}",
+                sample_id="conv-t",
+                index=i,
+                question=q,
+                answer="x",
+                category=Category.SINGLE_HOP,
+            )
+            for i, q in enumerate(questions)
+        ),
+    )
+
+
+def moving_conversation() -> Conversation:
+    return conversation(
+        [
+            (
+                D1,
+                [
+                    turn(
+                        "Caroline",
+                        "D1:1",
+                        "I live in Boston. ENT: Caroline/person, Boston/city REL: Caroline|lives_in|Boston",
+                    ),
+                    turn("Melanie", "D1:2", "Nice! FCT: Melanie likes Boston"),
+                ],
+            ),
+            (
+                D2,
+                [
+                    turn(
+                        "Caroline",
+                        "D2:1",
+                        "We moved! ENT: Caroline/person, Denver/city REL: Caroline|lives in|Denver",
+                    ),
+                    turn(
+                        "Melanie",
+                        "D2:2",
+                        "I took up pottery. ENT: Melanie/person, pottery/activity REL: Melanie|likes|pottery",
+                    ),
+                ],
+            ),
+        ]
+    )
+
+
+def three_sessions() -> Conversation:
+    """Boston, then the move to Denver, then (alone in its pair) pottery."""
+    first, second = moving_conversation().sessions
+    return conversation(
+        [
+            (D1, list(first.turns)),
+            (D2, [second.turns[0], turn("Melanie", "D2:2", "Cool.")]),
+            (
+                D3,
+                [turn("Melanie", "D3:1", "ENT: Melanie/person, pottery/activity REL: Melanie|likes|pottery")],
+            ),
+        ]
+    )
+
+
+def system(tmp_path: Path, client: FakeClient, **kwargs: Any) -> Mem0G:
+    context = SystemContext(client=client, state_dir=tmp_path / "state", graph={"backend": "inprocess"})  # type: ignore[arg-type]
+    return Mem0G(context=context, **kwargs)
+
+
+def question(text: str) -> Question:
+    return Question(
+        qid="conv-t:q0", sample_id="conv-t", index=0, question=text, answer="x", category=Category.SINGLE_HOP
+    )
+
+
+# ---- ingestion ---------------------------------------------------------------------------------------
+
+
+@sync
+async def test_ingestion_builds_dated_nodes_and_edges(tmp_path: Path) -> None:
+    client = FakeClient()
+    mem0g = system(tmp_path, client)
+    assert isinstance(mem0g, MemorySystem)
+    report = await mem0g.ingest(moving_conversation())
+
+    for slug in ("caroline", "melanie"):  # one graph per speaker stream, saved before Mem0's done marker
+        directory = tmp_path / "state" / "conv-t" / slug
+        assert (directory / "done").is_file() and (directory / "graph" / "graph.json").is_file()
+        nodes, edges = load_graph_snapshot(directory / "graph")
+        assert [(n.name, n.type, n.created_at) for n in nodes] == [
+            ("Caroline", "person", D1),
+            ("Boston", "city", D1),
+            ("Denver", "city", D2),
+            ("Melanie", "person", D2),
+            ("pottery", "activity", D2),
+        ]
+        assert [
+            (e.source_name, e.relation, e.destination_name, e.created_at, e.source_dia_ids) for e in edges
+        ] == [
+            ("Caroline", "lives_in", "Boston", D1, ("D1:1", "D1:2")),
+            ("Caroline", "lives_in", "Denver", D2, ("D2:1", "D2:2")),
+            ("Melanie", "likes", "pottery", D2, ("D2:1", "D2:2")),
+        ]
+    # The session date reaches both extraction prompts.
+    for name in (prompts.ENTITIES_SPEC.name, prompts.RELATIONS_SPEC.name):
+        calls = client.named(name)
+        assert calls and all(stage == "ingest" for _, stage, _ in calls)
+        assert D2 in calls[-1][2][0]["content"] and D2 in calls[-1][2][1]["content"]
+    # The relations generator saw the extracted entities.
+    assert "- Denver (city)" in client.named(prompts.RELATIONS_SPEC.name)[-1][2][1]["content"]
+    assert report.details["graph.nodes"] == 10 and report.details["graph.relations"] == 6
+    assert report.details["graph.nodes_created"] == 10 and report.details["graph.nodes_reused"] == 2
+    assert report.failures == 0 and mem0g.failures == []
+    # Memory store size covers memories and relations.
+    assert report.memory_tokens is not None and report.memory_tokens > 0
+
+
+@sync
+async def test_conflict_invalidates_and_never_deletes(tmp_path: Path) -> None:
+    client = FakeClient()
+    mem0g = system(tmp_path, client)
+    await mem0g.ingest(moving_conversation())
+    nodes, edges = mem0g.graph_snapshot("conv-t")["Caroline"]
+    boston, denver, pottery = edges
+    assert (boston.valid, boston.invalidated_at, boston.created_at) == (False, D2, D1)
+    assert denver.valid and denver.invalidated_at is None and pottery.valid
+    # One resolver call per stream (Caroline -> Denver met Caroline -> Boston); Melanie's edge had no neighbours.
+    resolver = client.named(prompts.OBSOLETE_SPEC.name)
+    assert len(resolver) == 2
+    body = resolver[0][2][1]["content"]
+    assert '"relation": "lives_in"' in body and D2 in body and D1 in body  # dates of both sides shown
+    # Invalid relations are shown to the answer model with the date they stopped being true.
+    mem0g2 = system(tmp_path, FakeClient(query_entities={"Where does Caroline live?": ["Caroline"]}))
+    context = await mem0g2.retrieve(moving_conversation(), question("Where does Caroline live?"))
+    assert f"- [{D1}] Caroline -> lives_in -> Boston (no longer true as of {D2})" in context.text
+    assert f"- [{D2}] Caroline -> lives_in -> Denver" in context.text
+
+
+@sync
+async def test_exact_duplicate_skips_the_resolver(tmp_path: Path) -> None:
+    again = [
+        turn(
+            "Caroline",
+            "D3:1",
+            "Still Boston. ENT: Caroline/person, Boston/city REL: Caroline|lives_in|Boston",
+        )
+    ]
+    conv = conversation([(D1, moving_conversation().sessions[0].turns), (D3, again)])
+    client = FakeClient()
+    mem0g = system(tmp_path, client, per_speaker=False)
+    report = await mem0g.ingest(conv)
+    _, edges = mem0g.graph_snapshot("conv-t")["shared"]
+    assert len(edges) == 1 and edges[0].valid
+    assert client.named(prompts.OBSOLETE_SPEC.name) == []
+    assert report.details["graph.skipped_duplicates"] == 1
+    assert (tmp_path / "state" / "conv-t" / "shared" / "graph" / "graph.json").is_file()
+
+
+@sync
+async def test_node_reuse_follows_threshold(tmp_path: Path) -> None:
+    # "Caroline Smith" vs "Caroline": cosine 1/sqrt(2) ~ 0.707 with bag-of-words.
+    turns = [
+        turn("Caroline", "D1:1", "ENT: Caroline/person, Boston/city REL: Caroline|lives_in|Boston"),
+        turn(
+            "Caroline", "D1:2", "ENT: Caroline Smith/person, chess/activity REL: Caroline Smith|plays|chess"
+        ),
+    ]
+    for threshold, expected in ((0.7, 3), (0.71, 4)):
+        mem0g = system(tmp_path / str(threshold), FakeClient(), per_speaker=False, threshold=threshold)
+        await mem0g.ingest(conversation([(D1, turns)]))
+        nodes, edges = mem0g.graph_snapshot("conv-t")["shared"]
+        assert len(nodes) == expected
+        assert edges[1].source_name == ("Caroline" if expected == 3 else "Caroline Smith")
+
+
+# ---- retrieval ---------------------------------------------------------------------------------------
+
+
+@sync
+async def test_entity_channel_alone_finds_an_edge(tmp_path: Path) -> None:
+    await system(tmp_path, FakeClient()).ingest(moving_conversation())
+    text = "What hobby does Melanie have?"
+    client = FakeClient(query_entities={text: ["Melanie"]})
+    mem0g = system(tmp_path, client)
+    context = await mem0g.retrieve(moving_conversation(), question(text))
+    # The semantic channel alone finds nothing at the threshold for this question...
+    store = mem0g.graph_snapshot("conv-t")
+    assert set(store) == {"Caroline", "Melanie"}
+    graph = mem0g._graphs["conv-t"]["Melanie"].store
+    assert graph.search_edges(bow_embed(text), mem0g.triplet_threshold, 20) == []
+    # ...the entity channel does (Melanie's node -> her outgoing edge).
+    assert context.kind == "graph_memories"
+    assert f"- [{D2}] Melanie -> likes -> pottery" in context.text
+    assert "Relations of Caroline:" in context.text and "Relations of Melanie:" in context.text
+    assert "Memories of Caroline:" in context.text
+    assert "Caroline -> lives_in" not in context.text
+    assert set(context.source_dia_ids) >= {"D2:1", "D2:2"}
+    assert context.search_latency_s is not None and context.tokens > 0
+    # One query entity call and one embedding call (question + entities), both at stage 'search'.
+    assert [(n, s) for n, s, _ in client.calls] == [(prompts.QUERY_ENTITIES_SPEC.name, "search")]
+    assert client.embeds == [([text, "Melanie"], "search")]
+
+
+@sync
+async def test_semantic_channel_alone_finds_an_edge(tmp_path: Path) -> None:
+    await system(tmp_path, FakeClient()).ingest(moving_conversation())
+    text = "who likes pottery"
+    client = FakeClient(query_entities={text: ["kiln"]})  # matches no node
+    mem0g = system(tmp_path, client)
+    context = await mem0g.retrieve(moving_conversation(), question(text))
+    graph = mem0g._graphs["conv-t"]["Melanie"].store
+    assert graph.find_similar_nodes(bow_embed("kiln"), mem0g.threshold, 5) == []
+    assert f"- [{D2}] Melanie -> likes -> pottery" in context.text
+    assert "lives_in" not in context.text
+
+
+@sync
+async def test_relations_are_capped_and_deduplicated(tmp_path: Path) -> None:
+    turns = [
+        turn("Caroline", f"D1:{i}", f"ENT: Caroline/person, thing{i}/object REL: Caroline|owns|thing{i}")
+        for i in range(1, 7)
+    ]
+    conv = conversation([(D1, turns)])
+    await system(tmp_path, FakeClient(), per_speaker=False).ingest(conv)
+    text = "Caroline owns thing3"
+    mem0g = system(
+        tmp_path, FakeClient(query_entities={text: ["Caroline"]}), per_speaker=False, relations_top_k=3
+    )
+    context = await mem0g.retrieve(conv, question(text))
+    lines = [line for line in context.text.splitlines() if " -> owns -> " in line]
+    assert len(lines) == 3 and len(set(lines)) == 3
+    # The semantic channel's best hit made the cut next to the entity channel's newest edges.
+    assert any(line.endswith("thing3") for line in lines) and any(line.endswith("thing6") for line in lines)
+
+
+# ---- failures and resume -----------------------------------------------------------------------------
+
+
+@sync
+async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
+    def fail(name: str, messages: list[dict[str, str]]) -> str | None:
+        body = messages[-1]["content"]
+        if name == prompts.ENTITIES_SPEC.name and "pottery" in body:
+            return "malformed"
+        if name == prompts.OBSOLETE_SPEC.name:
+            return "malformed"
+        if name == prompts.QUERY_ENTITIES_SPEC.name:
+            return "server_error"
+        return None
+
+    client = FakeClient(fail=fail)
+    mem0g = system(tmp_path, client)
+    report = await mem0g.ingest(three_sessions())
+    stages = sorted(f["stage"] for f in mem0g.failures)
+    assert stages == ["graph_entities", "graph_entities", "graph_resolve", "graph_resolve"]
+    assert report.failures == 4 and report.details["failures.graph_resolve"] == 2
+    _, edges = mem0g.graph_snapshot("conv-t")["Caroline"]
+    # A failed resolver keeps the new edge and invalidates nothing; the failed pair added nothing.
+    assert [(e.destination_name, e.valid) for e in edges] == [("Boston", True), ("Denver", True)]
+    context = await mem0g.retrieve(three_sessions(), question("where does caroline live in"))
+    assert "Caroline -> lives_in -> Denver" in context.text  # the semantic channel still answers
+    assert mem0g.failures[-1]["stage"] == "graph_query_entities"
+    # The counts survive a reload from the snapshots.
+    reloaded = await system(tmp_path, FakeClient()).ingest(three_sessions())
+    assert reloaded.failures == 4
+
+
+@sync
+async def test_embedding_failure_skips_the_pair(tmp_path: Path) -> None:
+    class Failing(FakeClient):
+        async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
+            if any("Denver" in t for t in texts):
+                raise LLMCallError(CallFailure(stage=stage, kind="connection", message="down", attempts=3))
+            return await super().embed(texts, stage=stage)
+
+    mem0g = system(tmp_path, Failing(), per_speaker=False)
+    await mem0g.ingest(three_sessions())
+    _, edges = mem0g.graph_snapshot("conv-t")["shared"]
+    assert [e.destination_name for e in edges] == ["Boston", "pottery"]
+    assert [f["stage"] for f in mem0g.failures] == ["graph_embed"]
+
+
+@sync
+async def test_resume_loads_graphs_without_llm_calls(tmp_path: Path) -> None:
+    first = system(tmp_path, FakeClient())
+    before = await first.ingest(moving_conversation())
+    client = FakeClient(query_entities={"q": ["Caroline"]})
+    second = system(tmp_path, client)
+    after = await second.ingest(moving_conversation())
+    assert client.calls == [] and after.memory_tokens == before.memory_tokens
+    assert after.details == before.details
+    assert second.graph_snapshot("conv-t") == first.graph_snapshot("conv-t")
+    # A third process answers straight from the snapshots (no ingest call at all).
+    third = system(tmp_path, FakeClient(query_entities={"q": ["Caroline"]}))
+    context = await third.retrieve(moving_conversation(), question("q"))
+    assert "Caroline -> lives_in -> Denver" in context.text
+
+
+def test_prompts_are_well_formed() -> None:
+    pair = (turn("Caroline", "D1:1", "I went to a support group yesterday."),)
+    msgs = prompts.build_entity_messages(user="Caroline", other="Melanie", pair=pair, session_date=D1)
+    assert D1 in msgs[0]["content"] and 'never "I"' in msgs[0]["content"]
+    assert prompts.parse_entities(
+        {"entities": [{"name": " Boston ", "type": "City"}, {"name": "boston", "type": "x"}, "bad"]}
+    ) == [("Boston", "city")]
+    assert prompts.parse_relations(
+        {
+            "relations": [
+                {"source": "A", "relation": "Lives In", "destination": "B"},
+                {"source": "", "relation": "r", "destination": "B"},
+            ]
+        }
+    ) == [("A", "lives_in", "B")]
+    assert prompts.parse_obsolete({"obsolete": [0, "1", 1, 7, "x"]}, 2) == ([0, 1], [7, "x"])
+    assert prompts.parse_query_entities({"entities": ["Jon", "jon", " "]}) == ["Jon"]
+    for spec in (
+        prompts.ENTITIES_SPEC,
+        prompts.RELATIONS_SPEC,
+        prompts.OBSOLETE_SPEC,
+        prompts.QUERY_ENTITIES_SPEC,
+    ):
+        assert spec.parameters["type"] == "object" and spec.parameters["required"]
+
+
+def test_graph_names_carry_the_run_id(tmp_path: Path) -> None:
+    context = SystemContext(
+        client=FakeClient(), state_dir=tmp_path, graph={"backend": "inprocess", "run_id": "r1"}
+    )  # type: ignore[arg-type]
+    assert Mem0G(context=context)._graph_key("conv-26", "Caroline") == "r1_conv-26_caroline"
+    # Without a run id, a tag of the state directory (stable for a resumed run).
+    a, b = system(tmp_path / "a", FakeClient()), system(tmp_path / "a", FakeClient())
+    assert (
+        a._graph_key("s", "X")
+        == b._graph_key("s", "X")
+        != system(tmp_path / "b", FakeClient())._graph_key("s", "X")
+    )
+
+
+def test_rejects_bad_parameters(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        system(tmp_path, FakeClient(), threshold=1.5)
+    with pytest.raises(ValueError):
+        system(tmp_path, FakeClient(), relations_top_k=0)
