@@ -74,6 +74,7 @@ def test_rerun_in_the_same_folder_pays_for_nothing(tmp_path, locomo_path):
     with StandinServer(api_key=TEST_KEY) as server:
         first, run_dir = _run("mem0", tmp_path, server, locomo_path)
         assert first.returncode == 0, first.stderr[-3000:]
+
         def paid() -> int:
             return server.count("chat") + server.count("embeddings")
 
