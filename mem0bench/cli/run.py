@@ -7,6 +7,7 @@ reach a saved config, Hydra's override lists, multirun.yaml or a log.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -41,6 +42,10 @@ def run_main(argv: list[str]) -> int:
     @hydra.main(config_path=str(CONFIG_DIR), config_name="run", version_base="1.3")
     def _task(cfg: DictConfig) -> int:
         from mem0bench.pipeline.experiment import main_from_config
+
+        # Hydra's job logging is INFO at the root: keep the HTTP libraries' per-request lines out of it.
+        for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "urllib3", "sentence_transformers"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         code = report_errors(lambda: main_from_config(cfg, run_dir))

@@ -340,7 +340,7 @@ class StandinServer:
         class _Handler(_RequestHandler):
             standin = server
 
-        httpd = ThreadingHTTPServer((self.host, self._requested_port), _Handler)
+        httpd = _Server((self.host, self._requested_port), _Handler)
         httpd.daemon_threads = True
         httpd.block_on_close = False  # type: ignore[attr-defined]
         self._httpd = httpd
@@ -432,6 +432,13 @@ class StandinServer:
                 if draw < edge:
                     return action
         return None
+
+
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when many clients connect at once, and a dropped
+    # SYN costs the client a 1 s retransmit: a real API server does not behave like that.
+    request_queue_size = 1024
+    daemon_threads = True
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
