@@ -8,6 +8,7 @@ annotation fields (``event_summary``, ``observation``, ``session_summary``) and 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -151,7 +152,9 @@ def load_dataset(
             )
         chosen = [i for i, sid in enumerate(ids) if sid in wanted]
 
-    convs = tuple(_conversation(data[i], ids[i], file, fold_captions) for i in chosen)
+    convs = tuple(
+        dataclasses.replace(_conversation(data[i], ids[i], file, fold_captions), position=i) for i in chosen
+    )
     return Dataset(path=file, sha256=sha256, conversations=convs)
 
 

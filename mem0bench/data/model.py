@@ -81,6 +81,8 @@ class Conversation:
     speaker_b: str
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
+    position: int = 0
+    """Index of the sample in the file (audit files name conversations by it)."""
 
     @property
     def speakers(self) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.data import load_dataset, resolve_dataset_path
+from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
@@ -79,6 +80,9 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
         fold_captions=bool(cfg.dataset.fold_captions),
     )
+    if cfg.dataset.get("answer_key"):
+        key = read_answer_key(cfg.dataset.answer_key, dataset)
+        dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
     questions = {
         c.sample_id: select_questions(
             c, include_adversarial=bool(cfg.eval.include_adversarial), max_questions=cfg.eval.max_questions
