@@ -39,7 +39,9 @@ def _run(exp: str, tmp_path, server, locomo, *extra: str):
 
 @pytest.mark.parametrize("exp", ["mem0", "mem0g", "rag", "full_context"])
 def test_experiment_finishes_with_faults(exp, tmp_path, faulty_standin, locomo_path):
-    result, run_dir = _run(exp, tmp_path, faulty_standin, locomo_path)
+    # A call may still fail after its retries (two malformed replies in a row): with six questions one
+    # failed judgement is 5.6% of the work, so the failure threshold is lifted; failures must be counted.
+    result, run_dir = _run(exp, tmp_path, faulty_standin, locomo_path, "run.max_failure_rate=0.5")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
 
