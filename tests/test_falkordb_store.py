@@ -139,6 +139,6 @@ def test_mem0g_on_falkordb(falkordb_server: FalkorDBServer, tmp_path: Path) -> N
         assert _count(falkordb_server, name, "MATCH ()-[r:REL {valid: false}]->() RETURN count(r)") == 1
         nodes, edges = load_graph_snapshot(tmp_path / "conv-t" / "caroline" / "graph")
         assert len(nodes) == 5 and len(edges) == 3
-        mem0g.close()
+        await mem0g.aclose()  # what the harness calls after a run
 
     asyncio.run(scenario())

@@ -18,6 +18,7 @@ from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.inspect import memories_main
 from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
@@ -593,9 +594,7 @@ def test_hooks_run_per_pair(tmp_path: Path) -> None:
 # ---- the memories command ----------------------------------------------------------------------------
 
 
-def test_memories_command(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_memories_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules: dict[str, Decision] = {
         "Ann has a dog named Rex": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann has a dog"), "text": f}
     }
@@ -631,15 +630,19 @@ def test_memories_command(
     assert "Ann" in capsys.readouterr().err
     assert memories_main([str(run_dir), "--conversation", "conv-t", "--history", "nope-1"]) == 2
 
-    # Relations are shown when a graph snapshot and the graph package's loader exist.
-    import mem0bench.memory.graph as graph_pkg
-
-    (run_dir / "state/conv-t/ann/graph").mkdir()
-    edge = {"source_name": "Ann", "relation": "owns", "destination_name": "Rex", "valid": False,
-            "created_at": DATES[0], "invalidated_at": DATES[1]}  # fmt: skip
-    monkeypatch.setattr(
-        graph_pkg, "load_graph_snapshot", lambda path: ([], None, [edge], None), raising=False
-    )
+    # Relations are shown when the speaker has a graph snapshot (a Mem0^g run), invalid ones with their date.
+    graph = InProcessGraphStore()
+    ann = graph.add_node("Ann", "person", bow_embed("Ann"), DATES[0])
+    rex = graph.add_node("Rex", "pet", bow_embed("Rex"), DATES[0])
+    owns = graph.add_edge(ann, "owns", rex, bow_embed("Ann owns Rex"), DATES[0], ["D1:1"])
+    graph.invalidate(owns.id, DATES[1])
+    graph.save(run_dir / "state/conv-t/ann/graph")
     assert memories_main([str(run_dir), "--conversation", "conv-t", "--speaker", "Ann"]) == 0
     out = capsys.readouterr().out
     assert "Ann -[owns]-> Rex" in out and f"invalid since {DATES[1]}" in out
+    assert memories_main([str(run_dir), "--conversation", "conv-t", "--speaker", "Ann", "--json"]) == 0
+    (doc,) = json.loads(capsys.readouterr().out)
+    assert doc["relations"] == [
+        {"source": "Ann", "relation": "owns", "destination": "Rex", "valid": False,
+         "created_at": DATES[0], "invalidated_at": DATES[1]}
+    ]  # fmt: skip

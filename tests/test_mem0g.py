@@ -410,9 +410,94 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
     context = await mem0g.retrieve(three_sessions(), question("where does caroline live in"))
     assert "Caroline -> lives_in -> Denver" in context.text  # the semantic channel still answers
     assert mem0g.failures[-1]["stage"] == "graph_query_entities"
-    # The counts survive a reload from the snapshots.
+    # Deterministic failures do not block the done markers: the counts survive a reload from the snapshots.
+    assert all((tmp_path / "state" / "conv-t" / slug / "done").is_file() for slug in ("caroline", "melanie"))
     reloaded = await system(tmp_path, FakeClient()).ingest(three_sessions())
     assert reloaded.failures == 4
+
+
+@sync
+async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: Path) -> None:
+    flaky = {"on": True}
+
+    def fail(name: str, messages: list[dict[str, str]]) -> str | None:
+        # Caroline's relations call for the pair that moves her to Denver hits a rate limit, for good.
+        caroline = "knowledge graph of Caroline," in messages[0]["content"]
+        if (
+            flaky["on"]
+            and name == prompts.RELATIONS_SPEC.name
+            and caroline
+            and "Denver" in messages[1]["content"]
+        ):
+            return "rate_limit"
+        return None
+
+    first = system(tmp_path, FakeClient(fail=fail))
+    report = await first.ingest(moving_conversation())
+    assert report.details["failures.graph_relations"] == 1
+    caroline_dir = tmp_path / "state" / "conv-t" / "caroline"
+    assert not (caroline_dir / "done").exists()  # a replay could succeed: no marker, as for Mem0's own steps
+    assert (caroline_dir / "graph" / "graph.json").is_file()  # the graph so far is still saved
+    assert (tmp_path / "state" / "conv-t" / "melanie" / "done").is_file()
+    _, edges = first.graph_snapshot("conv-t")["Caroline"]
+    assert [e.destination_name for e in edges] == ["Boston"]  # the failed pair added nothing
+
+    flaky["on"] = False
+    client = FakeClient(fail=fail)
+    second = system(tmp_path, client)
+    again = await second.ingest(moving_conversation())
+    # Only Caroline's stream was replayed (memory and graph steps), and the failed call was retried.
+    owners = [re.search(r"(?:memory|knowledge graph) of (\w+)", c[2][0]["content"]) for c in client.calls]
+    assert {m.group(1) for m in owners if m} == {"Caroline"}
+    assert len(client.named(prompts.RELATIONS_SPEC.name)) == 2
+    assert again.failures == 0 and (caroline_dir / "done").is_file()
+    _, edges = second.graph_snapshot("conv-t")["Caroline"]
+    assert [(e.destination_name, e.valid) for e in edges] == [
+        ("Boston", False),
+        ("Denver", True),
+        ("pottery", True),
+    ]
+    assert second.graph_snapshot("conv-t")["Melanie"] == first.graph_snapshot("conv-t")["Melanie"]
+
+
+@sync
+async def test_memories_command_exports_graphml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nx = pytest.importorskip("networkx")
+    from mem0bench.memory.inspect import memories_main
+
+    await system(tmp_path, FakeClient()).ingest(moving_conversation())
+    run_dir = str(tmp_path)  # system() keeps its state in tmp_path / "state", as a run directory does
+    out_file = tmp_path / "export" / "caroline.graphml"
+    args = [run_dir, "--conversation", "conv-t", "--speaker", "Caroline", "--export-graphml", str(out_file)]
+    assert memories_main(args) == 0
+    assert f"wrote {out_file}: Caroline's graph, 5 entities, 3 relations" in capsys.readouterr().out
+    graph = nx.read_graphml(out_file, force_multigraph=True)
+    assert sorted(data["name"] for _, data in graph.nodes(data=True)) == [
+        "Boston", "Caroline", "Denver", "Melanie", "pottery"
+    ]  # fmt: skip
+    relations = {
+        (graph.nodes[u]["name"], d["relation"], graph.nodes[v]["name"]): d
+        for u, v, d in graph.edges(data=True)
+    }
+    boston = relations[("Caroline", "lives_in", "Boston")]
+    assert boston["valid"] is False and boston["invalidated_at"] == D2 and boston["created_at"] == D1
+    assert relations[("Caroline", "lives_in", "Denver")]["valid"] is True
+    assert relations[("Melanie", "likes", "pottery")]["source_dia_ids"] == "D2:1,D2:2"
+
+    # Without --speaker: one file per speaker in a folder; --json lists them.
+    folder = tmp_path / "all"
+    assert (
+        memories_main([run_dir, "--conversation", "conv-t", "--export-graphml", str(folder), "--json"]) == 0
+    )
+    written = json.loads(capsys.readouterr().out)
+    assert [(w["speaker"], w["relations"]) for w in written] == [("Caroline", 3), ("Melanie", 3)]
+    assert sorted(p.name for p in folder.iterdir()) == ["conv-t_caroline.graphml", "conv-t_melanie.graphml"]
+
+    # A speaker without a graph (a Mem0 run) is a one-line error.
+    (tmp_path / "state" / "conv-t" / "melanie" / "graph" / "graph.json").unlink()
+    assert memories_main([run_dir, "--conversation", "conv-t", "--export-graphml", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no graph for Melanie" in err
 
 
 @sync

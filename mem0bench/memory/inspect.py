@@ -1,8 +1,10 @@
-"""`python -m mem0bench memories RUN_DIR --conversation conv-26 [--speaker NAME] [--history ID] [--json]`.
+"""`python -m mem0bench memories RUN_DIR --conversation conv-26 [--speaker NAME] [--json]
+[--history ID | --export-graphml PATH]`.
 
 Reads what Mem0 (and Mem0^g) left under RUN_DIR/state/<conversation>/: each speaker's store snapshot
 (<slug>/records.json, meta.json), operation log (<slug>.ops.jsonl) and, for Mem0^g, graph snapshot
-(<slug>/graph/). Needs no LLM and no server.
+(<slug>/graph/). Shows the memories (and relations), the history of one memory, or writes each speaker's
+graph as GraphML for a graph viewer. Needs no LLM and no server (FalkorDB runs are read from their snapshots).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mem0bench.memory.graph import GraphSnapshot, has_snapshot, load_graph_snapshot
+from mem0bench.memory.graph.graphml import write_graphml
+from mem0bench.memory.mem0.persistence import DONE_MARKER, META_FILE
+from mem0bench.memory.mem0g.persistence import GRAPH_DIR
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import RECORDS_FILE
-
-_META = "meta.json"
-_DONE = "done"
 
 
 class InspectError(Exception):
@@ -59,7 +62,7 @@ def load_speakers(run_dir: Path, conversation: str) -> list[SpeakerState]:
         raise InspectError(f"no memories for conversation {conversation!r} in {root}; available: {listing}")
     speakers = []
     for directory in sorted(p for p in folder.iterdir() if (p / RECORDS_FILE).is_file()):
-        meta_path = directory / _META
+        meta_path = directory / META_FILE
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         doc = json.loads((directory / RECORDS_FILE).read_text(encoding="utf-8"))
         memories = [MemoryRecord.from_dict(e["record"]) for e in doc.get("entries", [])]
@@ -68,7 +71,9 @@ def load_speakers(run_dir: Path, conversation: str) -> list[SpeakerState]:
         ops_path = ops if ops.is_file() else (partial if partial.is_file() else None)
         name = meta.get("key") or meta.get("user") or directory.name
         speakers.append(
-            SpeakerState(name, directory.name, directory, (directory / _DONE).is_file(), memories, ops_path)
+            SpeakerState(
+                name, directory.name, directory, (directory / DONE_MARKER).is_file(), memories, ops_path
+            )
         )
     return speakers
 
@@ -84,33 +89,28 @@ def read_ops(path: Path) -> list[MemoryOp]:
     return ops
 
 
+def _graph(directory: Path) -> GraphSnapshot | None:
+    """The speaker's Mem0^g graph snapshot, or None (a Mem0 run, or a stream that never finished)."""
+    graph_dir = directory / GRAPH_DIR
+    return load_graph_snapshot(graph_dir) if has_snapshot(graph_dir) else None
+
+
 def _relations(directory: Path) -> list[dict[str, Any]] | None:
-    """The speaker's Mem0^g relations, or None without a graph snapshot or graph package."""
-    graph_dir = directory / "graph"
-    if not graph_dir.is_dir():
+    """The speaker's Mem0^g relations (invalid ones included), or None without a graph snapshot."""
+    graph = _graph(directory)
+    if graph is None:
         return None
-    try:
-        from mem0bench.memory.graph import load_graph_snapshot  # provided by Mem0^g; optional here
-    except ImportError:
-        return None
-    snapshot = load_graph_snapshot(graph_dir)
-    edges = getattr(snapshot, "edges", None)
-    if edges is None and isinstance(snapshot, tuple):  # (nodes, node_vectors, edges, edge_vectors)
-        edges = snapshot[2] if len(snapshot) > 2 else []
-    rows = []
-    for edge in edges or []:
-        get = edge.get if isinstance(edge, dict) else (lambda key, e=edge: getattr(e, key, None))
-        rows.append(
-            {
-                "source": get("source_name") or get("source"),
-                "relation": get("relation"),
-                "destination": get("destination_name") or get("destination"),
-                "valid": get("valid") if get("valid") is not None else True,
-                "created_at": get("created_at"),
-                "invalidated_at": get("invalidated_at"),
-            }
-        )
-    return rows
+    return [
+        {
+            "source": edge.source_name,
+            "relation": edge.relation,
+            "destination": edge.destination_name,
+            "valid": edge.valid,
+            "created_at": edge.created_at,
+            "invalidated_at": edge.invalidated_at,
+        }
+        for edge in graph.edges
+    ]
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: int = 90) -> str:
@@ -199,13 +199,57 @@ def _show_history(speakers: list[SpeakerState], memory_id: str, as_json: bool) -
     return title + "\n" + _table(["pair", "session date", "op", "sources", "text"], rows, wrap=160)
 
 
+def _export_graphml(speakers: list[SpeakerState], conversation: str, target: Path, as_json: bool) -> str:
+    """Write each speaker's graph as GraphML: to `target` itself for one speaker (unless it is a
+    folder), else to `target`/<conversation>_<speaker slug>.graphml."""
+    graphs: list[tuple[SpeakerState, GraphSnapshot]] = []
+    missing: list[str] = []
+    for sp in speakers:
+        graph = _graph(sp.directory)
+        if graph is None:
+            missing.append(sp.name)
+        else:
+            graphs.append((sp, graph))
+    if missing:
+        raise InspectError(
+            f"no graph for {', '.join(missing)} in {conversation} (only finished Mem0^g streams have one)"
+        )
+    one_file = len(graphs) == 1 and not target.is_dir()
+    written = []
+    for sp, graph in graphs:
+        path = target if one_file else target / f"{conversation}_{sp.slug}.graphml"
+        write_graphml(graph.nodes, graph.edges, path)
+        written.append(
+            {
+                "speaker": sp.name,
+                "path": str(path),
+                "entities": len(graph.nodes),
+                "relations": len(graph.edges),
+            }
+        )
+    if as_json:
+        return json.dumps(written, ensure_ascii=False, indent=1)
+    return "\n".join(
+        f"wrote {w['path']}: {w['speaker']}'s graph, {w['entities']} entities, {w['relations']} relations"
+        for w in written
+    )
+
+
 def memories_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `mem0bench memories`; returns the exit code (2 on a user error)."""
     parser = argparse.ArgumentParser(prog="mem0bench memories", description="Show a run's memories.")
     parser.add_argument("run_dir", type=Path, help="a run directory (its state/ folder is read)")
     parser.add_argument("--conversation", required=True, help="sample id, e.g. conv-26")
     parser.add_argument("--speaker", help="only this speaker (name or slug)")
-    parser.add_argument("--history", metavar="MEMORY_ID", help="the operations that touched one memory")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--history", metavar="MEMORY_ID", help="the operations that touched one memory")
+    action.add_argument(
+        "--export-graphml",
+        metavar="PATH",
+        type=Path,
+        help="write the speaker's Mem0^g graph as GraphML to PATH (without --speaker: a folder, one file "
+        "per speaker)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
@@ -215,6 +259,8 @@ def memories_main(argv: Sequence[str] | None = None) -> int:
         speakers = _pick(load_speakers(args.run_dir, args.conversation), args.speaker)
         if args.history:
             text = _show_history(speakers, args.history, args.json)
+        elif args.export_graphml:
+            text = _export_graphml(speakers, args.conversation, args.export_graphml, args.json)
         else:
             text = _show_memories(speakers, args.json)
     except InspectError as error:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from mem0bench.data.model import Turn
 from mem0bench.llm.types import Message, StructuredSpec
+
+T = TypeVar("T")
 
 # ---- schemas ---------------------------------------------------------------------------------------
 
@@ -299,3 +301,13 @@ def parse_query_entities(data: dict[str, Any]) -> list[str]:
             seen.add(name.lower())
             out.append(name)
     return out
+
+
+def parse_or_none(parse: Callable[[dict[str, Any]], T], data: dict[str, Any] | None) -> T | None:
+    """parse(data), or None when there is no reply or it has a shape the parser cannot read."""
+    if data is None:
+        return None
+    try:
+        return parse(data)
+    except (TypeError, ValueError, AttributeError):
+        return None

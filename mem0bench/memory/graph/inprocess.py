@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, normalize
+from mem0bench.memory.graph.graphml import write_graphml
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
 
@@ -161,24 +162,7 @@ class InProcessGraphStore:
 
     def export_graphml(self, path: Path) -> None:
         """Write the graph (no embeddings) as GraphML, e.g. for Gephi or networkx."""
-        import networkx as nx
-
-        graph = nx.MultiDiGraph()
-        for node in self._nodes:
-            graph.add_node(node.id, name=node.name, type=node.type, created_at=node.created_at)
-        for edge in self._edges:
-            graph.add_edge(
-                edge.source_id,
-                edge.destination_id,
-                key=edge.id,
-                relation=edge.relation,
-                valid=edge.valid,
-                created_at=edge.created_at,
-                invalidated_at=edge.invalidated_at or "",
-                source_dia_ids=",".join(edge.source_dia_ids),
-            )
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        nx.write_graphml(graph, str(path))
+        write_graphml(self._nodes, self._edges, path)
 
     def close(self) -> None:
         """Nothing to release; present for the GraphStore interface."""

@@ -1,0 +1,73 @@
+"""Mem0^g with its graph in a real FalkorDB server, through the real CLI, checked with direct Cypher."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mem0bench.memory.graph import load_graph_snapshot
+from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from tests.falkordb_server import FalkorDBServer, falkordb_server  # noqa: F401 - the fixture
+from tests.standin.server import StandinServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.falkordb]
+
+
+def _rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list]:
+    from falkordb import FalkorDB
+
+    return FalkorDB(host=server.host, port=server.port).select_graph(graph).query(cypher).result_set
+
+
+def test_cli_run_leaves_its_graphs_in_falkordb(
+    tmp_path: Path,
+    falkordb_server: FalkorDBServer,  # noqa: F811
+    locomo_path: Path,
+) -> None:
+    from falkordb import FalkorDB
+
+    run_dir = tmp_path / "falkordb-e2e-run"
+    args = [
+        "run", "+exp=mem0g_falkordb", f"graph.host={falkordb_server.host}", f"graph.port={falkordb_server.port}",
+        f"dataset.path={locomo_path}", "dataset.conversations=[conv-30]", "eval.max_questions=3",
+        "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST,
+    ]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY) as llm:
+        result = run_cli(args, cli_env(llm.base_url, tmp_path / "cache"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert len(read_jsonl(run_dir / "predictions.jsonl")) == 3
+
+    # The run's graphs: one per speaker stream of conv-30, named in graph_stream.json, held by the server.
+    streams = sorted((run_dir / "state" / "conv-30").glob("*/graph/graph_stream.json"))
+    assert [p.parent.parent.name for p in streams] == ["gina", "jon"]
+    on_server = set(FalkorDB(host=falkordb_server.host, port=falkordb_server.port).list_graphs())
+    totals = {"nodes": 0, "relations": 0}
+    for path in streams:
+        meta = json.loads(path.read_text())
+        name = meta["graph_name"]
+        assert meta["backend"] == "falkordb" and name in on_server
+        assert name.startswith(f"mem0bench_{run_dir.name}_conv-30_")  # <prefix>_<run id>_<sample>_<speaker>
+        nodes = _rows(falkordb_server, name, "MATCH (n:Entity) RETURN n.id, n.name ORDER BY n.seq")
+        edges = _rows(
+            falkordb_server,
+            name,
+            "MATCH (a:Entity)-[r:REL]->(b:Entity) RETURN r.id, a.name, r.relation, b.name, r.valid ORDER BY r.seq",
+        )
+        assert nodes and edges, f"{name}: {len(nodes)} entities, {len(edges)} relations"
+        # The server holds exactly the graph the run saved (same entities, same relations, same validity).
+        snapshot = load_graph_snapshot(path.parent)
+        assert [(row[0], row[1]) for row in nodes] == [(n.id, n.name) for n in snapshot.nodes]
+        assert [tuple(row) for row in edges] == [
+            (e.id, e.source_name, e.relation, e.destination_name, e.valid) for e in snapshot.edges
+        ]
+        totals["nodes"] += len(nodes)
+        totals["relations"] += len(edges)
+
+    # ...and the ingest report counted the same graphs.
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    details = ingest["details"]
+    assert ingest["sample_id"] == "conv-30"
+    assert details["graph.nodes"] == totals["nodes"] and details["graph.relations"] == totals["relations"]
