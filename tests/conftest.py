@@ -33,3 +33,7 @@ def standin():
 
     with StandinServer() as server:
         yield server
+
+
+# ---- a real FalkorDB server, one per test session (Mem0^g's graph database backend) ----------------
+from tests.falkordb_server import falkordb_server  # noqa: E402,F401 - registers the session fixture

@@ -9,7 +9,7 @@ import pytest
 
 from mem0bench.memory.graph import load_graph_snapshot
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.falkordb_server import FalkorDBServer, falkordb_server  # noqa: F401 - the fixture
+from tests.falkordb_server import FalkorDBServer
 from tests.standin.server import StandinServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.falkordb]

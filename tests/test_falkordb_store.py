@@ -12,7 +12,7 @@ from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.graph import build_graph_store, graph_name, load_graph_snapshot
 from mem0bench.memory.graph.base import GraphStore
 from tests import graph_store_cases as cases
-from tests.falkordb_server import FalkorDBServer, falkordb_server  # noqa: F401 - the fixture
+from tests.falkordb_server import FalkorDBServer
 
 pytestmark = [pytest.mark.falkordb, pytest.mark.slow]
 
