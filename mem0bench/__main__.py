@@ -25,9 +25,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = args[0], args[1:]
     if command == "run":
+        from mem0bench.cli.errors import hydra_errors_in_one_line
         from mem0bench.cli.run import run_main
 
-        return run_main(rest)
+        with hydra_errors_in_one_line():
+            return run_main(rest)
     if command == "judge":
         from mem0bench.cli.judge import judge_main
 

@@ -44,7 +44,15 @@ def run_main(argv: list[str]) -> int:
         from mem0bench.pipeline.experiment import main_from_config
 
         # Hydra's job logging is INFO at the root: keep the HTTP libraries' per-request lines out of it.
-        for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "urllib3", "sentence_transformers"):
+        for noisy in (
+            "httpx",
+            "httpx2",
+            "httpcore",
+            "httpcore2",
+            "openai",
+            "urllib3",
+            "sentence_transformers",
+        ):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)

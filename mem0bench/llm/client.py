@@ -207,6 +207,8 @@ class LLMClient:
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self._limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
         self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
+        self.on_failure: Callable[[CallFailure], None] | None = None
+        """Called with every call that failed for good, before `LLMCallError` is raised; may raise."""
         self._random = random.Random()
 
     @classmethod
@@ -242,9 +244,10 @@ class LLMClient:
 
     def _failure(self, stage: str, kind: str, message: str, attempts: int) -> LLMCallError:
         self.ledger.record_failure(stage, kind)
-        return LLMCallError(
-            CallFailure(stage=stage, kind=kind, message=self._scrub(message), attempts=attempts)
-        )  # type: ignore[arg-type]
+        failure = CallFailure(stage=stage, kind=kind, message=self._scrub(message), attempts=attempts)  # type: ignore[arg-type]
+        if self.on_failure is not None:
+            self.on_failure(failure)  # may raise instead (run.strict=true stops at the first failure)
+        return LLMCallError(failure)
 
     def _classify(self, exc: BaseException) -> _Retryable:
         if isinstance(exc, openai.APITimeoutError):
@@ -567,12 +570,18 @@ class LLMClient:
                     self.cache.put_many(cache_id, batch, vectors)  # each batch is saved as soon as paid
                 found.update(zip(batch, vectors, strict=True))
 
-            await asyncio.gather(*(run(b) for b in batches))
+            if len(batches) == 1:
+                # The usual case: no extra task, so no two extra trips through a busy event loop
+                # (which the caller's timing would count as its own local time).
+                await run(batches[0])
+            else:
+                await asyncio.gather(*(run(b) for b in batches))
         return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
 
     # ---- preflight -----------------------------------------------------------------------------------
-    async def preflight(self) -> None:
-        """Check key, server and models before any work; raise `ConfigurationError` with one clear line."""
+    async def preflight(self, extra_models: Sequence[str] = ()) -> None:
+        """Check key, server and models (the chat model, the embedding model and `extra_models`, e.g. the
+        judge's) before any work; raise `ConfigurationError` with one clear line."""
         url = self.base_url
         if not self._has_key and self.settings.is_openai_url():
             raise ConfigurationError(
@@ -619,6 +628,7 @@ class LLMClient:
         wanted = [self.settings.model]
         if isinstance(self.embedder, OpenAIEmbeddingBackend):
             wanted.append(self.embedder.model)
+        wanted += [m for m in extra_models if m and m not in wanted]
         for model in wanted:
             if model not in listed:
                 shown = ", ".join(sorted(listed)[:20]) + (" ..." if len(listed) > 20 else "")

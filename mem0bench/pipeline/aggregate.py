@@ -37,6 +37,8 @@ def prediction_rows(
     for a in answers:
         judged: list[bool | None] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
         row = a.to_dict()
+        for bookkeeping in ("session", "ingest_session"):  # which process answered: not a result
+            row.pop(bookkeeping, None)
         row.update(
             f1=f1(a.prediction, a.gold),
             bleu1=bleu1(a.prediction, a.gold),

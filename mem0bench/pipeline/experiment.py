@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
+from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import RunAborted, Runner, RunOptions, print_summary, select_questions
 
@@ -41,10 +43,16 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
+    data = OmegaConf.to_container(cfg.judge, resolve=True)
+    known = set(JudgeSettings.__dataclass_fields__)
+    for key in data:
+        if key not in known:
+            raise ConfigurationError(f"unknown judge setting '{key}' (known: {', '.join(sorted(known))})")
     try:
-        return JudgeSettings(**OmegaConf.to_container(cfg.judge, resolve=True))
+        return JudgeSettings(**data)
     except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"judge: {exc}") from None
+        text = str(exc)
+        raise ConfigurationError(text if text.startswith("judge.") else f"judge: {text}") from None
 
 
 def build_client(cfg: DictConfig) -> LLMClient:
@@ -71,7 +79,9 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
     try:
         return factory(context=context)
     except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"method {cfg.method.get('name')}: {exc}") from None
+        name = str(cfg.method.get("name"))
+        text = " ".join(str(exc).split())
+        raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
 
 
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
@@ -92,26 +102,54 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     return dataset, questions
 
 
+def run_options(cfg: DictConfig) -> RunOptions:
+    """`run.*` checked: a bad value stops the run before anything happens, in one line."""
+    run = cfg.run
+    try:
+        rate = float(run.max_failure_rate)
+    except (TypeError, ValueError):
+        raise ConfigurationError(
+            f"run.max_failure_rate must be a number between 0 and 1, not {run.max_failure_rate!r}"
+        ) from None
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigurationError(f"run.max_failure_rate must be between 0 and 1, not {rate}")
+    try:
+        progress = parse_mode(run.progress)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    for name in ("strict", "dry_run"):
+        if not isinstance(run.get(name), bool):
+            raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
+    limit = cfg.eval.max_questions
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
+    return RunOptions(strict=bool(run.strict), max_failure_rate=rate, progress=progress)
+
+
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
-    """The `run` command's body. Returns the process exit code."""
-    options = RunOptions(
-        strict=bool(cfg.run.strict),
-        max_failure_rate=float(cfg.run.max_failure_rate),
-        progress=bool(cfg.run.progress),
-    )
+    """The `run` command's body. Returns the process exit code.
+
+    Order: what can be checked offline (run options, judge settings, the method's hyperparameters) is
+    checked first, then the key, the server and the models (one GET /models), then the dataset; only then
+    does the run directory get its files and the first LLM call go out.
+    """
+    # faiss announces at import, at INFO, each CPU build it tries: keep that out of the console and log.
+    logging.getLogger("faiss").setLevel(logging.WARNING)
+    options = run_options(cfg)
     judge = judge_settings(cfg)
     if cfg.run.dry_run:
         dataset, questions = _load(cfg)
         print_plan(cfg, dataset, questions, judge)
         return 0
 
-    # The server and key are checked first: a missing key stops the run before anything else happens.
     client = build_client(cfg)
+    system: MemorySystem | None = None
     try:
-        await client.preflight()
-        dataset, questions = _load(cfg)
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
+        # The key and the server before the dataset: with no key, nothing is downloaded either.
+        await client.preflight(extra_models=[judge.model])
+        dataset, questions = _load(cfg)
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
             method=str(cfg.method.name),
@@ -126,26 +164,36 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             outcome = await runner.run()
         except RunAborted as exc:
             rundir.finish("aborted", reason=str(exc))
-            print(f"error: run.strict=true and {exc}", file=sys.stderr)
+            rundir.close()
+            print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
             return 1
-        finally:
-            close = getattr(system, "aclose", None)
-            if close is not None:
-                await close()
         status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
-        rundir.finish(status, failure_rate=round(outcome.failure_rate, 6))
+        rundir.finish(
+            status,
+            failure_rate=round(outcome.failure_rate, 6),
+            failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
+            failures=outcome.metrics.get("failures"),
+        )
         rundir.close()
         print_summary(outcome, rundir)
         if status == "failed":
+            worst = max(outcome.failure_rates, key=outcome.failure_rates.get)
             print(
-                f"error: {outcome.failure_rate:.1%} of the answers/judgements failed, above "
+                f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "
                 f"run.max_failure_rate={options.max_failure_rate:.1%}; rerun the same command to retry them",
                 file=sys.stderr,
             )
             return 1
         return 0
     finally:
+        close = getattr(system, "aclose", None)
+        if close is not None:
+            await close()
         await client.aclose()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def main_from_config(cfg: DictConfig, run_dir: Path) -> int:

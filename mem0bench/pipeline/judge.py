@@ -22,6 +22,10 @@ class JudgeSettings:
     mode: str = "tool"
 
     def __post_init__(self) -> None:
+        if isinstance(self.runs, bool) or not isinstance(self.runs, int):
+            raise ValueError(f"judge.runs must be an integer >= 1, not {self.runs!r}")
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError(f"judge.model must be a model name, not {self.model!r}")
         if self.prompt not in JUDGE_PROMPTS:
             raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {self.prompt!r}")
         if self.mode not in ("tool", "json_schema"):

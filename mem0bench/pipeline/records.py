@@ -38,8 +38,26 @@ class AnswerRecord:
     evidence: tuple[str, ...] = ()
     context_dia_ids: tuple[str, ...] = ()
     failure: str | None = None
+    """'<stage>:<kind>: <message>' (stage: ingest, search or answer) when no prediction was produced."""
     usage: dict[str, list[int]] | None = None
     """LLM use for this question (search and answer): stage -> [calls, prompt, completion]."""
+    degraded: tuple[str, ...] = ()
+    """Failed steps the system got past while building the context ('<kind>: <message>', e.g. Mem0^g's
+    query-entity call): the prediction exists but was made from a poorer context."""
+    session: str | None = None
+    """Which process wrote the row (the runner's session id); judgements name the answer they judged by it."""
+    ingest_session: str | None = None
+    """The session of the ingest row whose memory answered: an answer made from a memory that was later
+    built again (a retried ingestion) is made again."""
+
+    @property
+    def failed_stage(self) -> str | None:
+        return self.failure.split(":", 1)[0] if self.failure else None
+
+    @property
+    def failure_kind(self) -> str:
+        parts = (self.failure or "").split(":", 2)
+        return parts[1].strip() if len(parts) == 3 else "unknown"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,6 +79,9 @@ class Judgement:
     reasoning: str = ""
     failure: str | None = None
     usage: dict[str, list[int]] | None = None
+    session: str | None = None
+    answer_session: str | None = None
+    """The `session` of the answer row judged: labels of an answer that was later made again do not count."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,11 +93,23 @@ class Judgement:
 
 @dataclass(frozen=True)
 class FailureRecord:
+    """A failures.jsonl row: one item that failed for good in one attempt (after the client's retries).
+
+    `resolved` is set when the run finishes: true once a later attempt succeeded (the row is history),
+    false while the item is still failed (it is counted in metrics.json and retried by the next run)."""
+
     stage: str
     kind: str
     message: str
     conversation: str | None = None
     qid: str | None = None
+    run: int | None = None
+    """The judge run, for a judge failure."""
+    step: str | None = None
+    """Where inside the stage (a system's own step, e.g. Mem0's extraction or update)."""
+    detail: dict[str, Any] | None = None
+    session: str | None = None
+    resolved: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,6 +14,7 @@ Layout (a run is complete when `metrics.json` exists and run.json says so):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -34,14 +35,15 @@ _PACKAGES = (
 
 
 class JsonlAppender:
-    """Append-only JSONL that survives a kill: each row is written whole and flushed; a torn last line
-    (the process died mid-write) is cut off before new rows go in, and skipped when reading."""
+    """Append-only JSONL that survives a kill: each row goes out whole in one `write(2)` on an O_APPEND
+    descriptor (no Python buffer to lose, no row split across writes); a torn last line (the process died
+    mid-write, or the disk filled) is cut off before new rows go in, and skipped when reading."""
 
     def __init__(self, path: Path):
         self.path = path
         self._lock = threading.Lock()
         self._repair_torn_tail()
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def _repair_torn_tail(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -54,28 +56,35 @@ class JsonlAppender:
             f.truncate(cut)
 
     def append(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+        data = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         with self._lock:
-            self._file.write(line)
-            self._file.flush()
+            if self._fd is None:
+                raise ValueError(f"{self.path} is closed")
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
 
     def close(self) -> None:
-        self._file.close()
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of a JSONL file; a torn (unparseable) last line is skipped, a bad line elsewhere is an error."""
+    """Rows of a JSONL file. A last line without its newline is a write cut short by a kill: it is skipped
+    (as the appender cuts it off), even if it happens to parse. A bad line elsewhere is an error."""
     if not path.exists():
         return
     lines = path.read_text(encoding="utf-8").split("\n")
+    lines.pop()  # '' after a final newline, or the torn tail
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             yield json.loads(line)
         except json.JSONDecodeError as exc:
-            if number >= len(lines) - 1:  # the last line: a write cut short by a kill
-                return
             raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
 
 
@@ -124,6 +133,13 @@ class RunDirectory:
         self.path.mkdir(parents=True, exist_ok=True)
         self.state_dir = self.path / "state"
         self._appenders: dict[str, JsonlAppender] = {}
+        self._remove_stale_temporaries()
+
+    def _remove_stale_temporaries(self) -> None:
+        """Temporary files of `write_atomic` left by a process killed mid-write (never read, only clutter)."""
+        for tmp in self.path.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     # -- files ---------------------------------------------------------------------------------------
     def file(self, name: str) -> Path:
@@ -136,6 +152,16 @@ class RunDirectory:
 
     def rows(self, name: str) -> list[dict[str, Any]]:
         return list(read_jsonl(self.file(name)))
+
+    def rewrite(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Replace a JSONL file as a whole (atomically); later appends go after the new content."""
+        appender = self._appenders.pop(name, None)
+        if appender is not None:
+            appender.close()
+        write_atomic(
+            self.file(name),
+            "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows),
+        )
 
     def close(self) -> None:
         for appender in self._appenders.values():
