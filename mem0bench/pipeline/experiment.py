@@ -14,16 +14,18 @@ from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-from mem0bench.data.model import Dataset, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.runner import RunAborted, Runner, RunOptions, print_summary, select_questions
+from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.summary import print_summary
 
 SECRET_KEYS = ("api_key",)
 
@@ -82,6 +84,14 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
         name = str(cfg.method.get("name"))
         text = " ".join(str(exc).split())
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
+
+
+def select_questions(
+    conversation: Conversation, *, include_adversarial: bool, max_questions: int | None
+) -> list[Question]:
+    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally the first N."""
+    chosen = [q for q in conversation.questions if include_adversarial or int(q.category) != 5]
+    return chosen if max_questions is None else chosen[:max_questions]
 
 
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:

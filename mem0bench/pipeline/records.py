@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
@@ -113,3 +113,76 @@ class FailureRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> FailureRecord:
+        # Tolerant of rows from older versions: a missing kind or message reads as unknown / empty.
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in row.items() if k in names}
+        kwargs.setdefault("stage", "unknown")
+        kwargs.setdefault("kind", "unknown")
+        kwargs.setdefault("message", "")
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class IngestRecord:
+    """An ingest.jsonl row: one attempt at one conversation. Either it ran to the end (the store's size,
+    the steps that failed on the way) or `failed` says why the conversation could not be ingested."""
+
+    sample_id: str
+    session: str | None = None
+    failed: str | None = None
+    """'ingest:<kind>: <message>' when the conversation could not be ingested at all."""
+    kind: str | None = None
+    """The failure kind of a `failed` attempt."""
+    memory_tokens: int | None = None
+    failures: int = 0
+    """Steps that failed for good while the ingestion went on."""
+    failure_kinds: dict[str, int] = field(default_factory=dict)
+    retry: bool | None = None
+    """True when a failed step may pass on a later attempt; None in rows written before it existed."""
+    details: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, list[int]] | None = None
+    """LLM use of this attempt: stage -> [calls, prompt, completion]."""
+
+    @property
+    def is_final(self) -> bool:
+        """True when this attempt closes the conversation's ingestion: done, nothing a retry could fix."""
+        if self.failed:
+            return False
+        if self.retry is not None:
+            return not self.retry
+        return not self.failures  # rows written before `retry` existed: any failure is retried
+
+    @property
+    def has_failures(self) -> bool:
+        return bool(self.failed or self.failures)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.failed:
+            return {
+                "sample_id": self.sample_id,
+                "failed": self.failed,
+                "kind": self.kind,
+                "session": self.session,
+            }
+        return {
+            "sample_id": self.sample_id,
+            "memory_tokens": self.memory_tokens,
+            "failures": self.failures,
+            "failure_kinds": self.failure_kinds,
+            "retry": self.retry,
+            "details": self.details,
+            "usage": self.usage,
+            "session": self.session,
+        }
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> IngestRecord:
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in row.items() if k in names}
+        kwargs["failures"] = int(row.get("failures") or 0)
+        for name in ("failure_kinds", "details"):
+            kwargs[name] = row.get(name) or {}
+        return cls(**kwargs)

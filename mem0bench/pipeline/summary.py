@@ -1,0 +1,51 @@
+"""The few lines a finished run prints on the console."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+from mem0bench.pipeline.failures import FAILURE_STAGES
+from mem0bench.pipeline.rundir import RunDirectory
+
+if TYPE_CHECKING:  # runner imports this module: the type only, to keep the import one way
+    from mem0bench.pipeline.runner import RunOutcome
+
+
+def print_summary(
+    outcome: RunOutcome, rundir: RunDirectory, file: TextIO = sys.stderr, examples: int = 5
+) -> None:
+    """The headline numbers, what is still failed (and where), the folder."""
+    m = outcome.metrics
+    judge = (m.get("overall") or {}).get("judge") or {}
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{100 * v:.2f}"
+
+    print(
+        f"{m['method']}: {m['n_questions']} questions, J {pct(judge.get('mean'))} ± "
+        f"{pct(judge.get('std'))} over {judge.get('runs')} runs, F1 {pct(m['overall']['f1'])}, "
+        f"BLEU-1 {pct(m['overall']['bleu1'])}, cost ${m['cost_usd']:.4f}",
+        file=file,
+    )
+    failures = {k: v for k, v in (m.get("failures") or {}).items() if v}
+    if failures:
+        counts = ", ".join(f"{stage} {failures[stage]}" for stage in FAILURE_STAGES if stage in failures)
+        extra = failures.get("questions_without_prediction")
+        tail = f" ({extra} questions without a prediction)" if extra else ""
+        print(f"failures: {counts}{tail}; rerun the same command to retry them", file=file)
+        for failure in outcome.current_failures[:examples]:
+            where = failure.qid or failure.conversation or ""
+            if failure.run is not None:
+                where += f" run {failure.run}"
+            step = f"/{failure.step}" if failure.step else ""
+            print(f"  {failure.stage}{step} {where}: {failure.kind}: {_short(failure.message)}", file=file)
+        more = len(outcome.current_failures) - examples
+        if more > 0:
+            print(f"  ... and {more} more in {rundir.file('failures.jsonl')}", file=file)
+    print(f"run directory: {rundir.path}", file=file)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
