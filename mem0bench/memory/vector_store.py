@@ -17,6 +17,11 @@ import numpy as np
 
 from mem0bench.memory.records import MemoryRecord
 
+# One query against a few hundred vectors is microseconds of work; faiss's OpenMP threads turn it into
+# milliseconds (thread wake-up, and a spinning idle thread that eats the other core). Searches here are
+# single queries from many concurrent streams, so one thread each is the fast setting.
+faiss.omp_set_num_threads(1)
+
 R = TypeVar("R")
 
 RECORDS_FILE = "records.json"

@@ -1,0 +1,60 @@
+"""`python -m mem0bench bench`: a tiny overhead measurement end to end (stand-in and harness processes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mem0bench.cli.bench import bench_main, render_markdown, render_text
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def tiny_locomo(tmp_path, locomo_path):
+    """conv-30 cut to its first 8 turns and 3 questions: the real file's shape, a few dozen calls."""
+    sample = next(s for s in json.loads(locomo_path.read_text()) if s["sample_id"] == "conv-30")
+    conversation = {k: sample["conversation"][k] for k in ("speaker_a", "speaker_b", "session_1_date_time")}
+    conversation["session_1"] = sample["conversation"]["session_1"][:8]
+    tiny = {**sample, "conversation": conversation, "qa": sample["qa"][:3]}
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps([tiny]))
+    return path
+
+
+def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
+    out = tmp_path / "bench"
+    code = bench_main(
+        ["overhead", "--dataset", str(tiny_locomo), "--conversations", "conv-30", "--out", str(out),
+         "--no-startup", "--json"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    report = json.loads(captured.out)
+    assert report["machine"]["nproc"] > 0 and report["machine"]["python"]
+    (res,) = report["results"]
+    full, ingest = res["full_run"], res["ingest_run"]
+
+    assert full["n_conversations"] == 1 and full["n_turns"] == 8 and full["n_questions"] == 3
+    for run in (full, ingest):
+        assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["peak_rss_mb"] > 0
+        assert run["http"]["chat"] > 0 and run["http"]["embeddings"] > 0 and run["http"]["errors"] == 0
+        assert run["cpu_ms_per_call"] > 0
+    # Both runs ingest the same (fresh caches); the ingestion run answers and judges 1 question of 3.
+    assert full["http"]["chat"] >= ingest["http"]["chat"] + 2 * 2
+    assert full["ledger"]["answer"]["calls"] == 3 and full["ledger"]["judge"]["calls"] == 3
+    per_turn = full["ingest_per_turn"]
+    assert per_turn["chat_calls"] > 0 and per_turn["prompt_tokens"] > 0 and per_turn["completion_tokens"] > 0
+    assert 0 < full["ingest_done_s"] < full["wall_s"]
+    local = full["local_search_ms"]
+    assert local["n"] == 3 and 0 < local["p50"] <= local["p95"] <= local["max"]
+    assert {c["figure"] for c in res["checks"]} >= {"harness CPU per LLM call (ms)", "harness peak RSS (MB)"}
+    assert all(c["pass"] in (True, False) for c in res["checks"])
+
+    # The run folders are kept under --out, and the human-readable renderings hold the figures.
+    assert (out / "overhead-mem0-full-run" / "metrics.json").is_file()
+    text = render_text(report["results"])
+    assert "harness CPU per LLM call" in text and "local search p50 / p95" in text
+    markdown = render_markdown(report["results"], report["machine"], report["bench_command"])
+    assert "| harness peak RSS (MB) |" in markdown and "python -m mem0bench run +exp=mem0" in markdown
