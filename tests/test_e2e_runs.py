@@ -104,3 +104,16 @@ def test_unreachable_server_is_one_line(tmp_path):
     result = run_cli(["run", "+exp=mem0", f"hydra.run.dir={tmp_path / 'run'}"], env, timeout=60)
     assert result.returncode == 2
     assert "cannot reach" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.minilm
+def test_smoke_recipe_with_local_embeddings(tmp_path, locomo_path):
+    """embedder=minilm: embeddings computed on the CPU, not asked of the server."""
+    with StandinServer(api_key=TEST_KEY) as server:
+        run_dir = tmp_path / "run"
+        args = ["run", "+exp=smoke", "method=rag", f"dataset.path={locomo_path}", "dataset.conversations=[conv-30]",
+                "eval.max_questions=2", "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+        result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert server.count("embeddings") == 0 and server.count("chat") > 0
+        assert len(read_jsonl(run_dir / "predictions.jsonl")) == 2
