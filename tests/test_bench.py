@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from mem0bench.cli.bench import bench_main, render_markdown, render_text
+from mem0bench.bench.render import render_markdown, render_text
+from mem0bench.cli.bench import bench_main
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,250 @@
+"""`python -m mem0bench bench ...`: the arguments, the sections to run, and what is printed and saved."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mem0bench.bench.machine import machine_info
+from mem0bench.bench.overhead import bench_overhead
+from mem0bench.bench.overlap import bench_overlap
+from mem0bench.bench.render import render_markdown, render_text
+from mem0bench.bench.roundtrip import serve_roundtrip
+from mem0bench.bench.search import bench_search, serve_isolated
+from mem0bench.bench.settings import BenchContext, BenchError, default_dataset
+from mem0bench.bench.standin import serve_standin
+
+# The child-process sides of the measurements: not in --help, started by the bench itself.
+HIDDEN: dict[str, Callable[[list[str]], int]] = {
+    "standin": serve_standin,
+    "isolated": serve_isolated,
+    "roundtrip": serve_roundtrip,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The public subcommands (the hidden ones are dispatched before parsing)."""
+    p = argparse.ArgumentParser(
+        prog="mem0bench bench",
+        description="Harness speed and memory, measured against the local stand-in OpenAI server "
+        "(run from the repository checkout).",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--dataset", type=Path, default=None, help="locomo10.json (default: the shared copy)")
+        sp.add_argument(
+            "--out", type=Path, default=None, help="keep run dirs and logs here (default: a temp dir)"
+        )
+        sp.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+        sp.add_argument(
+            "--set", action="append", default=[], metavar="KEY=VALUE",
+            help="an extra Hydra override for every run (repeatable)",
+        )  # fmt: skip
+        sp.add_argument("--no-startup", action="store_true", help="skip the dry-run startup measurement")
+        sp.add_argument(
+            "--env", action="append", default=[], metavar="KEY=VALUE",
+            help="an environment variable for the harness processes (diagnostics; repeatable)",
+        )  # fmt: skip
+
+    o = sub.add_parser("overhead", help="whole LOCOMO, zero-latency stand-in: CPU/call, RSS, calls, search")
+    common(o)
+    o.add_argument("--method", default="mem0", help="experiment name (+exp=...): mem0, mem0g, ...")
+    o.add_argument("--conversations", default=None, help="comma-separated sample ids (default: all)")
+    o.add_argument("--max-questions", type=int, default=None, help="per conversation (default: all)")
+    o.add_argument("--judge-runs", type=int, default=1)
+    o.add_argument("--no-ingest-run", action="store_true", help="skip the ingestion-only run")
+
+    v = sub.add_parser(
+        "overlap", help="2 conversations, default settings, 50 ms stand-in: calls x latency / wall"
+    )
+    common(v)
+    v.add_argument("--method", default="mem0")
+    v.add_argument("--conversations", default="conv-26,conv-30")
+    v.add_argument("--latency-ms", type=float, default=50.0)
+    v.add_argument("--max-questions", type=int, default=None)
+    v.add_argument("--judge-runs", type=int, default=None, help="default: the config's (10)")
+    v.add_argument("--concurrency", type=int, default=None, help="default: the config's llm.max_concurrency")
+
+    s = sub.add_parser("search", help="local search time for Mem0 and Mem0^g at LOCOMO scale")
+    common(s)
+    s.add_argument("--methods", default="mem0,mem0g")
+    s.add_argument(
+        "--run", action="append", default=[], metavar="METHOD=RUN_DIR",
+        help="reuse a finished run instead of running one (repeatable)",
+    )  # fmt: skip
+    s.add_argument("--conversations", default=None)
+    s.add_argument("--max-questions", type=int, default=None)
+
+    a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
+    common(a)
+    a.add_argument("--methods", default="mem0,mem0g", help="systems for overhead and search")
+    a.add_argument("--overlap-methods", default="mem0,mem0g")
+    a.add_argument("--conversations", default=None, help="for overhead/search (default: all)")
+    a.add_argument("--max-questions", type=int, default=None, help="for overhead/search")
+    a.add_argument("--no-ingest-run", action="store_true")
+    a.add_argument("--markdown", type=Path, default=None, help="also write the markdown block to this file")
+    return p
+
+
+def _ids(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _pairs(items: list[str], flag: str, what: str, *, empty_key: bool = False) -> dict[str, str] | None:
+    """`KEY=VALUE` arguments as a dict; None (after an error message) if one is malformed."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not (key or empty_key):
+            print(f"error: {flag} wants {what}, got {item!r}", file=sys.stderr)
+            return None
+        out[key] = value
+    return out
+
+
+class _Report:
+    """The results so far; with --out, saved to DIR/bench.json after every section, so partial results
+    survive a failed or interrupted one."""
+
+    def __init__(self, machine: dict[str, Any], bench_command: str, save_to: Path | None) -> None:
+        self.machine = machine
+        self.bench_command = bench_command
+        self.save_to = save_to
+        self.results: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+
+    def section(self, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+        """Run one measurement; a BenchError is recorded and reported, and the next section still runs."""
+        try:
+            res = fn()
+        except BenchError as exc:
+            self.errors.append(f"{name}: {exc}")
+            print(f"error: {name}: {exc}", file=sys.stderr)
+            self.save()
+            return None
+        self.results.append(res)
+        self.save()
+        return res
+
+    def save(self) -> None:
+        if self.save_to is not None:
+            payload = {
+                "machine": self.machine,
+                "bench_command": self.bench_command,
+                "results": self.results,
+                "errors": self.errors,
+            }
+            self.save_to.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+
+def _run_sections(
+    args: argparse.Namespace, ctx: BenchContext, report: _Report, runs: dict[str, Path]
+) -> None:
+    """The measurements `args.command` asks for, each as a section of `report`."""
+    startup = not args.no_startup
+    if args.command == "overhead":
+        report.section("overhead", lambda: bench_overhead(
+            ctx, method=args.method, conversations=_ids(args.conversations),
+            max_questions=args.max_questions, judge_runs=args.judge_runs,
+            ingest_run=not args.no_ingest_run, startup_run=startup,
+        ))  # fmt: skip
+    elif args.command == "overlap":
+        report.section("overlap", lambda: bench_overlap(
+            ctx, method=args.method, conversations=_ids(args.conversations) or [],
+            latency_ms=args.latency_ms, max_questions=args.max_questions, judge_runs=args.judge_runs,
+            concurrency=args.concurrency, startup_run=startup,
+        ))  # fmt: skip
+    elif args.command == "search":
+        report.section("search", lambda: bench_search(
+            ctx, methods=_ids(args.methods) or [], runs=runs, conversations=_ids(args.conversations),
+            max_questions=args.max_questions,
+        ))  # fmt: skip
+    else:  # all: the search figures reuse the overhead runs
+        for method in _ids(args.methods) or []:
+            res = report.section(f"overhead {method}", lambda m=method: bench_overhead(
+                ctx, method=m, conversations=_ids(args.conversations), max_questions=args.max_questions,
+                judge_runs=1, ingest_run=not args.no_ingest_run, startup_run=startup,
+            ))  # fmt: skip
+            if res is not None:
+                runs[method] = Path(res["full_run"]["run_dir"])
+        for method in _ids(args.overlap_methods) or []:
+            report.section(
+                f"overlap {method}", lambda m=method: bench_overlap(ctx, method=m, startup_run=startup)
+            )
+        if runs:
+            report.section("search", lambda: bench_search(ctx, methods=list(runs), runs=runs))
+
+
+def bench_main(argv: list[str]) -> int:
+    """`python -m mem0bench bench ARGS`; 0 when every section ran, 1 if one failed, 2 for bad arguments."""
+    if argv[:1] and argv[0] in HIDDEN:
+        return HIDDEN[argv[0]](argv[1:])
+    args = _parser().parse_args(argv)
+    extra_env = _pairs(args.env, "--env", "KEY=VALUE")
+    if extra_env is None:
+        return 2
+    dataset = args.dataset or default_dataset()
+    if dataset is None or not Path(dataset).is_file():
+        print("error: no LOCOMO file: pass --dataset PATH (locomo10.json)", file=sys.stderr)
+        return 2
+    dataset = Path(dataset).resolve()
+    runs: dict[str, Path] = {}
+    if args.command == "search":
+        given = _pairs(args.run, "--run", "METHOD=RUN_DIR", empty_key=True)
+        if given is None:
+            return 2
+        runs = {method: Path(path).resolve() for method, path in given.items()}
+    if args.out is not None:
+        out = args.out.resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = None
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="mem0bench-bench-")
+        out = Path(tmp.name)
+    machine = machine_info()
+    machine["harness_env"] = dict(extra_env)
+    bench_command = shlex.join(["python", "-m", "mem0bench", "bench", *argv])
+    report = _Report(machine, bench_command, out / "bench.json" if tmp is None else None)
+    ctx = BenchContext(out=out, dataset=dataset, overrides=args.set, env=extra_env, log=sys.stderr)
+    try:
+        _run_sections(args, ctx, report, runs)
+        machine["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
+        report.save()
+        _print(args, report)
+        if args.command == "all" and args.markdown is not None:
+            args.markdown.write_text(
+                render_markdown(report.results, machine, bench_command), encoding="utf-8"
+            )
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return 1 if report.errors else 0
+
+
+def _print(args: argparse.Namespace, report: _Report) -> None:
+    """The figures on stdout: JSON with --json, else the machine line, the tables (and for `all` the
+    markdown block)."""
+    machine, results, errors = report.machine, report.results, report.errors
+    if args.json:
+        checks = [c for r in results for c in r.get("checks", [])]
+        print(json.dumps({"machine": machine, "bench_command": report.bench_command, "results": results,
+                          "checks": checks, "errors": errors}, indent=2))  # fmt: skip
+        return
+    print(f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['memory_gb']} GB, "
+          f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}")  # fmt: skip
+    print(render_text(results))
+    for error in errors:
+        print(f"\nerror: {error}")
+    if args.command == "all":
+        print("\n---- markdown for docs/benchmarks.md ----\n")
+        print(render_markdown(results, machine, report.bench_command))

@@ -1,0 +1,142 @@
+"""The stand-in OpenAI server in a process of its own, and the request counters it reports.
+
+A separate process so that the server's CPU never counts as the harness's; it talks over a pipe: it
+prints its port, then one JSON line of counters for each "stats" line it reads, and stops at end of input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import select
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mem0bench.bench.settings import REPO, STANDIN_MODULE, BenchError, standin_env
+
+
+@dataclass(frozen=True)
+class StandinStats:
+    """The stand-in's counters at one moment."""
+
+    counts: dict[str, int]  # requests served so far, per "endpoint:status"
+    max_in_flight: int  # peak of requests in flight since the previous stats() call
+    cpu_s: float  # the server process's own CPU seconds so far
+
+
+@dataclass(frozen=True)
+class Requests:
+    """HTTP requests served between two `StandinStats`."""
+
+    chat: int
+    embeddings: int
+    errors: int  # non-200 replies, chat and embeddings
+
+    @property
+    def total(self) -> int:
+        return self.chat + self.embeddings
+
+    def as_dict(self) -> dict[str, int]:
+        return {"chat": self.chat, "embeddings": self.embeddings, "errors": self.errors, "total": self.total}
+
+
+def requests_between(before: StandinStats, after: StandinStats) -> Requests:
+    """Chat and embedding requests (and the failed ones among them) served between two stats() calls."""
+    served = {"chat": 0, "embeddings": 0, "errors": 0}
+    for key, n in after.counts.items():
+        delta = n - before.counts.get(key, 0)
+        endpoint, status = key.rsplit(":", 1)
+        if endpoint in ("chat", "embeddings"):
+            served[endpoint] += delta
+            if status != "200":
+                served["errors"] += delta
+    return Requests(**served)
+
+
+class Standin:
+    """The stand-in server as a child process (`with Standin(latency_ms, log) as s: s.base_url, s.stats()`)."""
+
+    def __init__(self, latency_ms: float, log_path: Path) -> None:
+        self.latency_ms = latency_ms
+        self.log_path = log_path
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def __enter__(self) -> Standin:
+        if not STANDIN_MODULE.is_file():
+            raise BenchError(f"bench needs the repository's stand-in server at {STANDIN_MODULE}")
+        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
+        cmd = [sys.executable, "-m", "mem0bench", "bench", "standin", "--latency-ms", f"{self.latency_ms:g}"]
+        self.proc = subprocess.Popen(
+            cmd, cwd=REPO, env=standin_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._log, text=True, bufsize=1,
+        )  # fmt: skip
+        line = self._readline(timeout=60)
+        try:
+            self.port = int(line)
+        except ValueError:
+            self.__exit__()
+            raise BenchError(f"the stand-in did not start (see {self.log_path})") from None
+        return self
+
+    def _readline(self, timeout: float) -> str:
+        # select() first: a stand-in that hangs must fail the measurement, not block it forever.
+        assert self.proc is not None and self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return self.proc.stdout.readline().strip() if ready else ""
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> StandinStats:
+        """The counters now (and reset the in-flight peak)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write("stats\n")
+        self.proc.stdin.flush()
+        line = self._readline(timeout=30)
+        if not line:
+            raise BenchError("the stand-in stopped answering")
+        return StandinStats(**json.loads(line))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            try:
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()  # end of input: the server stops
+                self.proc.wait(timeout=15)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        self._log.close()
+
+
+def serve_standin(argv: list[str]) -> int:
+    """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
+    p = argparse.ArgumentParser(prog="mem0bench bench standin")
+    p.add_argument("--latency-ms", type=float, default=0.0)
+    a = p.parse_args(argv)
+    if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
+        sys.path.insert(0, str(REPO))
+    from tests.standin.server import StandinServer
+
+    server = StandinServer(latency_ms=a.latency_ms).start()
+    print(server.port, flush=True)
+    try:
+        for line in sys.stdin:
+            if line.strip() != "stats":
+                continue
+            with server._lock:
+                counts = {f"{ep}:{status}": n for (ep, status), n in server.counts.items()}
+                peak = server.max_in_flight
+                server.max_in_flight = server.in_flight
+            ru = resource.getrusage(resource.RUSAGE_SELF)
+            stats = {"counts": counts, "max_in_flight": peak, "cpu_s": ru.ru_utime + ru.ru_stime}
+            print(json.dumps(stats), flush=True)
+    finally:
+        server.stop()
+    return 0

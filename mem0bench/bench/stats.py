@@ -1,0 +1,41 @@
+"""Small numeric helpers: percentiles, latency summaries and pass/fail checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile with linear interpolation (numpy's default); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def percentile_ms(values: Sequence[float], q: float) -> float | None:
+    """`percentile` of values in seconds, in milliseconds."""
+    v = percentile(values, q)
+    return None if v is None else v * 1000.0
+
+
+def summary_ms(values: Sequence[float], *, with_max: bool = True) -> dict[str, Any]:
+    """n, p50, p95 (and max) in milliseconds of values in seconds."""
+    out: dict[str, Any] = {
+        "n": len(values),
+        "p50": percentile_ms(values, 50),
+        "p95": percentile_ms(values, 95),
+    }
+    if with_max:
+        out["max"] = percentile_ms(values, 100)
+    return out
+
+
+def check(name: str, value: float | None, op: str, target: float) -> dict[str, Any]:
+    """A figure against its target (`op` is "<=" or ">="); pass is None when there is no figure."""
+    ok = None if value is None else (value <= target if op == "<=" else value >= target)
+    return {"figure": name, "value": value, "target": f"{op} {target:g}", "pass": ok}
