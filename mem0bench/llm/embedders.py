@@ -17,6 +17,7 @@ import numpy as np
 
 from mem0bench.llm import timing
 from mem0bench.llm.settings import EmbedderSettings
+from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import ConfigurationError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class EmbeddingBackend(Protocol):
 
 
 class OpenAIEmbeddingBackend:
-    """`POST /embeddings` on the LLM's server, through the client's `AsyncOpenAI` instance.
+    """`POST /embeddings` on the LLM's server, through the client's `AsyncOpenAI` pool (via `JsonTransport`).
 
     Raises the SDK's exceptions (`openai.APIStatusError`, `APIConnectionError`, ...) for the client's
     retry loop; does not retry itself. `dimensions` is sent only when set.
@@ -63,27 +64,26 @@ class OpenAIEmbeddingBackend:
         self.encoding_format = encoding_format
         self.dim: int | None = dimensions or _KNOWN_OPENAI_DIMS.get(model)
         self._client = openai_client
+        self._transport = JsonTransport(openai_client) if openai_client is not None else None
         self.cache_id = f"openai:{model}" + (f":d{dimensions}" if dimensions else "")
         """The model identity used in embedding cache keys."""
 
     def bind(self, openai_client: AsyncOpenAI) -> None:
         """Attach the client's `AsyncOpenAI` instance (done by `LLMClient` when none was given)."""
         self._client = openai_client
+        self._transport = JsonTransport(openai_client)
 
     @property
     def bound(self) -> bool:
         return self._client is not None
 
     async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
-        if self._client is None:
+        if self._transport is None:
             raise ConfigurationError("OpenAIEmbeddingBackend has no OpenAI client: pass it through LLMClient")
-        import httpx2
-
         body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": self.encoding_format}
         if self.dimensions:
             body["dimensions"] = self.dimensions
-        response = await self._client.post("/embeddings", cast_to=httpx2.Response, body=body)
-        payload = response.json()
+        payload = await self._transport.post_json("/embeddings", body)
         items = sorted(payload.get("data") or [], key=lambda d: d.get("index", 0))
         if len(items) != len(texts):
             raise ValueError(f"embeddings: asked for {len(texts)} vectors, server returned {len(items)}")

@@ -1,0 +1,89 @@
+"""Building chat-completion request bodies, and the bytes and cache key they are sent and stored under.
+
+The body is serialized once, canonically (sorted keys, compact): the same bytes go on the wire and
+into the cache key, so a repeated request always finds its cached reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from mem0bench.llm.settings import LLMSettings
+from mem0bench.llm.types import ConfigurationError, Message, StructuredSpec
+
+__all__ = ["chat_payload", "encode_body", "request_key", "structured_request"]
+
+
+def chat_payload(
+    settings: LLMSettings,
+    messages: Sequence[Message],
+    model: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    """The body of a plain chat completion; None arguments fall back to `settings`."""
+    s = settings
+    payload: dict[str, Any] = {
+        "model": model or s.model,
+        "messages": list(messages),
+        "temperature": s.temperature if temperature is None else temperature,
+    }
+    if s.seed is not None:
+        payload["seed"] = s.seed
+    mt = s.max_tokens if max_tokens is None else max_tokens
+    if mt is not None:
+        payload["max_tokens"] = mt
+    return payload
+
+
+def encode_body(payload: dict[str, Any]) -> bytes:
+    """Canonical UTF-8 JSON of a request body."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def request_key(body: bytes, salt: str) -> str:
+    """sha256(body + "\\0" + salt): the cache key (== `ResponseCache.request_key(payload, salt)`).
+
+    The API key is not part of it, so a cache can be shared across keys.
+    """
+    h = hashlib.sha256(body)
+    h.update(b"\0")
+    h.update(salt.encode("utf-8"))
+    return h.hexdigest()
+
+
+def structured_request(spec: StructuredSpec) -> tuple[dict[str, Any], str]:
+    """-> (the request fields that ask for `spec`'s output, the repair instruction for a bad reply)."""
+    if spec.mode == "tool":
+        fields: dict[str, Any] = {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": spec.parameters,
+                    },
+                }
+            ],
+            "tool_choice": {"type": "function", "function": {"name": spec.name}},
+        }
+        return (
+            fields,
+            f"Call the function `{spec.name}` again with corrected arguments that satisfy its JSON schema.",
+        )
+    if spec.mode == "json_schema":
+        fields = {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": spec.name, "schema": spec.parameters, "strict": True},
+            }
+        }
+        return (
+            fields,
+            "Reply again with only a corrected JSON object that satisfies the required JSON schema.",
+        )
+    raise ConfigurationError(f"unknown structured output mode {spec.mode!r}")

@@ -1,0 +1,87 @@
+"""Preflight: check the key, the server and the models before any work, failing with one clear line.
+
+A run that would fail on its first call should say why in one line, not after minutes of setup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2
+import openai
+
+from mem0bench.llm.embedders import OpenAIEmbeddingBackend
+from mem0bench.llm.settings import LLMSettings
+from mem0bench.llm.types import ConfigurationError
+
+__all__ = ["PREFLIGHT_TIMEOUT_S", "run_preflight"]
+
+PREFLIGHT_TIMEOUT_S = 5.0
+"""Short on purpose: a server that does not answer GET /models in 5 s is down or misconfigured."""
+
+
+async def run_preflight(
+    sdk: openai.AsyncOpenAI,
+    settings: LLMSettings,
+    *,
+    base_url: str,
+    has_key: bool,
+    embedder: Any,
+    scrub: Callable[[str], str],
+    extra_models: Sequence[str] = (),
+) -> None:
+    """Raise `ConfigurationError` unless the key, the server and every wanted model look usable.
+
+    Checks the chat model, the embedding model (for a remote embedder) and `extra_models` (e.g. the
+    judge's) against GET /models; a server without that endpoint (404) or without a list passes.
+    `scrub` removes the key from any error text shown.
+    """
+    url = base_url
+    if not has_key and settings.is_openai_url():
+        raise ConfigurationError(
+            f"{settings.api_key_env} is not set: export it, or point llm.base_url "
+            "(or OPENAI_BASE_URL) at an OpenAI-compatible server"
+        )
+    check = getattr(embedder, "check_available", None)
+    if check is not None:
+        check()
+    try:
+        response = await sdk.get("/models", cast_to=httpx2.Response, options={"timeout": PREFLIGHT_TIMEOUT_S})
+    except openai.APITimeoutError:
+        raise ConfigurationError(
+            f"cannot reach the LLM server at {url}: no answer within {PREFLIGHT_TIMEOUT_S:g} s; "
+            "is it running? set llm.base_url or OPENAI_BASE_URL"
+        ) from None
+    except openai.APIConnectionError as exc:
+        reason = scrub(str(exc.__cause__ or exc.message))
+        raise ConfigurationError(
+            f"cannot reach the LLM server at {url}: {reason}; is it running? set llm.base_url or OPENAI_BASE_URL"
+        ) from None
+    except openai.APIStatusError as exc:
+        status = exc.status_code
+        if status == 404:
+            return  # no /models endpoint: nothing to check
+        if status in (401, 403):
+            raise ConfigurationError(
+                f"the LLM server at {url} rejected the API key (HTTP {status}): check {settings.api_key_env}"
+            ) from None
+        raise ConfigurationError(
+            f"the LLM server at {url} answered GET /models with HTTP {status}: {scrub(exc.message)}"
+        ) from None
+    if not settings.check_models:
+        return
+    try:
+        listed = {str(m.get("id")) for m in response.json().get("data") or [] if isinstance(m, dict)}
+    except (ValueError, AttributeError):
+        return  # not a model list: nothing to check
+    if not listed:
+        return
+    wanted = [settings.model]
+    if isinstance(embedder, OpenAIEmbeddingBackend):
+        wanted.append(embedder.model)
+    wanted += [m for m in extra_models if m and m not in wanted]
+    for model in wanted:
+        if model not in listed:
+            shown = ", ".join(sorted(listed)[:20]) + (" ..." if len(listed) > 20 else "")
+            raise ConfigurationError(f"model '{model}' is not served by {url}; available: {shown}")

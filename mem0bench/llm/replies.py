@@ -1,0 +1,142 @@
+"""Reading chat-completion replies: the raw parts we keep, usage, and structured-output parsing.
+
+Pure functions over the raw reply dict that `LLMClient` caches; no I/O, no accounting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from mem0bench.llm.types import StructuredSpec, Usage
+
+__all__ = [
+    "SchemaChecker",
+    "add_usage",
+    "one_line",
+    "parse_structured",
+    "raw_reply",
+    "reply_usage",
+    "strip_fences",
+]
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace, so an error message fits one log / failures.jsonl line."""
+    return " ".join(str(text).split())
+
+
+def strip_fences(text: str) -> str:
+    """Drop a ```json ... ``` fence around a reply; models add one even when asked for bare JSON."""
+    s = text.strip()
+    if s.startswith("```"):
+        s = s[3:]
+        if s[:4].lower() == "json":
+            s = s[4:]
+        if s.rstrip().endswith("```"):
+            s = s.rstrip()[:-3]
+    return s.strip()
+
+
+def raw_reply(body: Any) -> dict[str, Any]:
+    """The parts of a chat completion we keep (and cache): content, tool calls, finish reason, usage."""
+    if not isinstance(body, dict):
+        raise ValueError("the reply body is not a JSON object")
+    choices = body.get("choices") or []
+    usage = body.get("usage") or {}
+    raw: dict[str, Any] = {
+        "choices": len(choices),
+        "content": None,
+        "tool_calls": [],
+        "finish_reason": None,
+        "usage": {
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+        },
+    }
+    if choices:
+        choice = choices[0] or {}
+        message = choice.get("message") or {}
+        raw["content"] = message.get("content")
+        raw["finish_reason"] = choice.get("finish_reason")
+        for call in message.get("tool_calls") or []:
+            fn = (call or {}).get("function") or {}
+            raw["tool_calls"].append({"name": fn.get("name"), "arguments": fn.get("arguments")})
+    return raw
+
+
+def reply_usage(raw: dict[str, Any]) -> Usage:
+    """The token usage of a raw reply."""
+    u = raw.get("usage") or {}
+    return Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    """Sum of two usages (a call's total over its repair rounds)."""
+    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens)
+
+
+class SchemaChecker:
+    """Validates data against JSON schemas, compiling each schema object once (specs are module constants)."""
+
+    def __init__(self) -> None:
+        # Keyed by id() with the schema kept alive in the entry, so a reused id cannot alias a dead schema.
+        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
+
+    def _validator(self, schema: dict[str, Any]) -> Any:
+        entry = self._validators.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            entry = (schema, cls(schema))
+            self._validators[id(schema)] = entry
+        return entry[1]
+
+    def check(self, data: Any, spec: StructuredSpec) -> str | None:
+        """None when `data` is valid, else one line naming the most relevant error and where it is."""
+        if not isinstance(data, dict):
+            return f"the output must be a JSON object, got {type(data).__name__}"
+        error = best_match(self._validator(spec.parameters).iter_errors(data))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"{error.message} (at {where or 'the top level'})"
+
+
+def parse_structured(
+    raw: dict[str, Any], spec: StructuredSpec, checker: SchemaChecker
+) -> tuple[dict[str, Any] | None, str, str, str]:
+    """-> (data or None, failure kind, error text, the bad output to show the model)."""
+    if not raw.get("choices"):
+        return None, "empty", "the reply had no choices", ""
+    content = raw.get("content")
+    if spec.mode == "tool":
+        calls = raw.get("tool_calls") or []
+        call = next((c for c in calls if c.get("name") == spec.name), calls[0] if calls else None)
+        if call is None:
+            if isinstance(content, str) and content.strip():
+                try:  # some OpenAI-compatible servers answer a forced tool call in the content
+                    data = json.loads(strip_fences(content))
+                except ValueError:
+                    data = None
+                if data is not None and checker.check(data, spec) is None:
+                    return data, "", "", ""
+                return None, "malformed", f"the reply did not call the function `{spec.name}`", content
+            return None, "empty", f"the reply had neither a call to `{spec.name}` nor content", ""
+        text = call.get("arguments")
+        if not isinstance(text, str) or not text.strip():
+            return None, "malformed", f"the call to `{spec.name}` had no arguments", str(text or "")
+    else:
+        if not isinstance(content, str) or not content.strip():
+            return None, "empty", "the reply had no content", ""
+        text = content
+    try:
+        data = json.loads(text if spec.mode == "tool" else strip_fences(text))
+    except ValueError as exc:
+        return None, "malformed", f"the output is not valid JSON: {exc}", text
+    error = checker.check(data, spec)
+    if error is not None:
+        return None, "malformed", f"the output does not match the schema: {error}", text
+    return data, "", "", ""
