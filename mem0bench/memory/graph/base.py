@@ -42,6 +42,24 @@ class Edge:
         """The triplet text that is embedded for the semantic-triplet channel."""
         return triplet_text(self.source_name, self.relation, self.destination_name)
 
+    @classmethod
+    def new(
+        cls, id: str, source: Node, relation: str, destination: Node, created_at: str, source_dia_ids: Any
+    ) -> Edge:
+        """A valid edge between two nodes, as every store creates it."""
+        return cls(
+            id=id,
+            source_id=source.id,
+            relation=relation,
+            destination_id=destination.id,
+            source_name=source.name,
+            destination_name=destination.name,
+            valid=True,
+            created_at=created_at,
+            invalidated_at=None,
+            source_dia_ids=tuple(source_dia_ids),
+        )
+
 
 def triplet_text(source: str, relation: str, destination: str) -> str:
     return f"{source} {relation.replace('_', ' ')} {destination}"

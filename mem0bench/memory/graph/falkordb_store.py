@@ -146,18 +146,7 @@ class FalkorDBGraphStore:
         created_at: str,
         source_dia_ids: tuple[str, ...] | list[str],
     ) -> Edge:
-        edge = Edge(
-            id=f"e{self._next_edge}",
-            source_id=source.id,
-            relation=relation,
-            destination_id=destination.id,
-            source_name=source.name,
-            destination_name=destination.name,
-            valid=True,
-            created_at=created_at,
-            invalidated_at=None,
-            source_dia_ids=tuple(source_dia_ids),
-        )
+        edge = Edge.new(f"e{self._next_edge}", source, relation, destination, created_at, source_dia_ids)
         unit = normalize(text_vector)
         rows = self._query(
             "MATCH (a:Entity {id: $source}), (b:Entity {id: $destination}) "

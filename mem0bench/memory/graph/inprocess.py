@@ -86,18 +86,7 @@ class InProcessGraphStore:
         created_at: str,
         source_dia_ids: tuple[str, ...] | list[str],
     ) -> Edge:
-        edge = Edge(
-            id=f"e{len(self._edges) + 1}",
-            source_id=source.id,
-            relation=relation,
-            destination_id=destination.id,
-            source_name=source.name,
-            destination_name=destination.name,
-            valid=True,
-            created_at=created_at,
-            invalidated_at=None,
-            source_dia_ids=tuple(source_dia_ids),
-        )
+        edge = Edge.new(f"e{len(self._edges) + 1}", source, relation, destination, created_at, source_dia_ids)
         self._append_edge(edge, text_vector)
         return edge
 
