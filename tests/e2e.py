@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-TEST_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+TEST_KEY = "test-fake-key-DO-NOT-LEAK-0123456789abcdef"
 
 # Fast retries: the stand-in's 429s ask for short waits, and backoff need not be realistic here.
 FAST = ["llm.backoff_base_s=0.01", "llm.backoff_max_s=0.05", "llm.timeout_s=5", "run.progress=false"]

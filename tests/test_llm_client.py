@@ -28,7 +28,7 @@ from mem0bench.llm.types import ConfigurationError, LLMCallError, StructuredSpec
 from tests.standin.server import Empty, Hold, HTTPError, Reset, StandinServer, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRET = "sk-test-SECRET-a1b2c3d4e5"
+SECRET = "test-fake-SECRET-a1b2c3d4e5"
 
 FACTS = StructuredSpec(
     name="record_facts",

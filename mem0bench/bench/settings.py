@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 STANDIN_MODULE = REPO / "tests" / "standin" / "server.py"
 SHARED = REPO.parent / "shared"
 BENCH_KEY_ENV = "MEM0BENCH_BENCH_KEY"
-BENCH_KEY = "sk-bench-not-a-real-key"
+BENCH_KEY = "bench-fake-key-not-real"
 
 CPU_MS_PER_CALL_TARGET = 2.0  # harness CPU (user + sys) per LLM call, zero-latency server
 PEAK_RSS_MB_TARGET = 1024.0  # harness peak RSS
