@@ -6,7 +6,6 @@ import asyncio
 import json
 import random
 import re
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC
 from mem0bench.tokens import count_tokens
+from tests.fakes import bow_embed
 
 DATES = ["1:00 pm on 1 May, 2023", "9:30 am on 20 May, 2023", "4:15 pm on 2 June, 2023"]
 LINE = re.compile(r"^\[(?P<date>[^\]]*)\] (?P<role>user|assistant) \((?P<name>[^)]*)\): (?P<text>.*)$")
@@ -31,15 +31,6 @@ LINE = re.compile(r"^\[(?P<date>[^\]]*)\] (?P<role>user|assistant) \((?P<name>[^
 Decision = Callable[[list[dict[str, str]], str], Any]
 
 # ---- the fake client ---------------------------------------------------------------------------------
-
-
-def bow_embed(text: str, dim: int = 256) -> np.ndarray:
-    v = np.zeros(dim, np.float32)
-    for word in re.findall(r"[a-z0-9]+", text.lower()):
-        v[zlib.crc32(word.encode()) % dim] += 1.0
-    if not v.any():
-        v[0] = 1.0
-    return v / np.linalg.norm(v)
 
 
 def section(text: str, head: str, tail: str | None) -> str:

@@ -6,7 +6,6 @@ import asyncio
 import functools
 import json
 import re
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import load_graph_snapshot
 from mem0bench.memory.mem0g import Mem0G
 from mem0bench.prompts import graph as prompts
+from tests import fakes
 
 
 def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,14 +36,9 @@ def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
 D1, D2, D3 = "1:00 pm on 1 May, 2023", "9:30 am on 20 May, 2023", "4:15 pm on 2 June, 2023"
 
 
-def bow_embed(text: str, dim: int = 1024) -> np.ndarray:
-    """Deterministic bag-of-words embedding: shared words make texts similar."""
-    v = np.zeros(dim, np.float32)
-    for word in re.findall(r"[a-z0-9]+", text.lower()):
-        v[zlib.crc32(word.encode()) % dim] += 1.0
-    if not v.any():
-        v[0] = 1.0
-    return v / np.linalg.norm(v)
+def bow_embed(text: str) -> np.ndarray:
+    """Wider than the default: fewer hash collisions among the graph tests' names."""
+    return fakes.bow_embed(text, dim=1024)
 
 
 def scripted(text: str, tag: str) -> str:
