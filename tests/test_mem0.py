@@ -22,6 +22,7 @@ from mem0bench.memory.inspect import memories_main
 from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC
+from mem0bench.prompts.update import BATCH_UPDATE_SPEC
 from mem0bench.tokens import count_tokens
 from tests.fakes import bow_embed
 
@@ -109,10 +110,17 @@ class FakeClient:
         self.updates: list[tuple[list[dict[str, str]], str]] = []
         self.summaries: list[tuple[str, list[str]]] = []
         self.embeds: list[tuple[list[str], str]] = []
+        self.batches: list[tuple[list[dict[str, str]], list[str]]] = []
 
     @property
     def calls(self) -> int:
-        return len(self.extractions) + len(self.updates) + len(self.summaries) + len(self.embeds)
+        return (
+            len(self.extractions)
+            + len(self.updates)
+            + len(self.summaries)
+            + len(self.embeds)
+            + len(self.batches)
+        )
 
     async def _pause(self, scale: float = 0.004) -> None:
         if self.rng is not None:
@@ -136,12 +144,28 @@ class FakeClient:
             if isinstance(result, Exception):
                 raise result
             return StructuredReply(data={"facts": result}, usage=Usage())
+        if spec.name == BATCH_UPDATE_SPEC.name:
+            return StructuredReply(data=self._batch(messages), usage=Usage())
         memories, fact = parse_update(messages)
         self.updates.append((memories, fact))
         result = self.rules.get(fact, self.decide)(memories, fact)
         if isinstance(result, Exception):
             raise result
         return StructuredReply(data=result, usage=Usage())
+
+    def _batch(self, messages: list[dict]) -> dict[str, Any]:
+        """Batched update: the same per-fact rules, each fact decided against the whole shown union."""
+        body = messages[1]["content"]
+        memories, _ = json.JSONDecoder().raw_decode(section(body, "EXISTING MEMORIES:\n", "\n\nNEW FACTS"))
+        facts = [line.split(". ", 1)[1] for line in body.split("):\n", 1)[1].splitlines()]
+        self.batches.append((memories, facts))
+        operations = []
+        for i, fact in enumerate(facts):
+            result = self.rules.get(fact, self.decide)(memories, fact)
+            if isinstance(result, Exception):
+                raise result
+            operations.append({"fact": i, **result})
+        return {"operations": operations}
 
     async def chat(self, messages: list[dict], *, stage: str, salt: str = "", **_: Any) -> ChatReply:
         body = messages[1]["content"]
@@ -296,21 +320,50 @@ def test_guard_function() -> None:
     assert adds_information("Ann moved to Oslo in 2022", "Ann moved to Oslo")
 
 
-def test_delete_removes(tmp_path: Path) -> None:
+def test_contradiction_replaces_and_keeps_the_newest_state(tmp_path: Path) -> None:
     sessions = [[("Ann", "FACT: Ann lives in Oslo")], [("Ann", "FACT: Ann moved away from Oslo")]]
     rules: dict[str, Decision] = {
         "Ann moved away from Oslo": lambda m, f: {
+            "event": "REPLACE",
+            "id": ref(m, "Ann lives in Oslo"),
+            "text": None,
+        }
+    }
+    system = make_system(FakeClient(rules=rules), tmp_path)
+    report = run(system.ingest(make_conversation(sessions)))
+    (record,) = system.snapshot("conv-t")["Ann"]
+    assert record.text == "Ann moved away from Oslo" and record.id == "ann-0002"
+    assert record.created_at == record.updated_at == DATES[1] and record.source_dia_ids == ("D2:1",)
+    op = ops_of(tmp_path)[-1]
+    assert op.kind is OpKind.REPLACE and (op.memory_id, op.replaced_id) == ("ann-0002", "ann-0001")
+    assert (op.before, op.after) == ("Ann lives in Oslo", "Ann moved away from Oslo")
+    assert op.session_date == DATES[1] and op.source_dia_ids == ("D2:1",) and op.requested_id == "0"
+    assert report.details["ops.REPLACE"] == 1 and "ops.DELETE" not in report.details
+    # The old memory is gone from the index too: searching for it finds the new state.
+    store = system._stores["conv-t"]["Ann"]
+    assert [r.id for r, _ in store.search(bow_embed("Ann lives in Oslo"), 5)] == ["ann-0002"]
+
+
+def test_delete_without_replacement_is_counted(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann lives in Oslo")], [("Ann", "FACT: Ann never lived in Oslo")]]
+    rules: dict[str, Decision] = {
+        "Ann never lived in Oslo": lambda m, f: {
             "event": "DELETE",
             "id": ref(m, "Ann lives in Oslo"),
             "text": None,
         }
     }
     system = make_system(FakeClient(rules=rules), tmp_path)
-    run(system.ingest(make_conversation(sessions)))
+    report = run(system.ingest(make_conversation(sessions)))
     assert texts(system) == []
     op = ops_of(tmp_path)[-1]
     assert op.kind is OpKind.DELETE and op.memory_id == "ann-0001" and op.before == "Ann lives in Oslo"
     assert op.session_date == DATES[1] and op.source_dia_ids == ("D2:1",)
+    assert report.details["ops.DELETE"] == 1
+    from mem0bench.pipeline.aggregate import deletes_without_replacement
+
+    assert deletes_without_replacement([report.details, {"pairs": 3}]) == 1
+    assert deletes_without_replacement([{"chunks": 4}]) is None  # not a memory system
 
 
 def test_invented_ids(tmp_path: Path) -> None:
@@ -342,6 +395,83 @@ def test_update_without_id_or_text_is_safe(tmp_path: Path) -> None:
     system = make_system(FakeClient(rules=rules), tmp_path)
     run(system.ingest(make_conversation(sessions)))
     assert texts(system) == ["Ann likes black tea"]  # no text: the fact itself is the new text
+
+
+# ---- batched update (method.update=batched) ----------------------------------------------------------
+
+BATCH_SESSIONS = [
+    [("Ann", "FACT: Ann lives in Oslo | Ann has a dog"), ("Bob", "ok")],
+    [("Ann", "FACT: Ann moved to Bergen | Ann has a dog named Rex | Ann likes tea"), ("Bob", "nice")],
+]
+BATCH_RULES: dict[str, Decision] = {
+    "Ann moved to Bergen": lambda m, f: {"event": "REPLACE", "id": ref(m, "Ann lives in Oslo"), "text": f},
+    "Ann has a dog named Rex": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann has a dog"), "text": f},
+}
+
+
+def test_batched_update_makes_one_call_per_pair_with_the_same_outcome(tmp_path: Path) -> None:
+    per_fact_client = FakeClient(rules=BATCH_RULES)
+    per_fact = make_system(per_fact_client, tmp_path / "a")
+    run(per_fact.ingest(make_conversation(BATCH_SESSIONS)))
+    client = FakeClient(rules=BATCH_RULES)
+    batched = make_system(client, tmp_path / "b", update="batched")
+    report = run(batched.ingest(make_conversation(BATCH_SESSIONS)))
+    expected = ["Ann has a dog named Rex", "Ann moved to Bergen", "Ann likes tea"]
+    assert sorted(texts(batched)) == sorted(texts(per_fact)) == sorted(expected)
+    # Ann's two pairs with facts: two batched calls against five per-fact calls; Bob said no fact: none.
+    assert len(client.batches) == 2 and client.updates == [] and len(per_fact_client.updates) == 5
+    memories, facts = client.batches[1]
+    assert facts == ["Ann moved to Bergen", "Ann has a dog named Rex", "Ann likes tea"]
+    # The union of the facts' similar memories, each once, with short ids.
+    assert sorted(m["text"] for m in memories) == ["Ann has a dog", "Ann lives in Oslo"]
+    assert [m["id"] for m in memories] == ["0", "1"]
+    kinds = [op.kind for op in ops_of(tmp_path / "b")]
+    assert kinds == [OpKind.ADD, OpKind.ADD, OpKind.REPLACE, OpKind.UPDATE, OpKind.ADD]
+    assert report.details["ops.REPLACE"] == 1 and report.failures == 0
+
+
+def test_batched_update_guards_ids_facts_and_repeats(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann has a dog named Rex")], [("Ann", "FACT: Ann has a dog | Ann sings")]]
+
+    def decide_batch(memories: list[dict[str, str]], fact: str) -> dict[str, Any]:
+        if fact == "Ann has a dog":  # says less than the memory: the guard rejects the UPDATE
+            return {"event": "UPDATE", "id": memories[0]["id"], "text": "Ann has a dog."}
+        return {"event": "DELETE", "id": "9", "text": None}  # an invented id becomes a NOOP
+
+    client = FakeClient(rules={"Ann has a dog": decide_batch, "Ann sings": decide_batch})
+    system = make_system(client, tmp_path, update="batched")
+    report = run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == ["Ann has a dog named Rex"]
+    ops = ops_of(tmp_path)
+    assert [op.kind for op in ops] == [OpKind.ADD, OpKind.UPDATE_REJECTED, OpKind.INVENTED_ID]
+    assert ops[2].requested == "DELETE" and ops[2].fact == "Ann sings"
+    assert report.failures == 0
+
+
+def test_batched_update_malformed_items_and_left_out_facts(tmp_path: Path) -> None:
+    sessions = [[("Ann", "FACT: Ann likes tea | Ann likes jazz | Ann likes rain")]]
+    client = FakeClient()
+    client._batch = lambda messages: {  # type: ignore[method-assign]
+        "operations": [
+            {"fact": 0, "event": "ADD", "id": None, "text": None},
+            {"fact": 7, "event": "ADD", "id": None, "text": None},
+            {"fact": 1, "event": "MERGE", "id": None, "text": None},
+        ]
+    }
+    system = make_system(client, tmp_path, update="batched")
+    report = run(system.ingest(make_conversation(sessions)))
+    assert texts(system) == ["Ann likes tea"]
+    assert report.details["failures.update"] == 2
+    left_out = [op for op in ops_of(tmp_path) if op.requested == "MISSING"]
+    assert [(op.kind, op.fact) for op in left_out] == [
+        (OpKind.NOOP, "Ann likes jazz"),
+        (OpKind.NOOP, "Ann likes rain"),
+    ]
+
+
+def test_update_mode_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="update must be one of"):
+        make_system(FakeClient(), tmp_path, update="bulk")
 
 
 # ---- failures ----------------------------------------------------------------------------------------
@@ -408,8 +538,8 @@ def test_failed_summary_keeps_previous(tmp_path: Path) -> None:
     system = make_system(client, tmp_path, summary_every=2)
     report = run(system.ingest(make_conversation([turns])))
     seen = [info["summary"] for info in client.extractions if info["owner"] == "Ann"]
-    # S_2 (pairs 0..3, ending on msg 7) failed: pair 6 gets S_1 again.
-    assert seen == ["", "", "", "", "upto msg 3", "upto msg 3", "upto msg 3"]
+    # Pair p sees S_{(p - 1) // 2}. S_2 (pairs 0..3, ending on msg 7) failed: pairs 5 and 6 get S_1 again.
+    assert seen == ["", "", "", "upto msg 3", "upto msg 3", "upto msg 3", "upto msg 3"]
     assert report.details["failures.summary"] == 2  # once per speaker stream
 
 
@@ -467,15 +597,16 @@ def _summary_run(state_dir: Path, seed: int) -> tuple[Mem0, FakeClient]:
 def test_summary_schedule_is_deterministic(tmp_path: Path) -> None:
     first, client = _summary_run(tmp_path / "a", seed=1)
     second, _ = _summary_run(tmp_path / "b", seed=7)
-    # Which summary each pair saw: S_{max(p // 2 - 1, 0)}, where S_k covers pairs [0, 2k).
+    # Which summary each pair saw: S_{max((p - 1) // 2, 0)} (every 2, lag 1), where S_k covers pairs [0, 2k).
     seen = {
         i["new"][0]["text"].split(" FACT")[0]: i["summary"] for i in client.extractions if i["owner"] == "Ann"
     }
     s1, s2 = "upto msg 3 FACT: fact 3", "upto msg 3 FACT: fact 3 | upto msg 7 FACT: fact 7"
     s3 = s2 + " | upto msg 11 FACT: fact 11"
-    assert [seen[f"msg {2 * p}"] for p in range(10)] == ["", "", "", "", s1, s1, s2, s2, s3, s3]
-    # Refresh 4 (pairs 0..7) would only be seen by a pair 10, which does not exist: never started.
-    assert len([s for s in client.summaries]) == 3 * 2
+    s4 = s3 + " | upto msg 15 FACT: fact 15"
+    assert [seen[f"msg {2 * p}"] for p in range(10)] == ["", "", "", s1, s1, s2, s2, s3, s3, s4]
+    # Refresh 5 (started at pair 10) would only be seen by a pair 11, which does not exist: never started.
+    assert len([s for s in client.summaries]) == 4 * 2
     for speaker in ("Ann", "Bob"):
         assert [r.to_dict() for r in first.snapshot("conv-t")[speaker]] == [
             r.to_dict() for r in second.snapshot("conv-t")[speaker]
@@ -484,7 +615,27 @@ def test_summary_schedule_is_deterministic(tmp_path: Path) -> None:
         tmp_path / "b/conv-t/ann.ops.jsonl"
     ).read_text()
     meta = json.loads((tmp_path / "a/conv-t/ann/meta.json").read_text())
-    assert meta["summaries"] == ["", s1, s2, s3]
+    assert meta["summaries"] == ["", s1, s2, s3, s4]
+
+
+def test_default_schedule_leaves_no_pair_between_summary_and_window(tmp_path: Path) -> None:
+    """With the default m, summary period and lag, every earlier pair of a stream is either in the summary
+    a pair sees or in its window of the previous m messages (the old lagged schedule left 5-14 out)."""
+    turns = [("Ann" if i % 2 == 0 else "Bob", f"msg {i}") for i in range(2 * 40)]
+    client = FakeClient(seed=3)
+    run(make_system(client, tmp_path).ingest(make_conversation([turns])))
+    ann = sorted(
+        (i for i in client.extractions if i["owner"] == "Ann"), key=lambda i: int(i["new"][0]["text"][4:])
+    )
+    assert len(ann) == 40
+    for p, info in enumerate(ann):
+        covered = [int(x) for x in re.findall(r"upto msg (\d+)", info["summary"])]
+        last_summarized = covered[-1] if covered else -1
+        first_in_window = int(info["earlier"][0]["text"][4:]) if info["earlier"] else 2 * p
+        assert first_in_window <= last_summarized + 1, (
+            f"pair {p}: msgs {last_summarized + 1}..{first_in_window - 1} lost"
+        )
+    assert client.summaries, "summaries are refreshed at all"
 
 
 # ---- logs, snapshots, resume -------------------------------------------------------------------------

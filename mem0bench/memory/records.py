@@ -50,7 +50,11 @@ class OpKind(str, Enum):
 
     ADD = "ADD"
     UPDATE = "UPDATE"
+    REPLACE = "REPLACE"
+    """A contradiction: the old memory was removed and the new state stored as a new memory, dated with the
+    pair (`memory_id` is the new memory, `replaced_id` the removed one)."""
     DELETE = "DELETE"
+    """The memory was removed and nothing stored in its place (counted apart: it can erase a state)."""
     NOOP = "NOOP"
     UPDATE_REJECTED = "UPDATE_REJECTED"
     """The model asked for an UPDATE whose text adds nothing to the old memory: the old one is kept."""
@@ -65,9 +69,9 @@ class MemoryOp:
     kind: OpKind
     memory_id: str | None
     before: str | None
-    """The memory's text before the operation (UPDATE, UPDATE_REJECTED, DELETE)."""
+    """The memory's text before the operation (UPDATE, UPDATE_REJECTED, REPLACE, DELETE)."""
     after: str | None
-    """The memory's text after it (ADD, UPDATE, INVENTED_ID turned into an ADD)."""
+    """The memory's text after it (ADD, UPDATE, REPLACE, INVENTED_ID turned into an ADD)."""
     source_dia_ids: tuple[str, ...]
     """The dia_ids of the pair that produced the fact."""
     session_date: str
@@ -78,6 +82,8 @@ class MemoryOp:
     """The event the model asked for, when it differs from `kind` (guards, invented ids)."""
     requested_id: str | None = None
     """The short id the model gave (as shown in the update prompt)."""
+    replaced_id: str | None = None
+    """REPLACE: the id of the memory the new one took the place of."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +97,7 @@ class MemoryOp:
             "fact": self.fact,
             "requested": self.requested,
             "requested_id": self.requested_id,
+            "replaced_id": self.replaced_id,
         }
 
     @classmethod
@@ -106,4 +113,5 @@ class MemoryOp:
             fact=str(data.get("fact", "")),
             requested=data.get("requested"),
             requested_id=data.get("requested_id"),
+            replaced_id=data.get("replaced_id"),
         )

@@ -115,3 +115,10 @@ def metrics(
         "evidence_recall": mean(recalls) if recalls else None,
         "failures": dict(failures),
     }
+
+
+def deletes_without_replacement(ingest_details: Iterable[Mapping[str, Any]]) -> int | None:
+    """Mem0 DELETE decisions that stored nothing in place of the memory (a REPLACE is counted apart), over
+    the conversations' ingest reports; None for a method that makes no memory decisions."""
+    details = [d for d in ingest_details if "pairs" in d]
+    return sum(int(d.get("ops.DELETE", 0)) for d in details) if details else None

@@ -50,8 +50,12 @@ def _plan(
         facts = pairs * FACTS_PER_PAIR
         lines.append(Line("ingest", "extraction", pairs, pairs * (INSTRUCTION_TOKENS + 300 + (m + 2) * avg_turn),
                           pairs * REPLY_TOKENS["extract"]))  # fmt: skip
-        lines.append(Line("ingest", "update decisions", facts, facts * (INSTRUCTION_TOKENS + s * MEMORY_TOKENS),
-                          facts * REPLY_TOKENS["update"]))  # fmt: skip
+        if str(method.get("update", "per_fact")) == "batched":  # one call per pair over all its facts
+            lines.append(Line("ingest", "update decisions", pairs, pairs * INSTRUCTION_TOKENS
+                              + facts * s * MEMORY_TOKENS, facts * REPLY_TOKENS["update"]))  # fmt: skip
+        else:
+            lines.append(Line("ingest", "update decisions", facts, facts * (INSTRUCTION_TOKENS + s * MEMORY_TOKENS),
+                              facts * REPLY_TOKENS["update"]))  # fmt: skip
         refreshes = pairs / max(every, 1)
         lines.append(Line("ingest", "summary refreshes", refreshes,
                           refreshes * (INSTRUCTION_TOKENS + 300 + 2 * every * avg_turn),

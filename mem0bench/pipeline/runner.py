@@ -316,6 +316,9 @@ class Runner:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
+        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
+            row.details for row in ingests.values() if not row.failed
+        )
         self.rundir.rewrite("predictions.jsonl", rows)
         write_json(self.rundir.file("metrics.json"), metrics)
         current = settle_failures_file(

@@ -1,12 +1,18 @@
 """The conversation summary S: a deterministic refresh schedule, run off the critical path.
 
-The paper refreshes S periodically and asynchronously but gives no interval. Ours is deterministic and lagged
-one period, so timing never changes what a pair sees:
+The paper refreshes S periodically and asynchronously but gives no interval. Ours is deterministic: what a
+pair sees depends on its index only, never on how fast a refresh ran. With E = ``every`` and L = ``lag``:
 
-* S_0 = ''. When pair p with p % every == 0 and p > 0 is reached, refresh k = p // every starts in the
-  background from S_{k-1} and the turns of pairs [(k-1)*every, k*every).
-* Pair p is given S_{max(p // every - 1, 0)}, awaiting that refresh only if it has not finished.
+* S_0 = ''. When pair p = k*E (k >= 1) is reached, refresh k starts in the background from S_{k-1} and the
+  turns of pairs [(k-1)*E, k*E), so S_k covers pairs [0, k*E).
+* Refresh k becomes visible L pairs after it starts: pair p is given S_k with k = max((p - L) // E, 0),
+  awaiting that refresh only if it has not finished yet (the pairs in between are its time budget).
 * A refresh no pair will ever see is not started. A failed refresh keeps the previous summary.
+
+Pair p's extraction prompt also shows the previous m messages, i.e. pairs [p - m/2, p). The pairs covered by
+neither S nor that window are at most E + L - 1 - m/2 (reached just before the next refresh shows up), so
+E + L <= m/2 + 1 leaves no gap: the defaults E = 5, L = 1 with m = 10 do. docs/design.md has a worked
+example.
 """
 
 from __future__ import annotations
@@ -20,21 +26,41 @@ from mem0bench.prompts.summary import build_summary_messages
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["Refresh", "SummarySchedule", "refresh_summary"]
+__all__ = ["Refresh", "SummarySchedule", "refresh_summary", "uncovered_pairs"]
 
 Refresh = Callable[[str, list[str], int], Awaitable[str]]
 """refresh(previous summary, rendered lines of the period, pair index that started it) -> new summary."""
+
+
+def visible_refresh(p: int, every: int, lag: int) -> int:
+    """k of the summary S_k that pair p is given (S_k covers pairs [0, k*every))."""
+    return max((p - lag) // every, 0)
+
+
+def uncovered_pairs(p: int, every: int, lag: int, m: int) -> int:
+    """How many pairs before p are in neither pair p's summary nor its window of the previous m messages."""
+    covered = visible_refresh(p, every, lag) * every
+    window_start = max(p - m // 2, 0)
+    return max(window_start - covered, 0)
 
 
 class SummarySchedule:
     """Which summary each pair of a stream sees, and when the refreshes start."""
 
     def __init__(
-        self, every: int, pair_lines: Sequence[list[str]], refresh: Refresh, summaries: dict[int, str]
+        self,
+        every: int,
+        lag: int,
+        pair_lines: Sequence[list[str]],
+        refresh: Refresh,
+        summaries: dict[int, str],
     ) -> None:
         """`pair_lines[p]` are pair p's turns rendered with their session date; `summaries` (S_k by k,
         holding S_0) is filled in as refreshes finish."""
+        if every < 1 or lag < 1:
+            raise ValueError(f"summary every and lag must be >= 1, got {every} and {lag}")
         self.every = every
+        self.lag = lag
         self.pair_lines = pair_lines
         self.refresh = refresh
         self.summaries = summaries
@@ -45,12 +71,16 @@ class SummarySchedule:
         every = self.every
         if p > 0 and p % every == 0:
             k = p // every
-            # Refresh k is first seen by pair (k + 1) * every: skip it if no such pair exists.
-            if (k + 1) * every < len(self.pair_lines):
-                window = [line for lines in self.pair_lines[(k - 1) * every : k * every] for line in lines]
-                previous = await self._summary(k - 1)
-                self._tasks[k] = asyncio.create_task(self.refresh(previous, window, p))
-        return await self._summary(max(p // every - 1, 0))
+            # Refresh k is first seen by pair k * every + lag: skip it if no such pair exists.
+            if k * every + self.lag < len(self.pair_lines):
+                self._tasks[k] = asyncio.create_task(self._run(k, p))
+        return await self._summary(visible_refresh(p, every, self.lag))
+
+    async def _run(self, k: int, p: int) -> str:
+        # Chained on S_{k-1}: with a lag longer than the period, refresh k may start before k-1 is done.
+        previous = await self._summary(k - 1)
+        window = [line for lines in self.pair_lines[(k - 1) * self.every : k * self.every] for line in lines]
+        return await self.refresh(previous, window, p)
 
     async def _summary(self, k: int) -> str:
         if k not in self.summaries:

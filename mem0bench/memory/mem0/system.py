@@ -3,7 +3,7 @@
 Per message pair (m_{t-1}, m_t) of a stream, extraction sees the summary S, the previous m messages with
 their session dates, the pair and its session date, and returns candidate facts (`extraction`). Each fact, in
 order, is compared with the s most similar memories of the current store and the LLM picks ADD, UPDATE,
-DELETE or NOOP (`update`). S is refreshed on a deterministic schedule (`summary`). Streams (one per speaker,
+REPLACE, DELETE or NOOP (`update`; ``update=batched`` decides a pair's facts in one call). S is refreshed on a deterministic schedule (`summary`). Streams (one per speaker,
 see `streams`) run concurrently; a stream processes its pairs strictly in order, and is saved with a done
 marker when it ends (`persistence`), unless a transient failure asks for a replay (`failures`). Every
 memory keeps the session date of the pair that created it (``created_at``) and of its last accepted update
@@ -71,8 +71,10 @@ class Mem0:
         m: int = 10,
         s: int = 10,
         top_k: int = 30,
-        summary_every: int = 10,
+        summary_every: int = 5,
+        summary_lag: int = 1,
         per_speaker: bool = True,
+        update: str = "per_fact",
         context: SystemContext,
     ) -> None:
         for label, value, low in (
@@ -80,6 +82,7 @@ class Mem0:
             ("s", s, 1),
             ("top_k", top_k, 1),
             ("summary_every", summary_every, 1),
+            ("summary_lag", summary_lag, 1),
         ):
             if int(value) < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
@@ -88,6 +91,7 @@ class Mem0:
         self.s = int(s)
         self.top_k = int(top_k)
         self.summary_every = int(summary_every)
+        self.summary_lag = int(summary_lag)
         self.per_speaker = bool(per_speaker)
         self.client = context.client
         self.state_dir = Path(context.state_dir)
@@ -96,7 +100,8 @@ class Mem0:
         self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
         self._specs: dict[str, dict[str, StreamSpec]] = {}
         """Per conversation, the streams' specs by key, speaker_a first once retrieval has run."""
-        self._updater = MemoryUpdater(self.client, self.s, self.record_failure)
+        self._updater = MemoryUpdater(self.client, self.s, self.record_failure, str(update))
+        self.update = self._updater.mode
 
     # ---- layout -------------------------------------------------------------------------------------
 
@@ -178,6 +183,7 @@ class Mem0:
         pair_lines = [[f"[{dates[si].date_text}] {t.speaker}: {t.text}" for t in pair] for si, pair in pairs]
         schedule = SummarySchedule(
             self.summary_every,
+            self.summary_lag,
             pair_lines,
             partial(self._refresh_summary, state, conversation),
             state.summaries,
@@ -214,9 +220,9 @@ class Mem0:
         return await self._finish_stream(state)
 
     async def _memory_step(self, ctx: PairContext, state: StreamState) -> None:
-        """Extraction (one embedding call for all facts), then Algorithm 1 fact by fact."""
-        for fact, vector in await extract_facts(self.client, ctx, state, self.record_failure):
-            await self._updater.apply(ctx, state, fact, vector)
+        """Extraction (one embedding call for all facts), then Algorithm 1 (per fact, or batched)."""
+        facts = await extract_facts(self.client, ctx, state, self.record_failure)
+        await self._updater.apply_pair(ctx, state, facts)
 
     async def _refresh_summary(
         self, state: StreamState, conversation: Conversation, previous: str, lines: list[str], pair_index: int
