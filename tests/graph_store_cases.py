@@ -121,3 +121,57 @@ def case_save_and_load(make: Factory, tmp: Path, reopen: Callable[[Path], GraphS
     c = again.add_node("New", "x", unit(4), "d3")
     assert c.id not in {n.id for n in nodes}
     again.close()
+
+
+def case_edge_keeps_extracted_names(make: Factory, tmp: Path, reopen: Callable[[Path], GraphStore]) -> None:
+    """An edge written through a reused node keeps the names it was extracted with, across save and reload."""
+    store = make()
+    caroline = store.add_node("Caroline", "person", unit(0), "d1")
+    race = store.add_node("charity race", "event", unit(1), "d1")
+    date = store.add_node("20 May 2023", "date", unit(2), "d1")
+    plain = store.add_edge(caroline, "ran", race, unit(3), "d1", [])
+    named = store.add_edge(
+        caroline,
+        "signed_up_for",
+        race,
+        unit(4),
+        "d2",
+        ["D2:1"],
+        source_name="caroline",
+        destination_name="the race",
+    )
+    dated = store.add_edge(race, "happened_on", date, unit(5), "d2", [], destination_name="20 May 2023")
+    assert (plain.source_name, plain.destination_name) == ("Caroline", "charity race")
+    assert (named.source_name, named.destination_name) == ("caroline", "the race")
+    assert (named.source_id, named.destination_id) == (caroline.id, race.id)
+    expected = [("Caroline", "charity race"), ("caroline", "the race"), ("charity race", "20 May 2023")]
+    assert [(e.source_name, e.destination_name) for e in store.edges()] == expected
+    assert [e.id for e in store.edges_of([caroline.id])] == [plain.id, named.id]
+    assert store.edges_of([caroline.id])[1].destination_name == "the race"
+    assert [e.destination_name for e, _ in store.search_edges(unit(4), 0.9, 1)] == ["the race"]
+    assert dated.text == "charity race happened on 20 May 2023"
+    store.save(tmp)
+    store.close()
+    again = reopen(tmp)
+    assert [(e.source_name, e.destination_name) for e in again.edges()] == expected
+    again.close()
+
+
+def case_literal_nodes_merge_only_on_equal_text(make: Factory) -> None:
+    """Node resolution on a real store: dates never merge by similarity, names do at reuse_threshold."""
+    from mem0bench.memory.mem0g.nodes import resolve_node
+
+    store = make()
+    may7 = store.add_node("7 May 2023", "date", unit(0), "d1")
+    caroline = store.add_node("Caroline", "person", unit(3), "d1")
+    # A different date 0.95 similar: a new node, whatever the threshold.
+    assert resolve_node(store, "20 May 2023", "date", at_angle(0.95), 0.9) is None
+    assert resolve_node(store, "20 May 2023", "date", at_angle(0.95), 0.5) is None
+    # The same date written differently: reused.
+    assert resolve_node(store, "7th May, 2023", "date", at_angle(0.97), 0.9) == may7
+    # A name that is not a date never lands on the date node, however similar.
+    assert resolve_node(store, "May", "event", at_angle(0.99), 0.9) is None
+    # Names merge at reuse_threshold and not below it.
+    assert resolve_node(store, "caroline", "person", at_angle(0.95, 3, 4), 0.9) == caroline
+    assert resolve_node(store, "Carolina", "person", at_angle(0.85, 3, 4), 0.9) is None
+    store.close()

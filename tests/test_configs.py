@@ -53,6 +53,11 @@ def test_recipes_hold_only_what_differs():
 def test_sweepable_hyperparameters_are_in_config():
     cfg = _compose("+exp=mem0g", "method.m=5", "method.s=7", "method.threshold=0.8", "method.top_k=12")
     assert (cfg.method.m, cfg.method.s, cfg.method.threshold, cfg.method.top_k) == (5, 7, 0.8, 12)
+    # Node reuse has a threshold of its own, swept apart from the retrieval one.
+    assert _compose("+exp=mem0g").method.reuse_threshold == 0.9
+    for value in (0.85, 0.95):
+        cfg = _compose("+exp=mem0g", f"method.reuse_threshold={value}")
+        assert (cfg.method.reuse_threshold, cfg.method.threshold) == (value, 0.7)
     cfg = _compose("+exp=rag", "method.chunk_size=512", "method.k=1")
     assert (cfg.method.chunk_size, cfg.method.k) == (512, 1)
 

@@ -64,6 +64,17 @@ def test_save_and_load(make: cases.Factory, falkordb_server: FalkorDBServer, tmp
     cases.case_save_and_load(make, tmp_path / "g", reopen)
 
 
+def test_edge_keeps_extracted_names(make: cases.Factory, falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
+    config = falkordb_server.graph_config
+    cases.case_edge_keeps_extracted_names(
+        make, tmp_path / "g", lambda directory: build_graph_store(config, "reopened-names", directory)
+    )
+
+
+def test_literal_nodes_merge_only_on_equal_text(make: cases.Factory) -> None:
+    cases.case_literal_nodes_merge_only_on_equal_text(make)
+
+
 def test_hostile_names_are_stored_verbatim(falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
     config = falkordb_server.graph_config
     store = build_graph_store(config, "hostile", tmp_path / "g", resume=False)

@@ -36,6 +36,14 @@ def test_save_and_load(tmp_path: Path) -> None:
     cases.case_save_and_load(InProcessGraphStore, tmp_path / "g", InProcessGraphStore.load)
 
 
+def test_edge_keeps_extracted_names(tmp_path: Path) -> None:
+    cases.case_edge_keeps_extracted_names(InProcessGraphStore, tmp_path / "g", InProcessGraphStore.load)
+
+
+def test_literal_nodes_merge_only_on_equal_text() -> None:
+    cases.case_literal_nodes_merge_only_on_equal_text(InProcessGraphStore)
+
+
 def test_protocol_and_builder(tmp_path: Path) -> None:
     store = build_graph_store({"backend": "inprocess"}, "k", tmp_path / "g")
     assert isinstance(store, InProcessGraphStore) and isinstance(store, GraphStore)

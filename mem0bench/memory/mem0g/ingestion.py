@@ -2,15 +2,17 @@
 
 An entity extractor and then a relations generator (function calls) turn the pair into triplets (source,
 relation, destination). Each triplet is stored: source and destination names are embedded and mapped to an
-existing node whose cosine similarity reaches `threshold`, else to a new node; the valid relations touching
+existing node (see `nodes`: cosine >= `reuse_threshold`, literals such as dates only on equal text), else to
+a new node; the edge keeps the names as extracted, whatever node they map to; the valid relations touching
 those nodes go to a conflict detector and update resolver (one LLM call) that names the ones the new
 relation makes obsolete; those are marked invalid as of the session date, never deleted; then the new edge
 is added, dated and with its dia_ids.
 
 Decisions where the paper is silent:
 
-* **Node reuse** is ">= threshold" (the paper says "exceeds"; equality of float similarities is measure-
-  zero in practice, and a test pins the boundary). The best-scoring node wins; ties go to the older node.
+* **Node reuse** is ">= reuse_threshold" (the paper says "exceeds"; equality of float similarities is
+  measure-zero in practice, and a test pins the boundary). The best-scoring node wins; ties go to the older
+  node. The retrieval threshold (`threshold`) is a separate setting.
 * **Exact duplicates** (a valid edge with the same source node, relation and destination node) are skipped
   without an LLM call. Self-loops (source and destination resolve to the same node) are skipped.
 * **Conflict candidates**: the valid edges touching either node; when there are more than
@@ -30,6 +32,7 @@ import numpy as np
 from mem0bench.llm.types import LLMCallError, StructuredSpec
 from mem0bench.memory.graph.base import Edge, GraphStore, Node, triplet_text
 from mem0bench.memory.mem0.failures import RecordFailure, describe
+from mem0bench.memory.mem0g.nodes import resolve_node
 from mem0bench.memory.mem0g.persistence import GraphStream
 from mem0bench.memory.mem0g.retrieval import creation_order
 from mem0bench.memory.stream import PairContext
@@ -59,10 +62,14 @@ class GraphIngestion:
     """The graph step of Mem0^g, applied pair by pair to one stream's graph."""
 
     def __init__(
-        self, client: LLMClient, threshold: float, conflict_candidates: int, record_failure: RecordFailure
+        self,
+        client: LLMClient,
+        reuse_threshold: float,
+        conflict_candidates: int,
+        record_failure: RecordFailure,
     ) -> None:
         self.client = client
-        self.threshold = threshold
+        self.reuse_threshold = reuse_threshold
         self.conflict_candidates = conflict_candidates
         self.record_failure = record_failure
 
@@ -119,18 +126,22 @@ class GraphIngestion:
             if source.id == destination.id:
                 stream.counts["skipped_self_loops"] += 1
                 continue
-            await self._store_relation(stream, key, ctx, source, relation, destination, text_vector, dia_ids)
+            names = (source_name, destination_name)
+            await self._store_relation(
+                stream, key, ctx, source, relation, destination, names, text_vector, dia_ids
+            )
 
     def _resolve_node(
         self, stream: GraphStream, name: str, types: Mapping[str, str], vector: np.ndarray, date: str
     ) -> Node:
-        """The existing node at least `threshold` similar to `name`, or a new node."""
-        hits = stream.store.find_similar_nodes(vector, self.threshold, 1)
-        if hits:
+        """The existing node `name` maps to (see `nodes.resolve_node`), or a new node."""
+        entity_type = types.get(name.lower(), "entity")
+        node = resolve_node(stream.store, name, entity_type, vector, self.reuse_threshold)
+        if node is not None:
             stream.counts["nodes_reused"] += 1
-            return hits[0][0]
+            return node
         stream.counts["nodes_created"] += 1
-        return stream.store.add_node(name, types.get(name.lower(), "entity"), vector, date)
+        return stream.store.add_node(name, entity_type, vector, date)
 
     async def _store_relation(
         self,
@@ -140,10 +151,12 @@ class GraphIngestion:
         source: Node,
         relation: str,
         destination: Node,
+        names: tuple[str, str],
         text_vector: np.ndarray,
         dia_ids: tuple[str, ...],
     ) -> None:
-        """Conflict detection and resolution for one triplet (invalidate, never delete), then the new edge."""
+        """Conflict detection and resolution for one triplet (invalidate, never delete), then the new edge,
+        which keeps the extracted `names` (source, destination)."""
         date = ctx.session_date_text
         touching = stream.store.edges_of([source.id, destination.id], include_invalid=False)
         if any(
@@ -159,7 +172,7 @@ class GraphIngestion:
                 for i, e in enumerate(candidates)
             ]
             messages = build_obsolete_messages(
-                new=(source.name, relation, destination.name), learned_on=date, existing=shown
+                new=(names[0], relation, names[1]), learned_on=date, existing=shown
             )
             reply = await self._call(stream, key, ctx, "graph_resolve", OBSOLETE_SPEC, messages)
             parsed = parse_or_none(lambda data: parse_obsolete(data, len(candidates)), reply)
@@ -173,7 +186,16 @@ class GraphIngestion:
             for short_id in obsolete:
                 stream.store.invalidate(candidates[short_id].id, date)
                 stream.counts["edges_invalidated"] += 1
-        stream.store.add_edge(source, relation, destination, text_vector, date, dia_ids)
+        stream.store.add_edge(
+            source,
+            relation,
+            destination,
+            text_vector,
+            date,
+            dia_ids,
+            source_name=names[0],
+            destination_name=names[1],
+        )
         stream.counts["edges_added"] += 1
 
     def _conflict_candidates(

@@ -44,6 +44,7 @@ class Mem0G(Mem0):
         *,
         name: str = "mem0g",
         threshold: float = 0.7,
+        reuse_threshold: float = 0.9,
         triplet_threshold: float = 0.4,
         relations_top_k: int = 20,
         conflict_candidates: int = 20,
@@ -51,11 +52,16 @@ class Mem0G(Mem0):
         **mem0_kwargs: Any,
     ) -> None:
         super().__init__(name=name, context=context, **mem0_kwargs)
-        if not -1.0 <= float(threshold) <= 1.0 or not -1.0 <= float(triplet_threshold) <= 1.0:
-            raise ValueError("threshold and triplet_threshold are cosine similarities in [-1, 1]")
+        if not all(-1.0 <= float(t) <= 1.0 for t in (threshold, reuse_threshold, triplet_threshold)):
+            raise ValueError(
+                "threshold, reuse_threshold and triplet_threshold are cosine similarities in [-1, 1]"
+            )
         if int(relations_top_k) < 1 or int(conflict_candidates) < 1:
             raise ValueError("relations_top_k and conflict_candidates must be >= 1")
         self.threshold = float(threshold)
+        """Retrieval: query entities match nodes at least this similar."""
+        self.reuse_threshold = float(reuse_threshold)
+        """Ingestion: an extracted name reuses a node at least this similar (literals: equal text only)."""
         self.triplet_threshold = float(triplet_threshold)
         self.relations_top_k = int(relations_top_k)
         self.conflict_candidates = int(conflict_candidates)
@@ -68,7 +74,7 @@ class Mem0G(Mem0):
         )
         self._graphs: dict[str, dict[str, GraphStream]] = {}
         self._ingestion = GraphIngestion(
-            self.client, self.threshold, self.conflict_candidates, self.record_failure
+            self.client, self.reuse_threshold, self.conflict_candidates, self.record_failure
         )
 
     # ---- layout and lifecycle (Mem0's hooks) --------------------------------------------------------
