@@ -648,3 +648,66 @@ async def test_minilm_distinct_dates_stay_distinct_and_names_merge(
     context = await reader.retrieve(dated_events(), question(text))
     assert f"- [{D2}] bake sale -> happened_on -> 20 May 2023" in context.text
     assert "bake sale -> happened_on -> 7 May 2023" not in context.text
+
+
+# ---- entity channel ranking ---------------------------------------------------------------------------
+
+HUB_QUESTION = "When did Caroline run the charity race?"
+
+
+def hub_graph(embed: Callable[[list[str]], np.ndarray]) -> Any:
+    """Caroline's node with 50 newer edges, and one relevant edge that does not touch it."""
+    from mem0bench.memory.graph import InProcessGraphStore
+
+    store = InProcessGraphStore()
+    names = ["Caroline", "charity race", "20 May 2023"] + [f"hobby {i}" for i in range(50)]
+    vectors = dict(zip(names, embed(names)))
+    nodes = {name: store.add_node(name, "entity", vectors[name], D1) for name in names}
+    triplets = [("charity race", "happened_on", "20 May 2023")]
+    triplets += [("Caroline", f"enjoys_weekly_session_{i}", f"hobby {i}") for i in range(50)]
+    texts = embed([f"{s} {r.replace('_', ' ')} {d}" for s, r, d in triplets])
+    for (s, r, d), vector in zip(triplets, texts):
+        store.add_edge(nodes[s], r, nodes[d], vector, D2, ())
+    return store
+
+
+def entity_channel(store: Any, embed: Callable[[list[str]], np.ndarray], entities: list[str]) -> list[str]:
+    from mem0bench.memory.mem0g.retrieval import search_graph
+
+    vectors = embed([HUB_QUESTION, *entities])
+    found = search_graph(
+        store, HUB_QUESTION, vectors[0], vectors[1:], threshold=0.7, triplet_threshold=1.01, top_k=20
+    )
+    assert len(found) == 20  # the channel is full: the hub's edges compete for every slot
+    return [e.text for e in found]
+
+
+def test_entity_channel_ranks_the_relevant_edge_above_a_hub() -> None:
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([bow_embed(t) for t in texts])
+
+    store = hub_graph(embed)
+    # "race" reaches the "charity race" node (0.71) less well than "Caroline" reaches the hub (1.0).
+    assert [n.name for n, _ in store.find_similar_nodes(bow_embed("race"), 0.7, 5)] == ["charity race"]
+    assert "charity race happened on 20 May 2023" in entity_channel(store, embed, ["Caroline", "race"])
+
+
+@pytest.mark.minilm
+def test_entity_channel_ranks_the_relevant_edge_above_a_hub_minilm(minilm: Any) -> None:
+    def embed(texts: list[str]) -> np.ndarray:
+        return asyncio.run(minilm.embed_batch(list(texts)))[0]
+
+    store = hub_graph(embed)
+    assert "charity race happened on 20 May 2023" in entity_channel(
+        store, embed, ["Caroline", "charity race"]
+    )
+
+
+def test_bm25_weighs_rare_words_over_shared_ones() -> None:
+    from mem0bench.memory.mem0g.rank import bm25_scores, terms
+
+    assert terms("Caroline's races, the class") == ["caroline", "race", "class"]
+    docs = ["Caroline likes tea", "Caroline likes jazz", "charity race happened on 20 May 2023"]
+    scores = bm25_scores("When did Caroline run the charity race?", docs)
+    assert scores[2] > scores[0] == scores[1] > 0.0
+    assert bm25_scores("anything", []) == [] and bm25_scores("the of", docs) == [0.0, 0.0, 0.0]

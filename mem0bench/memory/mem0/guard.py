@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["adds_information", "content_words"]
+__all__ = ["adds_information", "content_tokens", "content_words"]
 
 # Function words: they never make a memory more informative. (Negations are kept: "not" is news.)
 _STOPWORD_TEXT = """
@@ -25,10 +25,15 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
-def content_words(text: str) -> frozenset[str]:
-    """Lowercased words of `text` minus punctuation and stopwords ("Ann's" counts as "ann")."""
+def content_tokens(text: str) -> list[str]:
+    """Lowercased words of `text` in order, minus punctuation and stopwords ("Ann's" counts as "ann")."""
     words = (w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("\u2019", "'")))
-    return frozenset(w for w in words if w not in _STOPWORDS)
+    return [w for w in words if w not in _STOPWORDS]
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The set of `content_tokens`."""
+    return frozenset(content_tokens(text))
 
 
 def adds_information(new: str, old: str) -> bool:

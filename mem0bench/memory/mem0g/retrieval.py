@@ -1,8 +1,9 @@
 """Mem0^g's graph retrieval: two channels per speaker, merged, rendered as a timeline.
 
 * **Entity-centric**: the question's entities (an LLM call) -> nodes at least `threshold` similar -> their
-  incoming and outgoing edges, invalid ones too (the timeline). Edges rank by the similarity of the node
-  that brought them, newest first among equals.
+  incoming and outgoing edges, invalid ones too (the timeline). Node matching is the filter; the edges rank
+  by BM25 relevance of their triplet text to the question (`rank`), then by the similarity of the node that
+  brought them, newest first among equals.
 * **Semantic triplet**: the question's embedding against each edge's triplet-text embedding, at least
   `triplet_threshold`, best first.
 * **Merge**: the two ranked lists are interleaved (entity channel first), deduplicated by edge and cut at
@@ -23,6 +24,7 @@ from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.graph.base import Edge, GraphStore
 from mem0bench.memory.mem0.failures import describe
+from mem0bench.memory.mem0g.rank import bm25_scores
 from mem0bench.prompts.graph import (
     QUERY_ENTITIES_SPEC,
     build_query_entity_messages,
@@ -92,6 +94,7 @@ async def query_entities(
 
 def search_graph(
     store: GraphStore,
+    question: str,
     question_vector: np.ndarray,
     entity_vectors: np.ndarray,
     *,
@@ -104,9 +107,12 @@ def search_graph(
     for vector in entity_vectors:
         for node, score in store.find_similar_nodes(vector, threshold, NODES_PER_QUERY_ENTITY):
             node_scores[node.id] = max(score, node_scores.get(node.id, -1.0))
+    candidates = store.edges_of(list(node_scores))
+    relevance = dict(zip((e.id for e in candidates), bm25_scores(question, [e.text for e in candidates])))
     entity_channel = sorted(
-        store.edges_of(list(node_scores)),
+        candidates,
         key=lambda e: (
+            -relevance[e.id],
             -max(node_scores.get(e.source_id, -1.0), node_scores.get(e.destination_id, -1.0)),
             -creation_order(e)[0],
         ),

@@ -205,6 +205,7 @@ class Mem0G(Mem0):
                     partial(
                         search_graph,
                         store,
+                        question.question,
                         question_vector,
                         entity_vectors,
                         threshold=self.threshold,
