@@ -35,29 +35,28 @@ def terms(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _document(text: str) -> Counter[str]:
+def _document(text: str) -> tuple[Counter[str], int]:
     # Edge texts never change and every question re-reads the same speaker's edges: tokenize each once.
-    return Counter(terms(text))
+    counts = Counter(terms(text))
+    return counts, sum(counts.values())
 
 
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     """The BM25 score of each document for `query`, with the documents themselves as the corpus."""
-    docs = [_document(d) for d in documents]
-    if not docs:
+    n = len(documents)
+    if not n:
         return []
-    query_terms = set(terms(query))
-    n = len(docs)
-    lengths = [sum(d.values()) for d in docs]
-    average = sum(lengths) / n or 1.0
-    frequency = {t: sum(1 for d in docs if t in d) for t in query_terms}
-    # The "+1" form of IDF stays positive even for a term in every document.
-    idf = {t: math.log(1.0 + (n - f + 0.5) / (f + 0.5)) for t, f in frequency.items() if f}
-    scores = []
-    for doc, length in zip(docs, lengths):
-        score = 0.0
-        for t, weight in idf.items():
-            tf = doc.get(t, 0)
-            if tf:
-                score += weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
-        scores.append(score)
+    docs = [_document(d) for d in documents]
+    average = sum(length for _, length in docs) / n or 1.0
+    scores = [0.0] * n
+    for t in set(terms(query)):
+        having = [i for i, (counts, _) in enumerate(docs) if t in counts]
+        if not having:
+            continue
+        # The "+1" form of IDF stays positive even for a term in every document.
+        idf = math.log(1.0 + (n - len(having) + 0.5) / (len(having) + 0.5))
+        for i in having:
+            counts, length = docs[i]
+            tf = counts[t]
+            scores[i] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
     return scores
