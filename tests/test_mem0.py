@@ -344,6 +344,20 @@ def test_contradiction_replaces_and_keeps_the_newest_state(tmp_path: Path) -> No
     assert [r.id for r, _ in store.search(bow_embed("Ann lives in Oslo"), 5)] == ["ann-0002"]
 
 
+def test_replaced_memory_history_shows_its_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = [[("Ann", "FACT: Ann lives in Oslo")], [("Ann", "FACT: Ann moved to Bergen")]]
+    rules: dict[str, Decision] = {
+        "Ann moved to Bergen": lambda m, f: {"event": "REPLACE", "id": ref(m, "Ann lives in Oslo"), "text": f}
+    }
+    run(make_system(FakeClient(rules=rules), tmp_path / "run" / "state").ingest(make_conversation(sessions)))
+    argv = [str(tmp_path / "run"), "--conversation", "conv-t", "--speaker", "ann", "--history"]
+    assert memories_main([*argv, "ann-0001"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("ADD") < out.index("REPLACE") and "Ann lives in Oslo -> Ann moved to Bergen" in out
+
+
 def test_delete_without_replacement_is_counted(tmp_path: Path) -> None:
     sessions = [[("Ann", "FACT: Ann lives in Oslo")], [("Ann", "FACT: Ann never lived in Oslo")]]
     rules: dict[str, Decision] = {

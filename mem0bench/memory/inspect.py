@@ -178,7 +178,8 @@ def _show_history(speakers: list[SpeakerState], memory_id: str, as_json: bool) -
     found: list[tuple[SpeakerState, MemoryOp]] = []
     for sp in speakers:
         if sp.ops_path is not None:
-            found += [(sp, op) for op in read_ops(sp.ops_path) if op.memory_id == memory_id]
+            # A REPLACE ends the replaced memory's history (and starts the new one's).
+            found += [(sp, op) for op in read_ops(sp.ops_path) if memory_id in (op.memory_id, op.replaced_id)]
     if not found:
         raise InspectError(f"no operation touched memory {memory_id!r}")
     if as_json:
