@@ -22,7 +22,7 @@ from mem0bench.memory.inspect import memories_main
 from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC
-from mem0bench.prompts.update import BATCH_UPDATE_SPEC
+from mem0bench.prompts.update import BATCH_UPDATE_NAME
 from mem0bench.tokens import count_tokens
 from tests.fakes import bow_embed
 
@@ -144,7 +144,7 @@ class FakeClient:
             if isinstance(result, Exception):
                 raise result
             return StructuredReply(data={"facts": result}, usage=Usage())
-        if spec.name == BATCH_UPDATE_SPEC.name:
+        if spec.name == BATCH_UPDATE_NAME:
             return StructuredReply(data=self._batch(messages), usage=Usage())
         memories, fact = parse_update(messages)
         self.updates.append((memories, fact))
@@ -802,3 +802,15 @@ def test_memories_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         {"source": "Ann", "relation": "owns", "destination": "Rex", "valid": False,
          "created_at": DATES[0], "invalidated_at": DATES[1]}
     ]  # fmt: skip
+
+
+def test_batched_spec_asks_for_one_operation_per_fact() -> None:
+    from mem0bench.prompts.update import batch_update_spec
+
+    operations = batch_update_spec(3).parameters["properties"]["operations"]
+    assert (operations["minItems"], operations["maxItems"]) == (3, 3)
+    assert (
+        operations["items"]["properties"]["fact"]["minimum"],
+        operations["items"]["properties"]["fact"]["maximum"],
+    ) == (0, 2)
+    assert "REPLACE" in operations["items"]["properties"]["event"]["enum"]

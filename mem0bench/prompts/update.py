@@ -46,29 +46,42 @@ UPDATE_SPEC = StructuredSpec(
     },
 )
 
-BATCH_UPDATE_SPEC = StructuredSpec(
-    name="decide_memory_operations",
-    description="Decide how the memory store changes for each of the new facts.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "operations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "fact": {"type": "integer", "description": "The number of the new fact."},
-                        **_OPERATION_PROPERTIES,
+BATCH_UPDATE_NAME = "decide_memory_operations"
+
+
+def batch_update_spec(n_facts: int) -> StructuredSpec:
+    """The batched reply for `n_facts` facts: exactly one operation per fact, each naming its fact."""
+    return StructuredSpec(
+        name=BATCH_UPDATE_NAME,
+        description="Decide how the memory store changes for each of the new facts.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "operations": {
+                    "type": "array",
+                    "minItems": n_facts,
+                    "maxItems": n_facts,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "fact": {
+                                "type": "integer",
+                                "minimum": 0,
+                                "maximum": max(n_facts - 1, 0),
+                                "description": "The number of the new fact.",
+                            },
+                            **_OPERATION_PROPERTIES,
+                        },
+                        "required": ["fact", "event", "id", "text"],
+                        "additionalProperties": False,
                     },
-                    "required": ["fact", "event", "id", "text"],
-                    "additionalProperties": False,
-                },
-            }
+                }
+            },
+            "required": ["operations"],
+            "additionalProperties": False,
         },
-        "required": ["operations"],
-        "additionalProperties": False,
-    },
-)
+    )
+
 
 _OPERATIONS = """- ADD: the fact is new information that no existing memory holds. Set text to the fact (you may \
 tidy its wording), id to null.

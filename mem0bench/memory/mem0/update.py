@@ -40,9 +40,9 @@ from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.update import (
-    BATCH_UPDATE_SPEC,
     EVENTS,
     UPDATE_SPEC,
+    batch_update_spec,
     build_batch_update_messages,
     build_update_messages,
 )
@@ -137,7 +137,7 @@ class MemoryUpdater:
             fact_date=ctx.session_date_text,
             memories=[(sid, r.text, r.updated_at) for sid, r in shown.items()],
         )
-        data = await self._call(ctx, state, messages, BATCH_UPDATE_SPEC, label)
+        data = await self._call(ctx, state, messages, batch_update_spec(len(facts)), label)
         if data is None:
             return
         operations = data.get("operations")
