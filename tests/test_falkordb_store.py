@@ -64,7 +64,9 @@ def test_save_and_load(make: cases.Factory, falkordb_server: FalkorDBServer, tmp
     cases.case_save_and_load(make, tmp_path / "g", reopen)
 
 
-def test_edge_keeps_extracted_names(make: cases.Factory, falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
+def test_edge_keeps_extracted_names(
+    make: cases.Factory, falkordb_server: FalkorDBServer, tmp_path: Path
+) -> None:  # noqa: F811
     config = falkordb_server.graph_config
     cases.case_edge_keeps_extracted_names(
         make, tmp_path / "g", lambda directory: build_graph_store(config, "reopened-names", directory)
