@@ -209,7 +209,7 @@ class MemoryUpdater:
             return
 
         target = shown.get(short_id) if short_id is not None else None
-        if target is None:
+        if target is None or short_id is None:
             # The model named a memory it was not shown: never guess which one it meant.
             op = replace(base, kind=OpKind.INVENTED_ID, requested=event, requested_id=short_id)
             if event in ("UPDATE", "REPLACE"):

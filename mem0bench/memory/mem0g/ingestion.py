@@ -126,9 +126,16 @@ class GraphIngestion:
             if source.id == destination.id:
                 stream.counts["skipped_self_loops"] += 1
                 continue
-            names = (source_name, destination_name)
             await self._store_relation(
-                stream, key, ctx, source, relation, destination, names, text_vector, dia_ids
+                stream,
+                key,
+                ctx,
+                source,
+                relation,
+                destination,
+                (source_name, destination_name),
+                text_vector,
+                dia_ids,
             )
 
     def _resolve_node(
