@@ -45,4 +45,5 @@ async def answer_question(
         local_search_s=context.local_search_s,
         context_dia_ids=context.source_dia_ids,
         usage=whole.usage,
+        cached=whole.cached_calls > 0,
     )
