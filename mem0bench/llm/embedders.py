@@ -185,7 +185,9 @@ class MiniLMEmbeddingBackend:
         return int(self._load().max_seq_length) - 2
 
     def _word_piece_starts(self, text: str) -> list[int]:
-        mapping = self._load().tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        mapping = self._load().tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )  # verbose=False: no "longer than the maximum" warning, the length is the point here
         return [start for start, _ in mapping["offset_mapping"]]
 
     def _encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
