@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -26,7 +26,7 @@ from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
 from mem0bench.pipeline.summary import print_summary
-from mem0bench.prompts.answer import ANSWER_PROMPTS
+from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 
 SECRET_KEYS = ("api_key",)
 
@@ -140,7 +140,10 @@ def run_options(cfg: DictConfig) -> RunOptions:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
     return RunOptions(
-        strict=bool(run.strict), max_failure_rate=rate, progress=progress, answer_prompt=answer_prompt
+        strict=bool(run.strict),
+        max_failure_rate=rate,
+        progress=progress,
+        answer_prompt=cast(AnswerPrompt, answer_prompt),
     )
 
 
