@@ -12,9 +12,13 @@ from omegaconf import OmegaConf
 
 from mem0bench.cli.run import CONFIG_DIR, _take_secrets
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.pipeline.experiment import judge_settings, public_config
+from mem0bench.llm.types import ConfigurationError
+from mem0bench.pipeline.experiment import judge_settings, public_config, run_options
 
-EXPERIMENTS = sorted(p.stem for p in (CONFIG_DIR / "exp").glob("*.yaml"))
+# Recipes in sub-folders too: "paper/mem0" is `+exp=paper/mem0`.
+EXPERIMENTS = sorted(
+    p.relative_to(CONFIG_DIR / "exp").with_suffix("").as_posix() for p in (CONFIG_DIR / "exp").rglob("*.yaml")
+)
 
 
 def _compose(*overrides: str):
@@ -24,6 +28,28 @@ def _compose(*overrides: str):
 
 def test_there_are_recipes_for_every_method():
     assert {"mem0", "mem0g", "rag", "full_context"} <= set(EXPERIMENTS)
+    assert {"paper/mem0", "paper/mem0g", "paper/rag", "paper/full_context"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("method", ["mem0", "mem0g", "rag", "full_context"])
+def test_paper_profile_differs_where_the_paper_harness_did(method):
+    ours, paper = _compose(f"+exp={method}"), _compose(f"+exp=paper/{method}")
+    assert ours.method.name == paper.method.name == method
+    assert (ours.answer.prompt, paper.answer.prompt) == ("default", "paper")
+    assert (ours.judge.prompt, paper.judge.prompt) == ("lenient", "paper")
+    assert (ours.dataset.fold_captions, paper.dataset.fold_captions) == (True, False)
+    assert paper.judge.runs == 10 and paper.llm.model == paper.judge.model == "gpt-4o-mini"
+    assert run_options(paper).answer_prompt == "paper" and judge_settings(paper).prompt == "paper"
+    if method in ("mem0", "mem0g"):
+        assert paper.method.top_k == 30 and paper.method.per_speaker is True
+    if method == "rag":
+        assert (paper.method.chunk_size, paper.method.k) == (256, 2)
+        assert paper.embedder.model == "text-embedding-3-small"
+
+
+def test_unknown_answer_prompt_is_one_clear_error():
+    with pytest.raises(ConfigurationError, match="answer.prompt must be one of default, paper, not 'short'"):
+        run_options(_compose("+exp=rag", "answer.prompt=short"))
 
 
 @pytest.mark.parametrize("exp", EXPERIMENTS)
@@ -45,7 +71,7 @@ def test_experiment_composes(exp):
 
 
 def test_recipes_hold_only_what_differs():
-    for path in (CONFIG_DIR / "exp").glob("*.yaml"):
+    for path in (CONFIG_DIR / "exp").rglob("*.yaml"):
         text = Path(path).read_text()
         assert "_target_" not in text, f"{path.name} repeats a method definition"
 

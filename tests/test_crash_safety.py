@@ -37,7 +37,8 @@ What metrics.json is compared on: everything except `latency_s` (wall-clock time
 any two runs) and `cost_usd` (what was actually paid: a killed process that never saved its usage leaves
 its cost unrecorded, and requests in flight at a kill are paid without being used). Token counts in
 `tokens.llm` are what the results needed, cached replies included, so they must match exactly.
-predictions.jsonl rows are compared without their latency fields.
+predictions.jsonl rows are compared without their latency fields and `cached` (whether a reply came from
+the cache depends on where the kill fell, like the latencies it qualifies).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ QUESTIONS = 6
 RUNS = 3
 CONCURRENCY = 4
 LATENCY_MS = 20
-TIME_FIELDS = ("search_latency_s", "total_latency_s", "local_search_s")
+TIME_FIELDS = ("search_latency_s", "total_latency_s", "local_search_s", "cached")
 
 
 def _comparable_metrics(run_dir: Path) -> dict:

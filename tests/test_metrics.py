@@ -74,6 +74,28 @@ def test_bleu1_empty_and_disjoint_are_zero_without_warnings():
         assert bleu1("dog", "cat") == 0.0  # NLTK returns 0 when no unigram matches
 
 
+def test_bleu1_splits_sentences_like_the_reference():
+    # The paper's code calls nltk.word_tokenize, which splits sentences first (Punkt), so "paris." inside
+    # a two-sentence gold is [paris, .]. gold: she moved to paris . she loves it . (r = 9);
+    # prediction: she moved to paris . (c = 5), all 5 match -> BP = exp(1 - 9/5) = exp(-0.8).
+    # Without the sentence split the gold holds "paris." and the score is 0.8 * exp(-0.6) = 0.439.
+    assert bleu1("She moved to Paris.", "She moved to Paris. She loves it.") == pytest.approx(math.exp(-0.8))
+
+
+def test_bleu1_keeps_abbreviations_whole():
+    # "dr." is in Punkt's English abbreviations: no sentence break after it; "smith." ends a sentence.
+    # gold: he met dr. smith . they talked . (r = 8); prediction: dr. smith (c = 2), both match.
+    # BP = exp(1 - 8/2) = exp(-3). (No split: gold has "smith.", 1 of 2 match, 0.5 * exp(-2.5) = 0.041.)
+    assert bleu1("Dr. Smith", "He met Dr. Smith. They talked.") == pytest.approx(math.exp(-3))
+
+
+def test_bleu1_quotes_as_nltk_3_9_1():
+    # NLTK 3.9.1 (the published values' version) tokenizes "'sleep'" as ["'sleep", "'"]; 3.10 gives
+    # ["'", "sleep", "'"] and this would be 3/5 = 0.6. prediction: the album 'sleep ' (c = 4), 2 match
+    # (r = 2, BP = 1) -> 0.5.
+    assert bleu1("The album 'Sleep'", "'Sleep'") == pytest.approx(0.5)
+
+
 # ---- locomo_f1 --------------------------------------------------------------------------------
 
 

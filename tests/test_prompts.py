@@ -36,3 +36,33 @@ def test_judge_prompts_differ_and_adversarial_replaces_the_gold():
 def test_unknown_judge_prompt_is_rejected():
     with pytest.raises(ValueError, match="lenient, strict"):
         build_judge_messages("q", "a", "b", prompt="kind")
+
+
+@pytest.mark.parametrize("kind", ["memories", "graph_memories"])
+def test_paper_answer_prompt_holds_the_paper_instructions(kind):
+    ctx = RetrievedContext(kind=kind, text="Memories for Jon:\n- [8 May, 2023] lost his job", tokens=9)
+    text = _text(build_answer_messages("When did Jon lose his job?", ctx, prompt="paper"))
+    assert "lost his job" in text and text.endswith("Question: When did Jon lose his job?\nAnswer:")
+    for rule in ("latest date", "real date", "Other names", "step by step", "working out", "5 to 6 words"):
+        assert rule in text
+    assert ("relations" in text.split("<context>")[0].split("Work through")[1]) == (kind == "graph_memories")
+    assert text != _text(build_answer_messages("When did Jon lose his job?", ctx))
+
+
+@pytest.mark.parametrize("kind", ["chunks", "full_context"])
+def test_paper_answer_prompt_for_transcripts_asks_for_the_shortest_answer(kind):
+    text = _text(build_answer_messages("q?", RetrievedContext(kind=kind, text="x", tokens=1), prompt="paper"))
+    assert "shortest answer" in text and "words taken" in text and "step by step" not in text
+
+
+def test_unknown_answer_prompt_is_rejected():
+    with pytest.raises(ValueError, match="default, paper"):
+        build_answer_messages("q?", RetrievedContext(kind="chunks", text="x", tokens=1), prompt="terse")
+
+
+def test_paper_judge_is_the_most_generous_and_says_so():
+    paper = _text(build_judge_messages("q", "7 May 2023", "May 7", prompt="paper"))
+    lenient = _text(build_judge_messages("q", "7 May 2023", "May 7", prompt="lenient"))
+    assert "same subject" in paper and "same subject" not in lenient
+    assert "contradicts" in lenient and "contradicts" not in paper
+    assert "7 May 2023" in paper and "May 7" in paper

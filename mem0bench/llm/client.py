@@ -220,6 +220,7 @@ class LLMClient:
                     usage = reply_usage(raw)
                     self.ledger.record(stage, payload["model"], usage, cached=True)
                     timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
+                    timing.add_cached()
                     return raw, True, 0
         est = estimate_tokens(payload["messages"], payload.get("max_tokens"))
         reply, attempts = await self._with_retries(
@@ -361,6 +362,7 @@ class LLMClient:
         misses = [t for t in unique if t not in found]
         if not misses:
             self.ledger.record(stage, backend.model, Usage(), cached=True)
+            timing.add_cached()  # a partial hit still makes the request: its latency is real
         else:
             size = max(1, int(getattr(backend, "batch_size", 64)))
             batches = [misses[i : i + size] for i in range(0, len(misses), size)]

@@ -1,7 +1,8 @@
 """Embedding backends: the OpenAI-compatible `/embeddings` endpoint, or all-MiniLM-L6-v2 on the CPU.
 
 A backend does one batch, nothing more: `LLMClient.embed` owns caching, batching, retries, concurrency,
-normalization and accounting.
+normalization and accounting. A text longer than the model reads (`max_input_tokens` of the model's own
+tokens) is embedded in windows (mem0bench.llm.windows), never truncated.
 """
 
 from __future__ import annotations
@@ -19,9 +20,20 @@ from mem0bench.llm import timing
 from mem0bench.llm.settings import EmbedderSettings
 from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import ConfigurationError
+from mem0bench.llm.windows import Tokenizer, merge_windows, plan_windows
+from mem0bench.tokens import encode, encoding
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+# Every OpenAI embedding model (text-embedding-3-small/-large, ada-002) reads at most 8,191 tokens an input.
+OPENAI_MAX_INPUT_TOKENS = 8191
+
+
+def _cl100k_starts(text: str) -> list[int]:
+    """The first character index of each cl100k_base token (text-embedding-3's encoding)."""
+    return encoding().decode_with_offsets(encode(text))[1]
+
 
 _KNOWN_OPENAI_DIMS = {
     "text-embedding-3-small": 1536,
@@ -67,6 +79,8 @@ class OpenAIEmbeddingBackend:
         self._transport = JsonTransport(openai_client) if openai_client is not None else None
         self.cache_id = f"openai:{model}" + (f":d{dimensions}" if dimensions else "")
         """The model identity used in embedding cache keys."""
+        self.max_input_tokens = OPENAI_MAX_INPUT_TOKENS
+        """Tokens (cl100k_base) the model reads from one input; longer texts are embedded in windows."""
 
     def bind(self, openai_client: AsyncOpenAI) -> None:
         """Attach the client's `AsyncOpenAI` instance (done by `LLMClient` when none was given)."""
@@ -80,13 +94,20 @@ class OpenAIEmbeddingBackend:
     async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
         if self._transport is None:
             raise ConfigurationError("OpenAIEmbeddingBackend has no OpenAI client: pass it through LLMClient")
-        body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": self.encoding_format}
+        plan = plan_windows(texts, Tokenizer(starts=_cl100k_starts, limit=self.max_input_tokens))
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": plan.pieces,
+            "encoding_format": self.encoding_format,
+        }
         if self.dimensions:
             body["dimensions"] = self.dimensions
         payload = await self._transport.post_json("/embeddings", body)
         items = sorted(payload.get("data") or [], key=lambda d: d.get("index", 0))
-        if len(items) != len(texts):
-            raise ValueError(f"embeddings: asked for {len(texts)} vectors, server returned {len(items)}")
+        if len(items) != len(plan.pieces):
+            raise ValueError(
+                f"embeddings: asked for {len(plan.pieces)} vectors, server returned {len(items)}"
+            )
         rows = []
         for item in items:
             emb = item.get("embedding")
@@ -96,6 +117,7 @@ class OpenAIEmbeddingBackend:
                 rows.append(np.asarray(emb, dtype=np.float32))
         vectors = np.vstack(rows) if rows else np.zeros((0, self.dim or 0), dtype=np.float32)
         self.dim = int(vectors.shape[1]) if vectors.size else self.dim
+        vectors = merge_windows(vectors, plan)
         usage = payload.get("usage") or {}
         return vectors, int(usage.get("prompt_tokens") or usage.get("total_tokens") or 0)
 
@@ -157,8 +179,22 @@ class MiniLMEmbeddingBackend:
                     self.dim = int(get_dim())
             return self._st
 
+    @property
+    def max_input_tokens(self) -> int:
+        """Word pieces the model reads from one input, its two special tokens excluded (254 for MiniLM)."""
+        return int(self._load().max_seq_length) - 2
+
+    def _word_piece_starts(self, text: str) -> list[int]:
+        mapping = self._load().tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )  # verbose=False: no "longer than the maximum" warning, the length is the point here
+        return [start for start, _ in mapping["offset_mapping"]]
+
     def _encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
         st = self._load()
+        # sentence-transformers would cut a long text at max_seq_length without a word: window it instead.
+        plan = plan_windows(texts, Tokenizer(starts=self._word_piece_starts, limit=self.max_input_tokens))
+        texts = plan.pieces
         vectors = st.encode(
             texts,
             batch_size=self.batch_size,
@@ -173,7 +209,7 @@ class MiniLMEmbeddingBackend:
                 tokens = int(tokenize(texts)["attention_mask"].sum())
             except Exception:  # pragma: no cover - token count is informational
                 tokens = 0
-        return np.asarray(vectors, dtype=np.float32), tokens
+        return merge_windows(np.asarray(vectors, dtype=np.float32), plan), tokens
 
     async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
         if self._encode_lock is None:

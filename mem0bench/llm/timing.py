@@ -2,8 +2,9 @@
 
 A stage wraps its work in `measure()`; every call made inside (in the same asyncio task or its children
 created after entry) adds the seconds it waited for a concurrency slot or rate limit (`wait_s`), the
-seconds it spent in HTTP requests (`network_s`) and its token usage per stage (`usage`, cached calls
-included: it is what the work needed, whether or not it was paid for again).
+seconds it spent in HTTP requests (`network_s`), its token usage per stage (`usage`, cached calls
+included: it is what the work needed, whether or not it was paid for again) and how many calls the cache
+answered without a request (`cached_calls`: the scope's latency is then not a server's).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class CallTiming:
     elapsed_s: float = 0.0
     usage: dict[str, list[int]] = field(default_factory=dict)
     """stage -> [calls, prompt_tokens, completion_tokens]."""
+    cached_calls: int = 0
+    """Calls served whole from the cache (no request made)."""
     parent: CallTiming | None = None
     """The enclosing measurement: calls count in every enclosing scope."""
 
@@ -66,6 +69,12 @@ def add_wait(seconds: float) -> None:
 def add_network(seconds: float) -> None:
     for t in _scopes():
         t.network_s += seconds
+
+
+def add_cached() -> None:
+    """Count one call the cache answered without a request."""
+    for t in _scopes():
+        t.cached_calls += 1
 
 
 def add_usage(stage: str, prompt_tokens: int, completion_tokens: int) -> None:

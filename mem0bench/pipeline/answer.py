@@ -8,11 +8,16 @@ from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.records import AnswerRecord
-from mem0bench.prompts.answer import build_answer_messages
+from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 
 
 async def answer_question(
-    system: MemorySystem, client: LLMClient, conversation: Conversation, question: Question
+    system: MemorySystem,
+    client: LLMClient,
+    conversation: Conversation,
+    question: Question,
+    *,
+    prompt: AnswerPrompt = "default",
 ) -> AnswerRecord:
     """One question through retrieval and answering. A failed call gives a record with `failure` set."""
     base = {
@@ -28,7 +33,7 @@ async def answer_question(
         try:
             context = await system.retrieve(conversation, question)
             with measure() as timing:
-                messages = build_answer_messages(question.question, context)
+                messages = build_answer_messages(question.question, context, prompt=prompt)
                 reply = await client.chat(messages, stage="answer")
         except LLMCallError as exc:
             return AnswerRecord(
@@ -45,4 +50,5 @@ async def answer_question(
         local_search_s=context.local_search_s,
         context_dia_ids=context.source_dia_ids,
         usage=whole.usage,
+        cached=whole.cached_calls > 0,
     )

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -26,6 +26,7 @@ from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
 from mem0bench.pipeline.summary import print_summary
+from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 
 SECRET_KEYS = ("api_key",)
 
@@ -130,10 +131,20 @@ def run_options(cfg: DictConfig) -> RunOptions:
     for name in ("strict", "dry_run"):
         if not isinstance(run.get(name), bool):
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
+    answer_prompt = cfg.get("answer", {}).get("prompt", "default")
+    if answer_prompt not in ANSWER_PROMPTS:
+        raise ConfigurationError(
+            f"answer.prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {answer_prompt!r}"
+        )
     limit = cfg.eval.max_questions
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
-    return RunOptions(strict=bool(run.strict), max_failure_rate=rate, progress=progress)
+    return RunOptions(
+        strict=bool(run.strict),
+        max_failure_rate=rate,
+        progress=progress,
+        answer_prompt=cast(AnswerPrompt, answer_prompt),
+    )
 
 
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:

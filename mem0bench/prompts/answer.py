@@ -1,9 +1,21 @@
-"""The answer prompt: a question answered only from what a system retrieved."""
+"""The answer prompt: a question answered only from what a system retrieved.
+
+Two wordings (`answer.prompt`): `default`, ours; `paper`, our own wording of the instructions the Mem0
+paper's harness gave (for memories: timestamps, newest wins, relative dates made absolute, names are not
+speakers, reasoning shown where a calculation is needed, a 5-6 word answer; for chunks and the full
+conversation: the shortest answer in the conversation's words). Either way the whole reply is the
+prediction that is scored, as in the paper's harness.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from mem0bench.llm.types import Message
 from mem0bench.memory.base import ContextKind, RetrievedContext
+
+AnswerPrompt = Literal["default", "paper"]
+ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper")
 
 # What each kind of context is, in the prompt's words.
 _CONTEXT_INTRO: dict[ContextKind, str] = {
@@ -37,14 +49,54 @@ _RULES = """How to answer:
 6. Answer in as few words as possible: under 5 to 6 words, no full sentence, no explanation."""
 
 
-def build_answer_messages(question: str, context: RetrievedContext) -> list[Message]:
+# The paper profile's instructions, by kind of context (our words, the paper harness's content).
+_PAPER_MEMORY_RULES = """Work through it like this:
+- Read every memory of both people, and look at each memory's date, before deciding anything.
+- For a question about when something happened, find the memories about that event and use their dates.
+- When memories disagree, believe the one with the latest date.
+- A memory may speak of a time relative to its own date ("last month", "two years ago", "next week").
+  Convert it into a real date using that memory's date: "last month" in a memory dated 10 March 2023 means
+  February 2023. Answer with the date, month or year, never with the relative phrase.
+- Only two people are speaking. Other names that appear in the memories belong to other people; do not
+  attribute their actions to the speakers.
+- Reason step by step, and where the answer takes a calculation (a date, an age, a count), write the
+  working out before the answer.
+- The answer itself must be short: fewer than 5 to 6 words."""
+
+_PAPER_GRAPH_RULE = """- Use each person's relations as well as their memories: a relation marked as no longer true tells
+  you what changed and when."""
+
+_PAPER_TRANSCRIPT_RULES = """Answer from the conversation only. Give the shortest answer that is complete, in words taken
+from the conversation where you can. For a question about time, work the date out from the session dates."""
+
+
+def _paper_rules(kind: ContextKind) -> str:
+    if kind == "memories":
+        return _PAPER_MEMORY_RULES
+    if kind == "graph_memories":
+        return f"{_PAPER_MEMORY_RULES}\n{_PAPER_GRAPH_RULE}"
+    return _PAPER_TRANSCRIPT_RULES
+
+
+def build_answer_messages(
+    question: str, context: RetrievedContext, *, prompt: AnswerPrompt = "default"
+) -> list[Message]:
     """The chat messages that ask the answer model one question about one retrieved context."""
-    prompt = (
+    if prompt == "paper":
+        text = (
+            f"{_CONTEXT_INTRO[context.kind]}\n\n{_paper_rules(context.kind)}\n\n"
+            f"<context>\n{context.text}\n</context>\n\n"
+            f"Question: {question}\nAnswer:"
+        )
+        return [{"role": "user", "content": text}]
+    if prompt != "default":
+        raise ValueError(f"answer.prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {prompt!r}")
+    prompt_text = (
         f"{_CONTEXT_INTRO[context.kind]}\n\n{_RULES}\n\n"
         f"<context>\n{context.text}\n</context>\n\n"
         f"Question: {question}\nAnswer:"
     )
     return [
         {"role": "system", "content": "You answer questions about past conversations, briefly and exactly."},
-        {"role": "user", "content": prompt},
+        {"role": "user", "content": prompt_text},
     ]

@@ -1,4 +1,13 @@
-"""The judge prompt: CORRECT or WRONG for one generated answer against the gold answer."""
+"""The judge prompt: CORRECT or WRONG for one generated answer against the gold answer.
+
+Three gradings (`judge.prompt`), most generous first:
+- `paper`: the Mem0 paper's judge in substance (its published J used it): CORRECT as soon as the answer
+  is about the gold answer's subject, whatever else it says; any format of the same date, or a relative date
+  that lands on it, is CORRECT.
+- `lenient` (our default): generous about length, wording and date formats, but the answer must refer to
+  the same thing as the gold and must not contradict it.
+- `strict`: the same fact, nothing contradicting it, dates at the gold's precision.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +15,8 @@ from typing import Literal
 
 from mem0bench.llm.types import Message, StructuredSpec
 
-JudgePrompt = Literal["lenient", "strict"]
-JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict")
+JudgePrompt = Literal["lenient", "strict", "paper"]
+JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict", "paper")
 
 JUDGE_SPEC = StructuredSpec(
     name="record_verdict",
@@ -30,6 +39,13 @@ _GRADING: dict[JudgePrompt, str] = {
         "in another format, or a relative reference that resolves to it (for example 'the week before "
         "May 7, 2023' for 'early May 2023'), is CORRECT. Count it WRONG when it names something else, "
         "contradicts the gold answer, or does not answer."
+    ),
+    "paper": (
+        "Grade very generously: the gold answer is short and the generated one may be far longer. If the "
+        "generated answer is about the same subject as the gold answer, count it CORRECT, even when it adds "
+        "other things. For time questions, count it CORRECT when it points to the same date or period, "
+        "written any way ('the 7th of May' for '7 May 2023'), or through a relative expression that resolves "
+        "to it. Count it WRONG only when it is about something else altogether."
     ),
     "strict": (
         "Grade strictly. Count the generated answer CORRECT only when it states the same fact as the gold "
