@@ -215,8 +215,13 @@ class StageProgress:
     def snapshot(self) -> ProgressSnapshot:
         return ProgressSnapshot(
             done=dict(self.done), totals=dict(self.totals), units={k: UNITS.get(k, "item") for k in self.totals},
-            eta_s=self.run_eta_s(), calls=self.calls_so_far(), cost_usd=sum(self.usage(s)[2] for s in self.totals),
+            eta_s=self.run_eta_s(), calls=self.calls_so_far(), cost_usd=self._paid(),
         )  # fmt: skip
+
+    def _paid(self) -> float:
+        """USD this process paid over every client stage (embeddings and preflight included)."""
+        total = getattr(self.ledger, "total_cost", None)
+        return float(total()) if callable(total) else sum(self.usage(s)[2] for s in self.totals)
 
     def run_line(self) -> str:
         snap = self.snapshot()
