@@ -15,7 +15,13 @@ commands:
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
   bench [ARGS]             harness speed and memory against a local stand-in server
 
-`python -m mem0bench COMMAND --help` explains each; `run --help` shows Hydra's options and config groups.
+`python -m mem0bench COMMAND --help` explains each, with examples; `run --help` shows Hydra's options
+and config groups.
+
+examples:
+  python -m mem0bench run +exp=mem0g
+  python -m mem0bench status results/runs/2026-12-01_09-30-00-000000_mem0g
+  python -m mem0bench report results/sweeps/2026-12-01_08-00-00-000000_rag --out results/report
 """
 
 

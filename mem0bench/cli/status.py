@@ -16,22 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.cli.errors import report_errors
+from mem0bench.cli.examples import with_examples
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.pipeline.status import RunStatus, find_run_dirs, read_status, sweep_resume_command
-
-EXAMPLES = """examples:
-  python -m mem0bench status results/runs/2026-12-01_10-00-00-000000_mem0g
-  python -m mem0bench status results/sweeps/2026-12-01_09-00-00-000000_rag     # every job of a sweep
-  python -m mem0bench status results/runs/* --json > status.json
-"""
 
 
 def status_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="mem0bench status",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **with_examples("status"),
     )
     parser.add_argument("paths", nargs="+", type=Path, help="run directories or sweep folders")
     parser.add_argument("--json", action="store_true", help="one JSON object per run, for scripts")
