@@ -134,3 +134,21 @@ def test_status_of_a_folder_that_is_not_a_run_is_one_line(tmp_path):
         result = run_cli(["status", str(target)], cli_env("http://127.0.0.1:9/v1", tmp_path / "c"))
         assert result.returncode == 2
         assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {target}")
+
+
+def test_status_of_damaged_or_partial_folders_never_shows_a_traceback(tmp_path):
+    env = cli_env("http://127.0.0.1:9/v1", tmp_path / "c")
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    (partial / "config.yaml").write_text("method:\n  name: mem0\n")  # a config cut short
+    result = run_cli(["status", str(partial)], env)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "left      no estimate:" in result.stdout and "ingest    0/? conversations" in result.stdout
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(partial, damaged)
+    (damaged / "failures.jsonl").write_text('{"stage": "answer"\n{}\n')
+    result = run_cli(["status", str(damaged)], env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: {damaged}: ") and "failures.jsonl: line 1" in result.stderr

@@ -15,7 +15,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mem0bench.cli.errors import report_errors
+import yaml
+
+from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.pipeline.status import RunStatus, find_run_dirs, read_status, sweep_resume_command
@@ -39,18 +41,26 @@ def _show(paths: list[Path], *, as_json: bool) -> int:
             raise ConfigurationError(f"{path}: no such directory")
         if not find_run_dirs(path):
             raise ConfigurationError(f"{path}: not a mem0bench run directory (no run.json or config.yaml)")
+    code = 0
     for path in paths:
-        runs = find_run_dirs(path)
-        statuses = [read_status(run) for run in runs]
+        runs, statuses = [], []
+        for run in find_run_dirs(path):
+            try:
+                statuses.append(read_status(run))
+            except (ValueError, OSError, yaml.YAMLError) as exc:  # a damaged file: say which, go on
+                print(f"error: {run}: {' '.join(str(exc).split())}", file=sys.stderr)
+                code = CONFIG_ERROR_EXIT
+                continue
+            runs.append(run)
         if as_json:
             for status in statuses:
                 print(json.dumps(_jsonable(status), default=str))
             continue
         for status in statuses:
-            print(render(status, base=path if len(runs) > 1 else None))
+            print(render(status, base=path if len(find_run_dirs(path)) > 1 else None))
         if len(runs) > 1:
             print(render_sweep(path, runs, statuses))
-    return 0
+    return code
 
 
 def _jsonable(status: RunStatus) -> dict[str, Any]:

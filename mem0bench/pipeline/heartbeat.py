@@ -96,7 +96,7 @@ def _pid_runs_mem0bench(pid: int) -> bool:
 
 def liveness(info: HeartbeatInfo | None, now: datetime | None = None) -> Liveness:
     if info is None:
-        return Liveness(False, "no heartbeat.json: no process has worked on it since heartbeats exist")
+        return Liveness(None, "unknown: no heartbeat.json (the run never started, or predates heartbeats)")
     age = info.age_s(now)
     ago = "?" if age is None else _ago(age)
     if info.ended:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
@@ -103,7 +104,7 @@ def read_status(run_dir: Path) -> RunStatus:
     if cfg is not None:
         try:
             scope = _scope(cfg, manifest, heartbeat)
-        except (DatasetError, ConfigurationError, OSError, ValueError) as exc:
+        except (DatasetError, ConfigurationError, OmegaConfBaseException, OSError, ValueError) as exc:
             scope_error = " ".join(str(exc).split())
     else:
         scope_error = "no config.yaml"
@@ -175,7 +176,7 @@ def _judge(cfg: DictConfig | None) -> tuple[str | None, int]:
 
     try:
         judge = judge_settings(cfg)
-    except ConfigurationError:
+    except (ConfigurationError, OmegaConfBaseException):
         return None, 0
     return judge.signature, judge.runs
 
@@ -229,7 +230,7 @@ def _stages(
     stages = (
         StageStatus("ingest", len(set(sids) & ingested), len(sids) if known else None, "conversations", left_sids),
         StageStatus("answer", len(answered), len(qids) if known else None, "questions"),
-        StageStatus("judge", labels, len(qids) * runs if known else None, f"labels ({runs} judge runs)"),
+        StageStatus("judge", labels, len(qids) * runs if known else None, f"labels ({runs} judge runs)" if runs else "labels"),
     )  # fmt: skip
     total_pairs = sum(pairs.values())
     fractions = {
@@ -257,7 +258,10 @@ def _estimate_left(
         return None, "no estimate: the judge settings in config.yaml are not valid"
     from mem0bench.pipeline.experiment import judge_settings
 
-    plan = stage_estimates(cfg, dataset, questions, judge_settings(cfg))
+    try:
+        plan = stage_estimates(cfg, dataset, questions, judge_settings(cfg))
+    except (OmegaConfBaseException, ConfigurationError, KeyError, TypeError, ValueError) as exc:
+        return None, f"no estimate: config.yaml cannot be planned ({' '.join(str(exc).split())[:120]})"
     calls = sum(e.calls * fractions.get(stage, 0.0) for stage, e in plan.items())
     usd = sum(e.usd * fractions.get(stage, 0.0) for stage, e in plan.items())
     return Estimate(calls, usd), "dry-run estimate at list prices; replies already cached cost nothing"
