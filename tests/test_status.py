@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import socket
 import subprocess
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mem0bench.pipeline.heartbeat import HEARTBEAT_FILE
+from mem0bench.pipeline.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
 from tests.e2e import REPO, TEST_KEY, cli_env, run_cli
 from tests.pty_cli import run_in_pty, screen_lines
 from tests.reliability import Gate, kill, run_args, small_conv30, start_cli, wait_for
@@ -152,3 +156,34 @@ def test_status_of_damaged_or_partial_folders_never_shows_a_traceback(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"error: {damaged}: ") and "failures.jsonl: line 1" in result.stderr
+
+
+def _beat(**changes) -> HeartbeatInfo:
+    now = datetime.now(UTC)
+    info = HeartbeatInfo(
+        pid=os.getpid(), host=socket.gethostname(), session="s", cwd="/w", overrides=[],
+        started=now.isoformat(), updated=now.isoformat(),
+    )  # fmt: skip
+    return replace(info, **changes)
+
+
+def test_liveness_from_a_heartbeat():
+    old = (datetime.now(UTC) - timedelta(minutes=10)).isoformat()
+    # A pid reused by another program is not the run.
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        assert liveness(_beat(pid=other.pid)).working is False
+    finally:
+        other.kill()
+        other.wait()
+    assert liveness(_beat(ended="2026-12-01T10:00:00+00:00")).working is False
+    assert liveness(_beat(host="node-17")).working is True  # another host, recent beat
+    far = liveness(_beat(host="node-17", updated=old))
+    assert far.working is None and "probably stopped" in far.detail and "10m ago" in far.detail
+    assert liveness(None).working is None
+
+
+def test_heartbeat_overrides_never_hold_a_key():
+    assert _masked("+judge.api_key=sk-123") == "+judge.api_key=***"
+    assert _masked("llm.api_key_env=MY_KEY_VAR") == "llm.api_key_env=MY_KEY_VAR"
+    assert _masked("method.top_k=30") == "method.top_k=30"

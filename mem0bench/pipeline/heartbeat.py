@@ -85,13 +85,16 @@ def _pid_runs_mem0bench(pid: int) -> bool:
         return False
     except PermissionError:
         pass  # exists, another user's
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    if cmdline.exists():
-        try:
-            return b"mem0bench" in cmdline.read_bytes()
-        except OSError:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return True  # no /proc (macOS): the pid exists, take it
+    for i, arg in enumerate(args):
+        if arg == "-m" and i + 1 < len(args) and args[i + 1] == "mem0bench":  # python -m mem0bench
             return True
-    return True
+        if Path(arg).name == "mem0bench" or arg.endswith("mem0bench/__main__.py"):  # a script, a checkout
+            return True
+    return False
 
 
 def liveness(info: HeartbeatInfo | None, now: datetime | None = None) -> Liveness:
@@ -127,9 +130,18 @@ def job_overrides() -> list[str]:
     try:
         from hydra.core.hydra_config import HydraConfig
 
-        return [str(o) for o in HydraConfig.get().overrides.task]
+        overrides = [str(o) for o in HydraConfig.get().overrides.task]
     except (ImportError, ValueError):
         return []
+    return [_masked(o) for o in overrides]
+
+
+def _masked(override: str) -> str:
+    """A key-like value never reaches the file (the CLI has already taken `llm.api_key` off the command
+    line); the name of the variable holding a key (`llm.api_key_env=...`) is not a secret."""
+    name, sep, _ = override.partition("=")
+    secret = sep and "key" in name.lower() and not name.lower().endswith("_env")
+    return f"{name}=***" if secret else override
 
 
 class Heartbeat:
