@@ -148,6 +148,11 @@ def test_status_of_damaged_or_partial_folders_never_shows_a_traceback(tmp_path):
     result = run_cli(["status", str(partial)], env)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "left      no estimate:" in result.stdout and "ingest    0/? conversations" in result.stdout
+    as_json = json.loads(run_cli(["status", str(partial), "--json"], env).stdout)
+    assert as_json["method"] == "mem0" and as_json["stages"][0] == {
+        "stage": "ingest", "done": 0, "total": None, "unit": "conversations", "left": [],
+    }  # fmt: skip
+    assert as_json["finished"] is False and as_json["left"] is None
 
     damaged = tmp_path / "damaged"
     shutil.copytree(partial, damaged)

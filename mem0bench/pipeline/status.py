@@ -10,6 +10,7 @@ judge of the run's config and the answer that stands. Nothing here writes to the
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections import Counter
 from dataclasses import dataclass
@@ -88,7 +89,12 @@ def find_run_dirs(path: Path) -> list[Path]:
     path = Path(path)
     if is_run_dir(path):
         return [path]
-    found = [p for p in path.rglob("*") if p.is_dir() and is_run_dir(p) and "state" not in p.parts]
+    found = []
+    for folder, subdirs, _ in os.walk(path):
+        here = Path(folder)
+        if is_run_dir(here):
+            found.append(here)
+            subdirs.clear()  # a run's own folders (state/ may hold thousands of files) hold no run
     return sorted(found, key=lambda p: [int(x) if x.isdigit() else x for x in p.relative_to(path).parts])
 
 
