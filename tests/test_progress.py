@@ -43,7 +43,9 @@ def test_ingest_bar_advances_during_one_conversation(tmp_path, locomo_path):
     assert any("calls" in line and "tok" in line and "$" in line for line in lines if INGEST_BAR.match(line))
     first_full = next(i for i, line in enumerate(lines) if (m := INGEST_BAR.match(line)) and m[1] == m[2])
     etas = [line for line in lines[:first_full] if line.strip().startswith("run: eta")]
-    assert any(re.search(r"eta (\d+:)?\d\d:\d\d \(all stages\), calls [\d,]+, paid \$", line) for line in etas), etas
+    assert any(
+        re.search(r"eta (\d+:)?\d\d:\d\d \(all stages\), calls [\d,]+, paid \$", line) for line in etas
+    ), etas
     assert "Traceback" not in text
 
 
