@@ -81,6 +81,9 @@ def test_status_of_a_run_killed_mid_ingest_names_what_is_left_and_resumes_it(tmp
         assert "1/1 conversations, done" in text and f"{QUESTIONS}/{QUESTIONS} questions, done" in text
         assert "failures  none open" in text and "resume    nothing left to do" in text
         assert "exited at" in _line(lines, "process")
+        # What the killed process paid is still counted (its heartbeat's figure went into usage.json).
+        total_usd = float(re.search(r"paid\s+\$(\d+\.\d{4}) over 2 processes", text)[1])
+        assert total_usd >= paid_usd
 
         # A sweep folder: one block per job and the sweep's own resume command.
         sweep = tmp_path / "sweep"

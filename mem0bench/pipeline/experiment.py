@@ -20,7 +20,7 @@ from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.pipeline.failures import RunAborted
-from mem0bench.pipeline.heartbeat import beating
+from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
@@ -172,6 +172,9 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             dataset=dataset, questions=questions, system=system, client=client,
             rundir=rundir, judge=judge, options=options, method_name=str(cfg.method.name),
         )  # fmt: skip
+        # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
+        # this process is about to overwrite: keep it in usage.json.
+        runner.usage.earlier = with_heartbeat_cost(rundir.path, runner.usage.earlier)
         estimates = stage_estimates(cfg, dataset, questions, judge)
         runner.progress.plan({stage: e.calls for stage, e in estimates.items()})
         try:

@@ -125,6 +125,26 @@ def _ago(seconds: float) -> str:
     return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
 
 
+def with_heartbeat_cost(run_dir: Path, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """usage.json's entries, with what the last heartbeat's process paid where usage.json lacks it or says
+    less: a process killed between two saves of usage.json beat after its last save (or never saved)."""
+    info = HeartbeatInfo.read(run_dir)
+    beat = float((info.progress or {}).get("cost_usd") or 0.0) if info is not None else 0.0
+    if info is None or beat <= 0:
+        return list(sessions)
+    out, seen = [], False
+    for entry in sessions:
+        if entry.get("session") == info.session:
+            seen = True
+            if float(entry.get("cost_usd", 0.0)) < beat:
+                entry = {**entry, "cost_usd": beat, "cost_from": HEARTBEAT_FILE}
+        out.append(entry)
+    if not seen:
+        calls = int((info.progress or {}).get("calls") or 0)
+        out.append({"session": info.session, "cost_usd": beat, "calls": calls, "cost_from": HEARTBEAT_FILE})
+    return out
+
+
 def job_overrides() -> list[str]:
     """The current Hydra job's task overrides (one job's values in a multirun); [] outside Hydra."""
     try:

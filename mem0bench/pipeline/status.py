@@ -24,7 +24,7 @@ from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.stream import message_pairs
-from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness
+from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.resume import PreviousWork, current_judgements
 from mem0bench.pipeline.rundir import RunDirectory
@@ -116,7 +116,7 @@ def read_status(run_dir: Path) -> RunStatus:
         scope_error = "no config.yaml"
     stages, left_fractions = _stages(cfg, scope, previous)
     left, note = _estimate_left(cfg, scope, left_fractions)
-    paid = _paid_per_process(previous, heartbeat)
+    paid = _paid_per_process(rundir.path, previous)
     return RunStatus(
         path=rundir.path,
         method=str(manifest.get("method") or (cfg.method.name if cfg is not None else "?")),
@@ -314,14 +314,10 @@ def _unsettled_is_open(
     return True
 
 
-def _paid_per_process(previous: PreviousWork, heartbeat: HeartbeatInfo | None) -> dict[str, float]:
-    """session -> USD paid: usage.json's entries, and for the last process what its heartbeat says if that
-    is more (a process killed between two saves of usage.json beat after the last save)."""
-    paid = {str(s.get("session")): float(s.get("cost_usd", 0.0)) for s in previous.usage_sessions}
-    if heartbeat is not None and heartbeat.progress:
-        beat = float(heartbeat.progress.get("cost_usd") or 0.0)
-        paid[heartbeat.session] = max(paid.get(heartbeat.session, 0.0), beat)
-    return paid
+def _paid_per_process(run_dir: Path, previous: PreviousWork) -> dict[str, float]:
+    """session -> USD paid (usage.json, raised to the last heartbeat's figure where that says more)."""
+    sessions = with_heartbeat_cost(run_dir, previous.usage_sessions)
+    return {str(s.get("session")): float(s.get("cost_usd", 0.0)) for s in sessions}
 
 
 # -- resuming --------------------------------------------------------------------------------------------
