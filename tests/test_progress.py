@@ -86,3 +86,17 @@ def test_run_eta_counts_the_stages_still_to_come(monkeypatch):
     progress.advance("answer", 5)
     # Left: 5 questions x 3 + 30 labels x 1 = 45 calls; rate 415 calls / 20 s.
     assert progress.run_eta_s() == pytest.approx(45 / (415 / 20))
+
+
+def test_log_lines_carry_the_run_eta(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    ledger, stream = _Ledger(), io.StringIO()  # not a terminal: plain lines
+    progress = StageProgress(ledger, {"ingest": 10, "answer": 2, "judge": 4}, stream=stream, log_every_s=30)
+    clock[0] = 31.0
+    ledger.calls["ingest"] = 20
+    progress.advance("ingest", 5)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("progress ingest: 5/10, calls 20")
+    # Left: 5 pairs x 4 calls + 2 questions x 2 + 4 labels x 1 = 28 calls at 20 calls / 31 s.
+    assert lines[-1] == "progress run: eta 00:43 (all stages), calls 20, paid $0.0000"
