@@ -11,10 +11,17 @@ commands:
   judge RUN_DIR [OVERRIDES]  judge a finished run again (e.g. judge.runs=10 judge.prompt=strict)
   report PATH... --out DIR   tables (md/csv/tex) and plots from run and sweep folders
   memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
+  status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
   bench [ARGS]             harness speed and memory against a local stand-in server
 
-`python -m mem0bench COMMAND --help` explains each; `run --help` shows Hydra's options and config groups.
+`python -m mem0bench COMMAND --help` explains each, with examples; `run --help` shows Hydra's options
+and config groups.
+
+examples:
+  python -m mem0bench run +exp=mem0g
+  python -m mem0bench status results/runs/2026-12-01_09-30-00-000000_mem0g
+  python -m mem0bench report results/sweeps/2026-12-01_08-00-00-000000_rag --out results/report
 """
 
 
@@ -42,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.memory.inspect import memories_main
 
         return memories_main(rest)
+    if command == "status":
+        from mem0bench.cli.status import status_main
+
+        return status_main(rest)
     if command == "data":
         from mem0bench.data.cli import data_main
 

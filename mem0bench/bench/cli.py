@@ -20,6 +20,7 @@ from mem0bench.bench.roundtrip import serve_roundtrip
 from mem0bench.bench.search import bench_search, serve_isolated
 from mem0bench.bench.settings import BenchContext, BenchError, default_dataset
 from mem0bench.bench.standin import serve_standin
+from mem0bench.cli.examples import with_examples
 
 # The child-process sides of the measurements: not in --help, started by the bench itself.
 HIDDEN: dict[str, Callable[[list[str]], int]] = {
@@ -35,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mem0bench bench",
         description="Harness speed and memory, measured against the local stand-in OpenAI server "
         "(run from the repository checkout).",
+        **with_examples("bench"),
     )
     sub = p.add_subparsers(dest="command", required=True)
 

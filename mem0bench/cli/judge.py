@@ -15,12 +15,15 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from mem0bench.cli.errors import report_errors
+from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.llm.types import ConfigurationError
 
 
 def judge_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="mem0bench judge", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="mem0bench judge", description=__doc__.split("\n")[0], **with_examples("judge")
+    )
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("overrides", nargs="*", help="config overrides such as judge.runs=10")
     args = parser.parse_args(_take_secrets(argv))

@@ -62,6 +62,12 @@ def run_main(argv: list[str]) -> int:
             sys.exit(code)
         return code
 
+    from omegaconf import OmegaConf
+
+    from mem0bench.cli.examples import hydra_footer
+
+    # configs/run.yaml's hydra.help.footer: `run --help` ends with examples like every other command.
+    OmegaConf.register_new_resolver("mem0bench_examples", lambda _: hydra_footer(), replace=True)
     sys.argv = [sys.argv[0], *_take_secrets(argv)]
     _task()
     return max(exit_codes, default=0)

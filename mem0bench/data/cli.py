@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from mem0bench.cli.examples import with_examples
 from mem0bench.data.download import download_locomo, resolve_dataset_path
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.loader import load_dataset
@@ -23,7 +24,9 @@ DEFAULT_DATA_DIR = Path("data")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mem0bench data", description="LOCOMO dataset tools.")
+    parser = argparse.ArgumentParser(
+        prog="mem0bench data", description="LOCOMO dataset tools.", **with_examples("data")
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{stats,download}")
 
     stats = sub.add_parser("stats", help="counts, categories and token sizes of the dataset")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mem0bench.cli.examples import with_examples
 from mem0bench.memory.graph import GraphSnapshot, has_snapshot, load_graph_snapshot
 from mem0bench.memory.graph.graphml import write_graphml
 from mem0bench.memory.mem0.persistence import DONE_MARKER, META_FILE
@@ -238,7 +239,9 @@ def _export_graphml(speakers: list[SpeakerState], conversation: str, target: Pat
 
 def memories_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `mem0bench memories`; returns the exit code (2 on a user error)."""
-    parser = argparse.ArgumentParser(prog="mem0bench memories", description="Show a run's memories.")
+    parser = argparse.ArgumentParser(
+        prog="mem0bench memories", description="Show a run's memories.", **with_examples("memories")
+    )
     parser.add_argument("run_dir", type=Path, help="a run directory (its state/ folder is read)")
     parser.add_argument("--conversation", required=True, help="sample id, e.g. conv-26")
     parser.add_argument("--speaker", help="only this speaker (name or slug)")

@@ -20,8 +20,9 @@ from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.pipeline.failures import RunAborted
+from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.plan import print_plan
+from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
@@ -95,7 +96,8 @@ def select_questions(
     return chosen if max_questions is None else chosen[:max_questions]
 
 
-def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
+def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
+    """The dataset and, per conversation, the questions a run of `cfg` covers (paths relative to cwd)."""
     dataset = load_dataset(
         resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
         conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
@@ -159,7 +161,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     options = run_options(cfg)
     judge = judge_settings(cfg)
     if cfg.run.dry_run:
-        dataset, questions = _load(cfg)
+        dataset, questions = load_scope(cfg)
         print_plan(cfg, dataset, questions, judge)
         return 0
 
@@ -170,7 +172,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model])
-        dataset, questions = _load(cfg)
+        dataset, questions = load_scope(cfg)
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
             method=str(cfg.method.name),
@@ -181,8 +183,14 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             dataset=dataset, questions=questions, system=system, client=client,
             rundir=rundir, judge=judge, options=options, method_name=str(cfg.method.name),
         )  # fmt: skip
+        # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
+        # this process is about to overwrite: keep it in usage.json.
+        runner.usage.earlier = with_heartbeat_cost(rundir.path, runner.usage.earlier)
+        estimates = stage_estimates(cfg, dataset, questions, judge)
+        runner.progress.plan({stage: e.calls for stage, e in estimates.items()})
         try:
-            outcome = await runner.run()
+            with beating(rundir.path, runner.session, runner.progress.snapshot):
+                outcome = await runner.run()
         except RunAborted as exc:
             rundir.finish("aborted", reason=str(exc))
             rundir.close()

@@ -7,6 +7,7 @@ lengths) uses the per-item figures below, which are stated in the printout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from omegaconf import DictConfig
@@ -91,22 +92,50 @@ def _plan(
     return lines
 
 
-def print_plan(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
-) -> None:
+def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[Line], float]:
+    """USD of a plan line at the configured prices (local embeddings are free)."""
     prices = {k: dict(v) for k, v in cfg.llm.prices.items()}
     chat = prices.get(str(cfg.llm.model), {"prompt": 0.0, "completion": 0.0})
     judge_price = prices.get(judge.model, chat)
     embed_price = prices.get(str(cfg.embedder.model), {"prompt": 0.0, "completion": 0.0})
     if cfg.embedder.backend != "openai":
         embed_price = {"prompt": 0.0, "completion": 0.0}
+
+    def usd(line: Line) -> float:
+        price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
+        return (line.prompt * price["prompt"] + line.completion * price["completion"]) / 1e6
+
+    return usd
+
+
+@dataclass(frozen=True)
+class StageEstimate:
+    calls: float
+    usd: float
+
+
+def stage_estimates(
+    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
+) -> dict[str, StageEstimate]:
+    """The plan summed per stage (ingest, search, answer, judge): what the progress ETA and `status` use."""
+    usd = _pricer(cfg, judge)
+    totals: dict[str, StageEstimate] = {}
+    for line in _plan(cfg, dataset, questions, judge):
+        held = totals.get(line.stage, StageEstimate(0.0, 0.0))
+        totals[line.stage] = StageEstimate(held.calls + line.calls, held.usd + usd(line))
+    return totals
+
+
+def print_plan(
+    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
+) -> None:
+    line_usd = _pricer(cfg, judge)
     total_calls = total_usd = 0.0
     print(f"dry run: {cfg.method.name} on {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     for line in _plan(cfg, dataset, questions, judge):
-        price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
-        usd = (line.prompt * price["prompt"] + line.completion * price["completion"]) / 1e6
+        usd = line_usd(line)
         total_calls += line.calls
         total_usd += usd
         print(f"{line.stage:<7} {line.what:<22} {line.calls:>9,.0f} {line.prompt:>12,.0f} "

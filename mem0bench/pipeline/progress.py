@@ -9,12 +9,27 @@
 * `false`: nothing.
 
 Calls and tokens are what the stage consumed (cached replies included); cost is what this process paid.
+
+Units: ingest counts message pairs processed (per speaker's stream for Mem0 and Mem0^g, over every
+conversation), so its bar moves during a single conversation; answer counts questions, judge counts
+labels (questions x judge runs).
+
+The run ETA (the `run` line) covers every stage still to come, not only the one moving: the LLM calls left
+(items left x calls per item, measured on the stage once it has moved, else the dry-run plan's figure)
+divided by this process's call rate over the last minute. LLM calls are the unit because the client's
+concurrency limit is what paces every stage, and stages overlap (a conversation's questions are answered
+while others still ingest). Cached replies come back fast, so right after a resume the ETA is optimistic
+until paid calls dominate (the one-minute window makes that short).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tqdm import tqdm
@@ -23,6 +38,28 @@ from tqdm import tqdm
 LEDGER_STAGES = {"ingest": ("ingest",), "answer": ("search", "answer"), "judge": ("judge",)}
 
 ProgressMode = bool | str
+
+UNITS = {"ingest": "pair", "answer": "question", "judge": "label"}
+
+# Calls per item when neither a measurement nor a plan is available (one answer call and one query
+# embedding per question; one call per judge label).
+DEFAULT_CALLS_PER_ITEM = {"answer": 2.0, "judge": 1.0}
+
+RATE_WINDOW_S = 60.0
+"""The run ETA uses the call rate of the last minute."""
+
+
+@dataclass(frozen=True)
+class ProgressSnapshot:
+    """Where a live run stands (what the heartbeat file carries for `mem0bench status`)."""
+
+    done: dict[str, int]
+    totals: dict[str, int]
+    units: dict[str, str]
+    eta_s: float | None
+    """Seconds left for every stage still to come (None before there is anything to measure)."""
+    calls: int
+    cost_usd: float
 
 
 def parse_mode(value: Any) -> ProgressMode:
@@ -74,13 +111,30 @@ class StageProgress:
         self._last_postfix = 0.0
         self._last_line = time.monotonic()
         self._closed = False
+        self.planned_calls_per_item: dict[str, float] = {}
+        self._rate_samples: deque[tuple[float, int]] = deque()
+        self._rate_lock = threading.Lock()
+        self._run_line: tqdm | None = None
         if self.mode != "bars":
             return
         for position, (stage, total) in enumerate(totals.items()):
             self._bars[stage] = tqdm(
-                total=total, desc=f"{stage:>6}", position=position, leave=True, file=self.stream,
-                dynamic_ncols=True, mininterval=0.1 if tty else 1.0,
+                total=total, desc=f"{stage:>6}", unit=UNITS.get(stage, "it"), position=position, leave=True,
+                file=self.stream, dynamic_ncols=True, mininterval=0.1 if tty else 1.0,
             )  # fmt: skip
+        # One text line under the bars: the ETA of everything left and what this process has paid.
+        self._run_line = tqdm(
+            total=0, bar_format="{desc}", desc=f"{'run':>6}: eta ? (all stages)", position=len(totals),
+            leave=True, file=self.stream,
+        )  # fmt: skip
+
+    def plan(self, planned_calls: Mapping[str, float]) -> None:
+        """The dry-run plan's LLM calls per client stage (ingest, search, answer, judge), for the run ETA
+        of stages that have not moved yet."""
+        for stage, total in self.totals.items():
+            calls = sum(float(planned_calls.get(name, 0.0)) for name in LEDGER_STAGES.get(stage, (stage,)))
+            if total > 0 and calls > 0:
+                self.planned_calls_per_item[stage] = calls / total
 
     # -- numbers -------------------------------------------------------------------------------------
     def usage(self, stage: str) -> tuple[int, int, float]:
@@ -109,6 +163,69 @@ class StageProgress:
         if made <= 0 or elapsed <= 0:
             return None
         return remaining * elapsed / made
+
+    def _calls_per_item(self, stage: str) -> float | None:
+        started = self._first_advance.get(stage)
+        made = self.done.get(stage, 0) - self._first_done.get(stage, 0) if started is not None else 0
+        calls = self.usage(stage)[0]
+        if made > 0 and calls > 0:
+            return calls / made
+        return self.planned_calls_per_item.get(stage, DEFAULT_CALLS_PER_ITEM.get(stage))
+
+    def calls_so_far(self) -> int:
+        return sum(self.usage(stage)[0] for stage in self.totals)
+
+    def run_eta_s(self) -> float | None:
+        """Seconds left for every stage still to come, at this process's LLM call rate so far."""
+        remaining_calls = 0.0
+        for stage, total in self.totals.items():
+            left = total - self.done.get(stage, 0)
+            if left <= 0:
+                continue
+            per_item = self._calls_per_item(stage)
+            if per_item is None:
+                return None
+            remaining_calls += left * per_item
+        if remaining_calls == 0:
+            return 0.0
+        rate = self._call_rate()
+        return None if rate is None else remaining_calls / rate
+
+    def _call_rate(self) -> float | None:
+        """LLM calls per second over the last RATE_WINDOW_S (since the start while the window is short):
+        a slow start (a model loading, a cold server) or a burst of cached replies fades out of it."""
+        with self._rate_lock:  # the heartbeat thread asks too
+            return self._call_rate_locked()
+
+    def _call_rate_locked(self) -> float | None:
+        now, calls = time.monotonic(), self.calls_so_far()
+        samples = self._rate_samples
+        if not samples or now - samples[-1][0] >= 1.0:
+            samples.append((now, calls))
+        while len(samples) > 2 and now - samples[1][0] >= RATE_WINDOW_S:
+            samples.popleft()
+        since, calls_then = samples[0]
+        if now - since < RATE_WINDOW_S / 2:
+            since, calls_then = self._started, 0
+        elapsed, made = now - since, calls - calls_then
+        if made <= 0 or elapsed <= 0:
+            return None
+        return made / elapsed
+
+    def snapshot(self) -> ProgressSnapshot:
+        return ProgressSnapshot(
+            done=dict(self.done), totals=dict(self.totals), units={k: UNITS.get(k, "item") for k in self.totals},
+            eta_s=self.run_eta_s(), calls=self.calls_so_far(), cost_usd=self._paid(),
+        )  # fmt: skip
+
+    def _paid(self) -> float:
+        """USD this process paid over every client stage (embeddings and preflight included)."""
+        total = getattr(self.ledger, "total_cost", None)
+        return float(total()) if callable(total) else sum(self.usage(s)[2] for s in self.totals)
+
+    def run_line(self) -> str:
+        snap = self.snapshot()
+        return f"eta {_eta(snap.eta_s)} (all stages), calls {snap.calls:,}, paid ${snap.cost_usd:.4f}"
 
     def line(self, stage: str) -> str:
         calls, tokens, cost = self.usage(stage)
@@ -143,6 +260,7 @@ class StageProgress:
                 for name in self.totals:
                     if self.done[name] < self.totals[name]:
                         self._print(self.line(name))
+                self._print(f"progress run: {self.run_line()}")
 
     def _print(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
@@ -151,6 +269,8 @@ class StageProgress:
         for stage, bar in self._bars.items():
             calls, tokens, cost = self.usage(stage)
             bar.set_postfix_str(f"calls {calls:,} tok {tokens:,} ${cost:.4f}", refresh=False)
+        if self._run_line is not None:
+            self._run_line.set_description_str(f"{'run':>6}: {self.run_line()}", refresh=True)
 
     def close(self) -> None:
         if self._closed:
@@ -160,3 +280,5 @@ class StageProgress:
             self._refresh_postfix()
         for bar in self._bars.values():
             bar.close()
+        if self._run_line is not None:
+            self._run_line.close()

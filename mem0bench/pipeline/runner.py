@@ -35,6 +35,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
+from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.failures import (
     TRANSIENT_KINDS,
@@ -121,10 +122,14 @@ class Runner:
         self.usage = UsageFile(rundir, self.session, client.ledger, previous.usage_sessions)
         self.failures = FailureLog(rundir, self.session, strict=options.strict)
         self.system_failures = SystemFailures(system)
+        # Ingest progress counts the units a system reports (message pairs per stream), not conversations.
+        self.ingest_units = {
+            c.sample_id: ingest_units(system, c) for c in (dataset.conversations if dataset else ())
+        }
         self.progress = StageProgress(
             client.ledger,
             totals={
-                "ingest": len(questions),
+                "ingest": sum(self.ingest_units.values()),
                 "answer": len(self.order),
                 "judge": len(self.order) * judge.runs,
             },
@@ -143,15 +148,23 @@ class Runner:
             # No record that this conversation's ingestion finished cleanly: whatever state a killed or
             # failed attempt left is not trusted; ingestion starts over (the cache makes it free).
             self._clear_state(sid)
+        units = self.ingest_units.get(sid, 1)
+        reported = [0]
+
+        def on_units(n: int) -> None:
+            n = min(n, units - reported[0])  # a system reporting more than it announced is capped
+            reported[0] += n
+            self.progress.advance("ingest", n)
+
         try:
-            with measure() as scope:
+            with measure() as scope, listening(on_units):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
             f = exc.failure
             reason = f"ingest:{f.kind}: conversation {sid} could not be ingested: {f.message}"
             self._append_ingest(IngestRecord(sid, session=self.session, failed=reason, kind=f.kind))
             self.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
-            self.progress.advance("ingest")
+            self.progress.advance("ingest", units - reported[0])
             return reason
         steps = self.system_failures.take(lambda r: r.get("sample_id") == sid and not r.get("qid"))
         for row in steps:
@@ -172,7 +185,8 @@ class Runner:
                 )
             )
             self.usage.save_if_due()
-        self.progress.advance("ingest")
+        # What the system did not report (restored streams, systems that report nothing) is done now.
+        self.progress.advance("ingest", units - reported[0])
         return None
 
     def _append_ingest(self, record: IngestRecord) -> None:

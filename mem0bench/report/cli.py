@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, load_runs
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
 from mem0bench.report.tables import (
@@ -33,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mem0bench report",
         description="Build Table 1, Table 2 and the plots from run directories (or sweeps holding them).",
+        **with_examples("report"),
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="run directories or sweep directories")
     parser.add_argument("--out", required=True, type=Path, help="folder for the tables and plots")

@@ -7,7 +7,9 @@ in headless runs and does not change the caller's backend.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,17 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentF
 from mem0bench.report.collect import RunSummary, unique_labels, varying_hyperparameters
 from mem0bench.report.tables import Labels, categories_in
 
-__all__ = ["plot_judge_by_category", "plot_judge_vs_latency"]
+__all__ = [
+    "judge_by_category_figure",
+    "judge_vs_latency_figure",
+    "legend_labels",
+    "plot_judge_by_category",
+    "plot_judge_vs_latency",
+]
 
 MAX_POINT_LABELS = 8
+LEGEND_WRAP = 42
+"""Characters per legend line: long hyperparameter lists wrap instead of running off the figure."""
 
 
 def _judge(scores: Any) -> tuple[float, float]:
@@ -44,27 +54,64 @@ def _save(fig: Figure, path: str | Path) -> Path:
 
 def plot_judge_by_category(runs: Sequence[RunSummary], path: str | Path, labels: Labels = "official") -> Path:
     """Grouped bars: one group per category (and overall), one bar per run; J mean with std error bars."""
+    return _save(judge_by_category_figure(runs, labels), path)
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One bar: a run's J in one category, and how many questions it stands on."""
+
+    mean: float
+    std: float
+    n: int | None
+    """Questions in the category (None when the run's metrics do not say)."""
+
+    @property
+    def missing(self) -> bool:
+        return self.n == 0 or math.isnan(self.mean)
+
+
+def _cell(scores: Any) -> _Cell:
+    mean, std = _judge(scores)
+    n = scores.get("n") if isinstance(scores, dict) else 0
+    return _Cell(mean, std, int(n) if isinstance(n, int | float) else None)
+
+
+def _scores(run: RunSummary, key: str) -> Any:
+    """A run's scores in one category, or overall (whose n is the run's question count)."""
+    if key == "overall":
+        overall = run.metrics.get("overall")
+        return {"n": run.metrics.get("n_questions"), **overall} if isinstance(overall, dict) else None
+    return (run.metrics.get("categories") or {}).get(key)
+
+
+def _n_text(ns: Sequence[int | None]) -> str:
+    """The n of a category across runs: 'n=282' when every run has the same, else the range."""
+    known = sorted({n for n in ns if n is not None})  # 0 included: a run with none is part of the range
+    if not known:
+        return "n=?"
+    return f"n={known[0]:,}" if len(known) == 1 else f"n={known[0]:,}-{known[-1]:,}"
+
+
+def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "official") -> Figure:
+    """The figure of `plot_judge_by_category`. Under each category its number of questions; a run with no
+    question (or no J) in a category gets a hatched placeholder marked "no questions" (or "no J"), never an
+    empty slot that reads as 0%; a J of exactly 0% is written out."""
     cats = [*categories_in(runs, labels), ("overall", "overall")]
-    names = unique_labels(runs, varying_hyperparameters(runs))
+    names = legend_labels(runs)
     n_runs, n_cats = len(runs), len(cats)
     width = 0.8 / max(n_runs, 1)
     x = np.arange(n_cats)
     fig = Figure(figsize=(min(14.0, max(8.0, 1.1 * n_cats + 0.35 * n_cats * n_runs)), 5.2))
     ax = fig.add_subplot()
     colors = _colors(n_runs)
-    for i, (run, name) in enumerate(zip(runs, names)):
-        stats = [
-            _judge(
-                run.metrics.get("overall")
-                if key == "overall"
-                else (run.metrics.get("categories") or {}).get(key)
-            )
-            for key, _ in cats
-        ]
-        means = [m for m, _ in stats]
-        stds = [0.0 if math.isnan(s) else s for _, s in stats]
+    cells = [[_cell(_scores(run, key)) for key, _ in cats] for run in runs]
+    for i, (row, name) in enumerate(zip(cells, names)):
+        xs = x - 0.4 + width * (i + 0.5)
+        means = [c.mean for c in row]
+        stds = [0.0 if math.isnan(c.std) else c.std for c in row]
         ax.bar(
-            x - 0.4 + width * (i + 0.5),
+            xs,
             means,
             width * 0.92,
             yerr=stds,
@@ -73,30 +120,82 @@ def plot_judge_by_category(runs: Sequence[RunSummary], path: str | Path, labels:
             color=colors[i],
             error_kw={"elinewidth": 1, "ecolor": "0.25"},
         )
-    ax.set_xticks(x, [label.replace(" (", "\n(") for _, label in cats])
+        for xpos, cell in zip(xs, row):
+            if cell.missing:
+                _mark_missing(ax, xpos, width * 0.92, colors[i], "no questions" if cell.n == 0 else "no J")
+            elif cell.mean == 0:
+                ax.text(xpos, 1, "0%", ha="center", va="bottom", fontsize="x-small", color=colors[i])
+    ticks = [
+        f"{label.replace(' (', chr(10) + '(')}\n{_n_text([row[j].n for row in cells])}"
+        for j, (_, label) in enumerate(cats)
+    ]
+    ax.set_xticks(x, ticks)
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
     ax.set_ylabel("LLM-as-judge J (% correct, mean ± std)")
-    ax.set_xlabel("question category" + (" (Mem0 paper's labels)" if labels == "paper" else " (LOCOMO)"))
+    ax.set_xlabel(
+        "question category"
+        + (" (Mem0 paper's labels)" if labels == "paper" else " (LOCOMO)")
+        + ", n = questions"
+    )
     ax.set_title("LLM-as-judge score by question category")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ncol = 1 if n_runs <= 4 else 2 if n_runs <= 8 else 3
+    _legend_below(fig, ax, names, offset=0.2 if labels == "official" else 0.26, title="run")
+    return fig
+
+
+def _mark_missing(ax: Any, x: float, width: float, color: Any, text: str) -> None:
+    """A hatched outline over the whole height and a vertical note: 'this run has nothing here'."""
+    ax.bar(x, 100, width, fill=False, hatch="///", edgecolor=color, linewidth=0.6, alpha=0.45)
+    ax.text(x, 50, text, rotation=90, ha="center", va="center", fontsize="x-small", color="0.2")
+
+
+def legend_labels(runs: Sequence[RunSummary]) -> list[str]:
+    """Each run's label (method and the hyperparameters that vary), wrapped so no line is long."""
+    return [_wrap(name) for name in unique_labels(runs, varying_hyperparameters(runs))]
+
+
+def _wrap(label: str, width: int = LEGEND_WRAP) -> str:
+    """'mem0g (a=1, b=2, ...)' on lines of at most `width` characters, broken between hyperparameters
+    (a single value longer than that keeps a line of its own, whole)."""
+    lines = textwrap.wrap(
+        label, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+    return "\n".join(lines) or label
+
+
+def _legend_below(fig: Figure, ax: Any, names: Sequence[str], *, offset: float, title: str | None) -> None:
+    """A legend under the axes with as many columns as fit the figure's width."""
+    if not names:
+        return
+    longest = max(len(line) for name in names for line in name.split("\n"))
+    chars_per_inch = 13.0  # 'small' text (about 8 pt)
+    ncol = max(1, min(len(names), int(fig.get_figwidth() * chars_per_inch // (longest + 6))))
     ax.legend(
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.16 if labels == "official" else -0.22),
+        bbox_to_anchor=(0.5, -offset),
         ncol=ncol,
         frameon=False,
         fontsize="small",
-        title="run",
+        title=title,
     )
-    return _save(fig, path)
 
 
 def plot_judge_vs_latency(runs: Sequence[RunSummary], path: str | Path) -> Path:
     """Overall J (mean ± std, %) against total p95 latency (s); runs without latency are skipped and
     listed in the legend."""
-    names = unique_labels(runs, varying_hyperparameters(runs))
+    return _save(judge_vs_latency_figure(runs), path)
+
+
+def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
+    """The figure of `plot_judge_vs_latency`. Points are labelled with the run's name, or, when names run
+    over several lines, with a number that the legend repeats ("3: mem0g (...)")."""
+    names = legend_labels(runs)
+    numbered = any("\n" in name for name in names)
+    tags = [f"{i + 1}" if numbered else name for i, name in enumerate(names)]
+    if numbered:
+        names = [f"{i + 1}: {name}" for i, name in enumerate(names)]
     fig = Figure(figsize=(8.0, 5.6))
     ax = fig.add_subplot()
     colors = _colors(len(runs))
@@ -119,13 +218,14 @@ def plot_judge_vs_latency(runs: Sequence[RunSummary], path: str | Path) -> Path:
             color=colors[i],
             label=name,
         )
-        points.append((float(p95), mean, name, colors[i]))
+        points.append((float(p95), mean, tags[i], colors[i]))
     if points:
         _label_points(ax, points)
     else:
         ax.text(0.5, 0.5, "no run has both J and latency", ha="center", va="center", transform=ax.transAxes)
     if skipped:
-        ax.plot([], [], " ", label="skipped (no latency or J): " + ", ".join(skipped))
+        flat = ", ".join(" ".join(name.split()) for name in skipped)
+        ax.plot([], [], " ", label=_wrap("skipped (no latency or J): " + flat))
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
     ax.set_ylabel("overall LLM-as-judge J (% correct, mean ± std)")
@@ -133,9 +233,9 @@ def plot_judge_vs_latency(runs: Sequence[RunSummary], path: str | Path) -> Path:
     ax.set_xlabel(f"total latency per question, p95 (s{log_note})")
     ax.set_title("Answer quality vs latency")
     ax.grid(alpha=0.3)
-    ncol = 1 if len(runs) <= 4 else 2
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=ncol, frameon=False, fontsize="small")
-    return _save(fig, path)
+    _legend_below(fig, ax, ax.get_legend_handles_labels()[1], offset=0.13,
+                  title=None)  # fmt: skip
+    return fig
 
 
 def _label_points(ax: Any, points: Sequence[tuple[float, float, str, Any]]) -> None:
@@ -165,7 +265,8 @@ def _label_points(ax: Any, points: Sequence[tuple[float, float, str, Any]]) -> N
     for (x, y, name, color), (px, py) in zip(ordered, dots):
         right = px > middle
         dx = -8 if right else 8
-        width, height = 4.6 * len(name) * scale, 9 * scale
+        rows = name.split("\n")
+        width, height = 4.6 * max(map(len, rows)) * scale, 9 * len(rows) * scale
         for dy in (6, -14, 18, -26, 30, -38):
             x0 = px + dx * scale - (width if right else 0)
             box = (x0, py + dy * scale, x0 + width, py + dy * scale + height)

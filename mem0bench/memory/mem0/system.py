@@ -24,6 +24,7 @@ from mem0bench.data.model import Conversation, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.mem0.extraction import extract_facts
 from mem0bench.memory.mem0.failures import describe, failure_row, has_transient
 from mem0bench.memory.mem0.persistence import (
@@ -156,6 +157,10 @@ class Mem0:
         metas = await asyncio.gather(*(self._restore_or_run(conversation, spec) for spec in specs))
         return self._report(sid, specs, metas)
 
+    def ingest_units(self, conversation: Conversation) -> int:
+        """Progress units of a conversation's ingestion: its message pairs, once per stream."""
+        return len(message_pairs(conversation)) * len(stream_specs(conversation, self.per_speaker))
+
     async def _restore_or_run(self, conversation: Conversation, spec: StreamSpec) -> dict[str, Any]:
         sid = conversation.sample_id
         directory = self.stream_dir(sid, spec.key)
@@ -213,6 +218,7 @@ class Mem0:
                     await asyncio.gather(self._memory_step(ctx, state), self.ingest_pair_extra(ctx))
                     history.extend((t, session.date_text) for t in pair)
                     state.pairs += 1
+                    report_ingested()
                 state.ops_log = None
         finally:
             schedule.cancel()

@@ -1,0 +1,49 @@
+"""How a system tells the harness that part of a conversation's ingestion is done, without knowing who
+listens.
+
+The runner sets a listener around each `system.ingest(conversation)` call; a system calls
+`report_ingested()` after each unit of work it finishes (Mem0 and Mem0^g: one message pair of one speaker's
+stream). The listener lives in a context variable, so it follows the conversation's task and every task
+that task starts (the per-speaker streams), and two conversations ingesting at once never mix their counts.
+A system that reports nothing still works: the runner counts its conversation as done when `ingest`
+returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+
+from mem0bench.data.model import Conversation
+from mem0bench.memory.stream import message_pairs
+
+Listener = Callable[[int], None]
+
+_listener: ContextVar[Listener | None] = ContextVar("mem0bench_ingest_listener", default=None)
+
+
+def report_ingested(units: int = 1) -> None:
+    """`units` more units of the current conversation's ingestion are done (no-op when nobody listens)."""
+    listener = _listener.get()
+    if listener is not None:
+        listener(units)
+
+
+@contextlib.contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """Route `report_ingested` calls made in this context (and tasks started from it) to `listener`."""
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)
+
+
+def ingest_units(system: object, conversation: Conversation) -> int:
+    """The units a system will report for a conversation: its own `ingest_units(conversation)` if it has
+    one, else the conversation's message pairs (each counted once)."""
+    own = getattr(system, "ingest_units", None)
+    if callable(own):
+        return max(int(own(conversation)), 1)
+    return max(len(message_pairs(conversation)), 1)

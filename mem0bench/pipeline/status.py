@@ -1,0 +1,352 @@
+"""Where a run directory stands, read from its files alone: what each stage has done and has left, the
+failures still open, what was paid and what the rest would cost (the dry-run estimate), whether a process
+is working on it, and the command that resumes it.
+
+It counts what a rerun would find, with the runner's own rules (`PreviousWork`, `current_judgements`): a
+conversation is ingested when its latest ingest row is final; a question is answered when its latest
+answer has a prediction made from the standing memory of its conversation; a judge label stands for the
+judge of the run's config and the answer that stands. Nothing here writes to the run directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from mem0bench.data.errors import DatasetError
+from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.types import ConfigurationError
+from mem0bench.memory.stream import message_pairs
+from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
+from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.pipeline.resume import PreviousWork, current_judgements
+from mem0bench.pipeline.rundir import RunDirectory
+
+RUN_MARKERS = ("run.json", "config.yaml")
+
+
+@dataclass(frozen=True)
+class StageStatus:
+    stage: str
+    done: int
+    total: int | None
+    """None when the run's scope cannot be known (its dataset file cannot be read)."""
+    unit: str
+    left: tuple[str, ...] = ()
+    """The items left, where they are few enough to name (conversation ids)."""
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.total is None else max(self.total - self.done, 0)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    calls: float
+    usd: float
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    path: Path
+    method: str
+    recorded: str
+    """run.json's status as the last process left it (running, complete, failed, aborted, ...)."""
+    stages: tuple[StageStatus, ...]
+    open_failures: dict[tuple[str, str], int]
+    """(stage, kind) -> failures still open."""
+    spent_usd: float
+    """USD paid over every process (usage.json, or the last heartbeat where it says more)."""
+    processes: int
+    left: Estimate | None
+    left_note: str
+    """Why there is no estimate, or what it assumes."""
+    process: Liveness
+    last_seen: dict[str, Any]
+    """The last progress counters a process wrote to heartbeat.json (empty when none)."""
+    resume: str | None
+    scope_error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Nothing left in any stage and no failure open."""
+        return all(s.remaining == 0 for s in self.stages) and not self.open_failures
+
+
+def is_run_dir(path: Path) -> bool:
+    return any((path / marker).is_file() for marker in RUN_MARKERS)
+
+
+def find_run_dirs(path: Path) -> list[Path]:
+    """`path` itself if it is a run directory, else the run directories under it (a sweep), in order."""
+    path = Path(path)
+    if is_run_dir(path):
+        return [path]
+    found = []
+    for folder, subdirs, _ in os.walk(path):
+        here = Path(folder)
+        if is_run_dir(here):
+            found.append(here)
+            subdirs.clear()  # a run's own folders (state/ may hold thousands of files) hold no run
+    return sorted(found, key=lambda p: [int(x) if x.isdigit() else x for x in p.relative_to(path).parts])
+
+
+def read_status(run_dir: Path) -> RunStatus:
+    """The status of one run directory (which must exist)."""
+    rundir = _RunReader(run_dir)
+    manifest = rundir.manifest()
+    heartbeat = HeartbeatInfo.read(rundir.path)
+    cfg = _config(rundir.path)
+    previous = PreviousWork.read(rundir)
+    scope_error = None
+    scope: tuple[Dataset, dict[str, list[Question]]] | None = None
+    if cfg is not None:
+        try:
+            scope = _scope(cfg, manifest, heartbeat)
+        except (DatasetError, ConfigurationError, OmegaConfBaseException, OSError, ValueError) as exc:
+            scope_error = " ".join(str(exc).split())
+    else:
+        scope_error = "no config.yaml"
+    stages, left_fractions = _stages(cfg, scope, previous)
+    left, note = _estimate_left(cfg, scope, left_fractions)
+    paid = _paid_per_process(rundir.path, previous)
+    return RunStatus(
+        path=rundir.path,
+        method=str(manifest.get("method") or (cfg.method.name if cfg is not None else "?")),
+        recorded=str(manifest.get("status", "not started")),
+        stages=stages,
+        open_failures=_open_failures(rundir, previous, cfg),
+        spent_usd=round(sum(paid.values()), 6),
+        processes=len(paid),
+        left=left,
+        left_note=note if scope_error is None else f"no estimate: {scope_error}",
+        process=liveness(heartbeat),
+        last_seen=dict(heartbeat.progress) if heartbeat else {},
+        resume=resume_command(rundir.path, manifest, heartbeat),
+        scope_error=scope_error,
+    )
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+class _RunReader(RunDirectory):
+    """A run directory opened only to read: unlike `RunDirectory()` it neither creates the folder nor
+    removes temporary files (a live process may be writing one this very moment)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.state_dir = self.path / "state"
+        self._appenders = {}
+
+
+def _config(run_dir: Path) -> DictConfig | None:
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        return None
+    cfg = OmegaConf.load(path)
+    return cfg if isinstance(cfg, DictConfig) else None
+
+
+def _absolute(path: str | None, cwd: str) -> str | None:
+    if path is None or not str(path).strip():
+        return path
+    p = Path(str(path)).expanduser()
+    return str(p if p.is_absolute() or not cwd else Path(cwd) / p)
+
+
+def _scope(
+    cfg: DictConfig, manifest: dict[str, Any], heartbeat: HeartbeatInfo | None
+) -> tuple[Dataset, dict[str, list[Question]]]:
+    """The run's dataset and questions, its relative paths read from where the run was started."""
+    from mem0bench.pipeline.experiment import load_scope  # hydra and the systems: only when needed
+
+    cwd = heartbeat.cwd if heartbeat else ""
+    cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+    recorded = (manifest.get("dataset") or {}).get("path")
+    cfg.dataset.path = _absolute(recorded or cfg.dataset.get("path"), cwd)
+    if cfg.dataset.get("answer_key"):
+        cfg.dataset.answer_key = _absolute(cfg.dataset.answer_key, cwd)
+    return load_scope(cfg)
+
+
+def _judge(cfg: DictConfig | None) -> tuple[str | None, int]:
+    if cfg is None:
+        return None, 0
+    from mem0bench.pipeline.experiment import judge_settings
+
+    try:
+        judge = judge_settings(cfg)
+    except (ConfigurationError, OmegaConfBaseException):
+        return None, 0
+    return judge.signature, judge.runs
+
+
+def _standing_answers(previous: PreviousWork) -> dict[str, AnswerRecord]:
+    """Answers a rerun would keep (the runner's `_needs_answer`, read from the files)."""
+    kept = {}
+    for qid, answer in previous.answers.items():
+        ingest = previous.ingests.get(answer.conversation)
+        if answer.failure is not None or ingest is None or not ingest.is_final:
+            continue
+        if answer.ingest_session != ingest.session:
+            continue
+        if any(d.split(":", 1)[0].strip() in _transient() for d in answer.degraded):
+            continue
+        kept[qid] = answer
+    return kept
+
+
+def _transient() -> frozenset[str]:
+    from mem0bench.pipeline.failures import TRANSIENT_KINDS
+
+    return TRANSIENT_KINDS
+
+
+def _stages(
+    cfg: DictConfig | None,
+    scope: tuple[Dataset, dict[str, list[Question]]] | None,
+    previous: PreviousWork,
+) -> tuple[tuple[StageStatus, ...], dict[str, float]]:
+    """Per stage done/total, and the share of each plan stage still to do (for the estimate)."""
+    signature, runs = _judge(cfg)
+    ingested = {sid for sid, row in previous.ingests.items() if row.is_final}
+    answers = _standing_answers(previous)
+    if scope is not None:
+        dataset, questions = scope
+        sids = [c.sample_id for c in dataset.conversations]
+        qids = {q.qid for qs in questions.values() for q in qs}
+        pairs = {c.sample_id: len(message_pairs(c)) for c in dataset.conversations}
+    else:
+        sids = sorted(previous.ingests)
+        qids = set(previous.answers)
+        pairs = {}
+    answered = {qid: a for qid, a in answers.items() if qid in qids}
+    labels = 0
+    if signature is not None:
+        standing = current_judgements(previous.judgements, signature, runs, answered)
+        labels = sum(1 for j in standing.values() if j.label is not None)
+    known = scope is not None
+    left_sids = tuple(s for s in sids if s not in ingested)
+    stages = (
+        StageStatus("ingest", len(set(sids) & ingested), len(sids) if known else None, "conversations", left_sids),
+        StageStatus("answer", len(answered), len(qids) if known else None, "questions"),
+        StageStatus("judge", labels, len(qids) * runs if known else None, f"labels ({runs} judge runs)" if runs else "labels"),
+    )  # fmt: skip
+    total_pairs = sum(pairs.values())
+    fractions = {
+        "ingest": sum(pairs[s] for s in left_sids) / total_pairs if total_pairs else 0.0,
+        "search": 1 - len(answered) / len(qids) if qids else 0.0,
+        "answer": 1 - len(answered) / len(qids) if qids else 0.0,
+        "judge": 1 - labels / (len(qids) * runs) if qids and runs else 0.0,
+    }
+    return stages, fractions
+
+
+def _estimate_left(
+    cfg: DictConfig | None,
+    scope: tuple[Dataset, dict[str, list[Question]]] | None,
+    fractions: dict[str, float],
+) -> tuple[Estimate | None, str]:
+    """The dry-run plan of the whole run, each stage scaled by the share of it still to do."""
+    if cfg is None or scope is None:
+        return None, "no estimate"
+    from mem0bench.pipeline.plan import stage_estimates
+
+    dataset, questions = scope
+    signature, runs = _judge(cfg)
+    if signature is None:
+        return None, "no estimate: the judge settings in config.yaml are not valid"
+    from mem0bench.pipeline.experiment import judge_settings
+
+    try:
+        plan = stage_estimates(cfg, dataset, questions, judge_settings(cfg))
+    except (OmegaConfBaseException, ConfigurationError, KeyError, TypeError, ValueError) as exc:
+        return None, f"no estimate: config.yaml cannot be planned ({' '.join(str(exc).split())[:120]})"
+    calls = sum(e.calls * fractions.get(stage, 0.0) for stage, e in plan.items())
+    usd = sum(e.usd * fractions.get(stage, 0.0) for stage, e in plan.items())
+    return Estimate(calls, usd), "dry-run estimate at list prices; replies already cached cost nothing"
+
+
+def _open_failures(
+    rundir: RunDirectory, previous: PreviousWork, cfg: DictConfig | None
+) -> dict[tuple[str, str], int]:
+    """failures.jsonl rows still open: those the last finished process left unresolved, and those recorded
+    since (a killed process never settled them) whose item no later row has put right."""
+    signature, runs = _judge(cfg)
+    answers = previous.answers
+    labelled = {
+        (j.qid, j.run)
+        for j in previous.judgements
+        if j.label is not None and (signature is None or j.signature == signature)
+    }
+    counts: Counter[tuple[str, str]] = Counter()
+    for row in rundir.rows("failures.jsonl"):
+        failure = FailureRecord.from_dict(row)
+        if failure.resolved is not None:
+            still = not failure.resolved
+        else:
+            still = _unsettled_is_open(failure, previous.ingests, answers, labelled)
+        if still:
+            counts[(failure.stage, failure.kind)] += 1
+    return dict(sorted(counts.items()))
+
+
+def _unsettled_is_open(
+    failure: FailureRecord,
+    ingests: dict[str, IngestRecord],
+    answers: dict[str, AnswerRecord],
+    labelled: set[tuple[str, int]],
+) -> bool:
+    if failure.stage == "ingest" and failure.conversation:
+        row = ingests.get(failure.conversation)
+        return row is None or row.session == failure.session or not row.is_final
+    if failure.stage in ("search", "answer") and failure.qid:
+        answer = answers.get(failure.qid)
+        return answer is None or answer.session == failure.session or answer.failure is not None
+    if failure.stage == "judge" and failure.qid and failure.run is not None:
+        return (failure.qid, int(failure.run)) not in labelled
+    return True
+
+
+def _paid_per_process(run_dir: Path, previous: PreviousWork) -> dict[str, float]:
+    """session -> USD paid (usage.json, raised to the last heartbeat's figure where that says more)."""
+    sessions = with_heartbeat_cost(run_dir, previous.usage_sessions)
+    return {str(s.get("session")): float(s.get("cost_usd", 0.0)) for s in sessions}
+
+
+# -- resuming --------------------------------------------------------------------------------------------
+def resume_command(run_dir: Path, manifest: dict[str, Any], heartbeat: HeartbeatInfo | None) -> str | None:
+    """The command that continues this run in this folder: its overrides again, with its run dir."""
+    if heartbeat is not None and (heartbeat.overrides or heartbeat.cwd):
+        overrides, cwd = heartbeat.overrides, heartbeat.cwd
+    else:
+        argv = [str(a) for a in manifest.get("command", [])][1:]  # argv[0] is the program
+        if not argv or any(a in ("-m", "--multirun") for a in argv):
+            return None  # a sweep job started before heartbeats: its own overrides are not recorded
+        overrides, cwd = argv, ""
+    kept = [o for o in overrides if not o.lstrip("+").startswith(("hydra.run.dir=", "hydra.sweep."))]
+    command = shlex.join(["python", "-m", "mem0bench", "run", *kept, f"hydra.run.dir={run_dir.resolve()}"])
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def sweep_resume_command(sweep_dir: Path, runs: list[Path]) -> str | None:
+    """The multirun command that continues every job of a sweep in its own folder (finished jobs are
+    reused, so rerunning them costs nothing)."""
+    for run_dir in runs:
+        manifest = _RunReader(run_dir).manifest()
+        argv = [str(a) for a in manifest.get("command", [])][1:]
+        if any(a in ("-m", "--multirun") for a in argv):
+            heartbeat = HeartbeatInfo.read(run_dir)
+            kept = [a for a in argv if not a.lstrip("+").startswith(("hydra.sweep.dir=", "hydra.run.dir="))]
+            command = shlex.join(
+                ["python", "-m", "mem0bench", "run", *kept, f"hydra.sweep.dir={Path(sweep_dir).resolve()}"]
+            )
+            cwd = heartbeat.cwd if heartbeat else ""
+            return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return None

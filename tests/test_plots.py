@@ -1,0 +1,122 @@
+"""The report's figures, checked on the matplotlib objects: n per category, missing categories marked as
+such (not as an empty slot that reads as 0%), and legends that fit when runs carry many hyperparameters."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from mem0bench.report.collect import RunSummary
+from mem0bench.report.plots import (
+    LEGEND_WRAP,
+    judge_by_category_figure,
+    judge_vs_latency_figure,
+    plot_judge_by_category,
+    plot_judge_vs_latency,
+)
+from tests.test_report import make_metrics
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _run(name: str, metrics: dict, config: dict | None = None) -> RunSummary:
+    return RunSummary(
+        path=Path("/runs") / name, method=metrics["method"], metrics=metrics, config=config or {}
+    )
+
+
+def _two_runs() -> list[RunSummary]:
+    full = make_metrics("mem0", 0.6)
+    partial = copy.deepcopy(make_metrics("rag", 0.5))
+    del partial["categories"]["temporal"]  # no temporal question in this run
+    partial["categories"]["open_domain"]["judge"]["mean"] = 0.0  # a real 0%
+    partial["categories"]["single_hop"]["n"] = 12
+    partial["n_questions"] = 32
+    return [_run("a", full), _run("b", partial)]
+
+
+def _texts(ax) -> list[tuple[float, str]]:
+    return [(t.get_position()[0], t.get_text()) for t in ax.texts]
+
+
+def test_category_plot_shows_n_and_marks_a_missing_category():
+    fig = judge_by_category_figure(_two_runs())
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks == [
+        "multi_hop\nn=10",
+        "temporal\nn=0-10",
+        "open_domain\nn=10",
+        "single_hop\nn=10-12",
+        "overall\nn=32-40",
+    ]
+    assert "n = questions" in ax.get_xlabel()
+    texts = _texts(ax)
+    # Run b (the second bar of each group) has no temporal question: marked, at its own bar.
+    missing = [x for x, text in texts if text == "no questions"]
+    assert len(missing) == 1 and 1.0 < missing[0] < 1.4
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 1 and hatched[0].get_height() == 100
+    # Its open_domain J of exactly 0% is written out, so it is not mistaken for a missing bar.
+    zero = [x for x, text in texts if text == "0%"]
+    assert len(zero) == 1 and 2.0 < zero[0] < 2.4
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["mem0", "rag"]
+
+
+def test_a_category_without_judge_is_marked_no_j():
+    metrics = copy.deepcopy(make_metrics("mem0", 0.6))
+    metrics["categories"]["temporal"]["judge"] = None  # questions, but no judgement stood
+    ax = judge_by_category_figure([_run("a", metrics)]).axes[0]
+    assert [text for _, text in _texts(ax)] == ["no J"]
+
+
+def _many_hyperparameter_runs() -> list[RunSummary]:
+    runs = []
+    for i in range(6):
+        config = {
+            "method.name": "mem0g",
+            "method.threshold": round(0.6 + 0.05 * i, 2),
+            "method.triplet_threshold": round(0.3 + 0.01 * i, 2),
+            "method.relations_top_k": 10 + i,
+            "method.conflict_candidates": 5 + i,
+            "method.summary_every": 20 + i,
+            "method.top_k": 30 - i,
+            "llm.model": f"gpt-4o-mini-2024-07-18-variant-{i}",
+            "embedder.model": f"text-embedding-3-small-{i}",
+        }
+        runs.append(_run(f"run{i}", make_metrics("mem0g", 0.5 + 0.03 * i), config))
+    return runs
+
+
+def test_legends_with_many_hyperparameters_stay_inside_the_figure():
+    runs = _many_hyperparameter_runs()
+    for fig in (judge_by_category_figure(runs), judge_vs_latency_figure(runs)):
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        legend = fig.axes[0].get_legend()
+        box = legend.get_window_extent(canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box, fig.bbox)
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert len(labels) == 6
+        for label in labels:
+            long = [line for line in label.split("\n") if len(line) > LEGEND_WRAP]
+            assert all(" " not in line.strip() for line in long), label  # only an unbreakable value
+        # Wrapped, not cut: every hyperparameter value is still there.
+        flat = " ".join(" ".join(labels).split())
+        assert "summary_every=25" in flat and "llm.model=gpt-4o-mini-2024-07-18-variant-5" in flat
+    # Names this long do not fit beside the points: the points carry numbers the legend repeats.
+    ax = judge_vs_latency_figure(runs).axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "2", "3", "4", "5", "6"]
+    assert ax.get_legend().get_texts()[2].get_text().startswith("3: mem0g (threshold=0.7,")
+
+
+def test_plots_are_written(tmp_path):
+    runs = _two_runs()
+    for path in (
+        plot_judge_by_category(runs, tmp_path / "by_category.png"),
+        plot_judge_vs_latency(_many_hyperparameter_runs(), tmp_path / "vs_latency.png"),
+        plot_judge_by_category(_many_hyperparameter_runs(), tmp_path / "many.png"),
+    ):
+        assert path.read_bytes()[:8] == PNG_MAGIC

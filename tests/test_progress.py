@@ -1,0 +1,102 @@
+"""What a person sees while a run works: the ingest bar moves during a single conversation, and the run ETA
+counts the stages still to come."""
+
+from __future__ import annotations
+
+import io
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from mem0bench.data import load_dataset
+from mem0bench.memory.stream import message_pairs
+from mem0bench.pipeline import progress as progress_module
+from mem0bench.pipeline.progress import StageProgress
+from tests.e2e import TEST_KEY, cli_env
+from tests.pty_cli import run_in_pty, screen_lines
+from tests.reliability import run_args, small_conv30
+from tests.standin.server import StandinServer
+
+INGEST_BAR = re.compile(r"^\s*ingest:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[.*pair/s")
+
+
+@pytest.mark.slow
+def test_ingest_bar_advances_during_one_conversation(tmp_path, locomo_path):
+    """One conversation, Mem0 (two speakers' streams): the bar counts message pairs, not conversations."""
+    data = small_conv30(tmp_path, locomo_path, sessions=2, questions=3)
+    pairs = len(message_pairs(load_dataset(data).conversations[0]))
+    args = run_args("mem0", data, tmp_path / "run", "judge.runs=2", "run.progress=true")
+    with StandinServer(api_key=TEST_KEY, latency_ms=20) as server:
+        code, text = run_in_pty(args, cli_env(server.base_url, tmp_path / "cache"))
+    assert code == 0, text[-3000:]
+    lines = screen_lines(text)
+    ingest = [tuple(map(int, m.groups())) for line in lines if (m := INGEST_BAR.match(line))]
+    totals = {total for _, total in ingest}
+    assert totals == {2 * pairs}, totals  # message pairs of both speakers' streams
+    counts = [done for done, _ in ingest]
+    assert counts == sorted(counts), "the bar never goes back"
+    between = {done for done in counts if 0 < done < 2 * pairs}
+    assert len(between) >= 5, f"the bar jumped instead of moving: {sorted(set(counts))}"
+    # While ingesting, the bar keeps the calls/tokens/cost figures, and the run line an ETA for everything
+    # left (it is drawn under the bars, so its states interleave with theirs).
+    assert any("calls" in line and "tok" in line and "$" in line for line in lines if INGEST_BAR.match(line))
+    first_full = next(i for i, line in enumerate(lines) if (m := INGEST_BAR.match(line)) and m[1] == m[2])
+    etas = [line for line in lines[:first_full] if line.strip().startswith("run: eta")]
+    assert any(
+        re.search(r"eta (\d+:)?\d\d:\d\d \(all stages\), calls [\d,]+, paid \$", line) for line in etas
+    ), etas
+    assert "Traceback" not in text
+
+
+class _Ledger:
+    """Calls per client stage, set by the test."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def stage(self, name: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            calls=self.calls.get(name, 0), prompt_tokens=0, completion_tokens=0, cost_usd=0.0
+        )
+
+
+def test_run_eta_counts_the_stages_still_to_come(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    ledger = _Ledger()
+    progress = StageProgress(
+        ledger, {"ingest": 100, "answer": 10, "judge": 30}, enabled=False, stream=io.StringIO()
+    )
+    # The plan: 4 calls per pair, search + answer 2 calls per question, 1 per label.
+    progress.plan({"ingest": 400, "search": 10, "answer": 10, "judge": 30})
+    assert progress.run_eta_s() is None  # nothing measured yet
+    clock[0] += 10.0
+    ledger.calls["ingest"] = 100  # 100 calls in 10 s: 10 calls/s
+    progress.advance("ingest", 25)  # 4 calls per pair measured
+    # Left: 75 pairs x 4 + 10 questions x 2 + 30 labels x 1 = 350 calls at 10 calls/s; ingestion alone
+    # would be 30 s.
+    assert progress.run_eta_s() == pytest.approx(35.0)
+    snap = progress.snapshot()
+    assert snap.done == {"ingest": 25, "answer": 0, "judge": 0} and snap.units["ingest"] == "pair"
+    # Once answering moves, its own calls per question replace the plan's figure (3 measured, not 2).
+    clock[0] += 10.0
+    ledger.calls.update(ingest=400, search=5, answer=10)
+    progress.advance("ingest", 75)
+    progress.advance("answer", 5)
+    # Left: 5 questions x 3 + 30 labels x 1 = 45 calls; rate 415 calls / 20 s.
+    assert progress.run_eta_s() == pytest.approx(45 / (415 / 20))
+
+
+def test_log_lines_carry_the_run_eta(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    ledger, stream = _Ledger(), io.StringIO()  # not a terminal: plain lines
+    progress = StageProgress(ledger, {"ingest": 10, "answer": 2, "judge": 4}, stream=stream, log_every_s=30)
+    clock[0] = 31.0
+    ledger.calls["ingest"] = 20
+    progress.advance("ingest", 5)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("progress ingest: 5/10, calls 20")
+    # Left: 5 pairs x 4 calls + 2 questions x 2 + 4 labels x 1 = 28 calls at 20 calls / 31 s.
+    assert lines[-1] == "progress run: eta 00:43 (all stages), calls 20, paid $0.0000"
