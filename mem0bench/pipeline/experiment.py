@@ -19,12 +19,14 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.metrics.uncertainty import DEFAULT_REPLICATES
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.statistics import BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 
 SECRET_KEYS = ("api_key",)
@@ -133,7 +135,19 @@ def run_options(cfg: DictConfig) -> RunOptions:
     limit = cfg.eval.max_questions
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
-    return RunOptions(strict=bool(run.strict), max_failure_rate=rate, progress=progress)
+    return RunOptions(
+        strict=bool(run.strict), max_failure_rate=rate, progress=progress, bootstrap=bootstrap_settings(cfg)
+    )
+
+
+def bootstrap_settings(cfg: DictConfig) -> BootstrapSettings:
+    """`eval.bootstrap` and `eval.bootstrap_seed` checked (configs written before they existed: defaults)."""
+    try:
+        return BootstrapSettings(
+            replicates=cfg.eval.get("bootstrap", DEFAULT_REPLICATES), seed=cfg.eval.get("bootstrap_seed", 0)
+        )
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:

@@ -34,6 +34,11 @@ class JudgeSettings:
             raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
 
     @property
+    def name(self) -> str:
+        """How tables name this judge: model and prompt."""
+        return f"{self.model} ({self.prompt})"
+
+    @property
     def signature(self) -> str:
         """Identifies the judge: labels from another model, prompt or mode are never mixed in."""
         blob = json.dumps([self.model, self.prompt, self.mode], separators=(",", ":"))

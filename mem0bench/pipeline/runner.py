@@ -50,9 +50,11 @@ from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
+from mem0bench.schema import write_results
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner", "print_summary"]
 
@@ -62,6 +64,7 @@ class RunOptions:
     strict: bool = False
     max_failure_rate: float = 0.05
     progress: ProgressMode = True
+    bootstrap: BootstrapSettings = BootstrapSettings()
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Runner:
         self.client = client
         self.rundir = rundir
         self.judge = judge
+        self.bootstrap = options.bootstrap
         self.session = _new_session_id()
         previous = PreviousWork.read(rundir)
         self.answers = dict(previous.answers)
@@ -316,8 +320,11 @@ class Runner:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
-        self.rundir.rewrite("predictions.jsonl", rows)
-        write_json(self.rundir.file("metrics.json"), metrics)
+        metrics = add_statistics(metrics, rows, self.bootstrap, judge_name=self.judge.name)
+        imported = imported_judge_block(read_judgements(self.rundir), rows)
+        if imported is not None:
+            metrics["imported_judge"] = imported
+        metrics = write_results(self.rundir, rows, metrics).to_dict()
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, session=self.session
         )

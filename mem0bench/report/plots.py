@@ -22,6 +22,10 @@ from mem0bench.report.tables import Labels, categories_in
 __all__ = ["plot_judge_by_category", "plot_judge_vs_latency"]
 
 MAX_POINT_LABELS = 8
+CI_CAPTION = (
+    "bar: J, mean over judge runs; thin dark whisker: ± std over judge runs; "
+    "wide grey band: 95% interval over questions (cluster bootstrap)"
+)
 
 
 def _judge(scores: Any) -> tuple[float, float]:
@@ -32,6 +36,26 @@ def _judge(scores: Any) -> tuple[float, float]:
     mean, std = judge.get("mean"), judge.get("std")
     to_pct = lambda v: 100 * float(v) if isinstance(v, (int, float)) else math.nan  # noqa: E731
     return to_pct(mean), to_pct(std)
+
+
+def _ci_errors(
+    run: RunSummary, cats: Sequence[tuple[str, str]], means: Sequence[float]
+) -> tuple[list[float], list[float]]:
+    """Distances from each bar's mean to the ends of its 95% interval over questions (0 where missing)."""
+    lows: list[float] = []
+    highs: list[float] = []
+    for (key, _), mean in zip(cats, means):
+        block = (
+            run.metrics.get("overall") if key == "overall" else (run.metrics.get("categories") or {}).get(key)
+        )
+        ci = ((block or {}).get("ci95") or {}).get("judge")
+        if not ci or math.isnan(mean) or None in ci:
+            lows.append(0.0)
+            highs.append(0.0)
+            continue
+        lows.append(max(0.0, mean - 100 * ci[0]))
+        highs.append(max(0.0, 100 * ci[1] - mean))
+    return lows, highs
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
@@ -73,10 +97,17 @@ def plot_judge_by_category(runs: Sequence[RunSummary], path: str | Path, labels:
             color=colors[i],
             error_kw={"elinewidth": 1, "ecolor": "0.25"},
         )
+        # The 95% interval over questions: a wide translucent grey band over the bar's top.
+        lows, highs = _ci_errors(run, cats, means)
+        ax.errorbar(
+            x - 0.4 + width * (i + 0.5), means, yerr=[lows, highs], fmt="none",
+            ecolor="0.15", alpha=0.3, elinewidth=max(2.0, 60 * width), zorder=3,
+        )  # fmt: skip
     ax.set_xticks(x, [label.replace(" (", "\n(") for _, label in cats])
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
-    ax.set_ylabel("LLM-as-judge J (% correct, mean ± std)")
+    ax.set_ylabel("LLM-as-judge J (% correct)")
+    fig.text(0.5, 1.0, CI_CAPTION, ha="center", va="bottom", fontsize="small")
     ax.set_xlabel("question category" + (" (Mem0 paper's labels)" if labels == "paper" else " (LOCOMO)"))
     ax.set_title("LLM-as-judge score by question category")
     ax.grid(axis="y", alpha=0.3)
