@@ -13,6 +13,9 @@ commands:
   memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
   bench [ARGS]             harness speed and memory against a local stand-in server
+  import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way
+  compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)
+  judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set
 
 `python -m mem0bench COMMAND --help` explains each; `run --help` shows Hydra's options and config groups.
 """
@@ -50,6 +53,18 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.cli.bench import bench_main
 
         return bench_main(rest)
+    if command == "import":
+        from mem0bench.cli.import_answers import import_main
+
+        return import_main(rest)
+    if command == "compare":
+        from mem0bench.cli.compare import compare_main
+
+        return compare_main(rest)
+    if command == "judge-check":
+        from mem0bench.cli.judge_check import judge_check_main
+
+        return judge_check_main(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 
