@@ -31,6 +31,7 @@ def import_main(argv: list[str]) -> int:
     )
     parser.add_argument("--system", help="the system's name in tables (default: the file's stem)")
     parser.add_argument("--answer-key", help="score against this answer key instead of LOCOMO's gold")
+    parser.add_argument("--bootstrap-replicates", type=int, default=2000, help="for the 95%% intervals")
     parser.add_argument("--include-adversarial", action="store_true", help="match category 5 questions too")
     args = parser.parse_args(argv)
     return report_errors(lambda: _import(args))
@@ -47,6 +48,7 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.pipeline.import_run import write_imported_run
     from mem0bench.pipeline.imported import match_records, parse_fields, read_records
     from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.statistics import BootstrapSettings
 
     if args.out.exists() and any(args.out.iterdir()):
         raise ConfigurationError(f"{args.out} exists and is not empty: import into a new folder")
@@ -81,7 +83,7 @@ def _import(args: argparse.Namespace) -> int:
         config_yaml=OmegaConf.to_yaml(OmegaConf.create(config)),
         method=system, dataset_path=dataset.path, dataset_sha256=dataset.sha256,
     )  # fmt: skip
-    metrics = write_imported_run(rundir, result, system)
+    metrics = write_imported_run(rundir, result, system, BootstrapSettings(args.bootstrap_replicates))
     file_sha = hashlib.sha256(args.file.read_bytes()).hexdigest()
     rundir.finish("complete", imported={"file": str(args.file), "sha256": file_sha, **result.counts})
     rundir.close()
@@ -95,8 +97,9 @@ def _import(args: argparse.Namespace) -> int:
         f"{counts['bad_judge']} bad judge value; {counts['missing']} LOCOMO questions without a record"
     )
     judge = metrics["overall"]["judge"]
+    labelled = sum(1 for a in result.answers if a.label is not None)
     if judge and judge.get("mean") is not None:
-        print(f"imported judge ({system}): J = {100 * judge['mean']:.2f}% over {counts['matched']} answers")
+        print(f"imported judge ({system}): J = {100 * judge['mean']:.2f}% over {labelled} labelled answers")
     print(f"F1 {100 * metrics['overall']['f1']:.2f}, BLEU-1 {100 * metrics['overall']['bleu1']:.2f} (ours)")
     return 0
 

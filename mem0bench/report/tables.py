@@ -144,7 +144,11 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFr
             row[f"{label} BLEU-1"] = fmt_pct(_get(scores, "bleu1"))
             row[f"{label} J"] = fmt_judge(_get(scores, "judge"))
             row[f"{label} J 95% CI"] = fmt_interval(_get(scores, "ci95", "judge"))
-    return pd.DataFrame(rows)
+        row["judge"] = str(_get(run.metrics, "judge_name") or MISSING)
+        imported = _get(run.metrics, "imported_judge")
+        if imported:  # the file's own judge, kept apart once ours has labelled the same answers
+            row[f"overall J by {imported.get('name')}"] = fmt_judge(_get(imported, "overall"))
+    return pd.DataFrame(rows).fillna(MISSING)
 
 
 def _memory_mean(tokens: Any) -> float | None:
