@@ -194,3 +194,47 @@ def test_report_names_the_imported_judge(runs, tmp_path, capsys):
     assert report_main([str(runs / "a"), str(runs / "b"), "--out", str(tmp_path)]) == 0
     table = (tmp_path / "table1.md").read_text()
     assert "sys-a (imported)" in table and "overall J 95% CI" in table
+
+
+@pytest.mark.slow
+def test_standin_run_judge_of_an_import_and_compare(tmp_path, locomo_path, capsys):
+    """A real run's metrics.json carries the intervals; `judge` on an imported run puts our judge in the
+    usual blocks and keeps the file's judge apart; `compare` pairs the import with the run."""
+    from tests.e2e import FAST, cli_env, run_cli
+    from tests.standin.server import StandinServer
+
+    imported = tmp_path / "imported"
+    assert _import(locomo_path, FIXTURES / "by_conversation.json", imported, "--system", "sys-a") == 0
+    with StandinServer() as server:
+        env = cli_env(server.base_url, tmp_path / "cache")
+        run = run_cli(
+            ["run", "+exp=rag", f"dataset.path={locomo_path}", "dataset.conversations=[conv-26,conv-30]",
+             "eval.max_questions=6", "judge.runs=2", "eval.bootstrap=500", f"hydra.run.dir={tmp_path / 'rag'}",
+             *FAST],
+            env,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        judged = run_cli(["judge", str(imported), "judge.runs=2", *FAST], env)
+        assert judged.returncode == 0, judged.stderr[-3000:]
+    metrics = read_metrics(tmp_path / "rag" / "metrics.json")
+    assert metrics.extra["bootstrap"]["replicates"] == 500
+    for block in (metrics.overall, *metrics.categories.values()):
+        for name in ("f1", "bleu1", "locomo_f1", "judge"):
+            lo, hi = block.ci95[name]
+            assert lo <= hi and block.stderr[name] >= 0
+    assert set(metrics.extra["judge_by_length"]) == {"<=6", "7-20", ">20"}
+    rows = read_predictions(tmp_path / "rag" / "predictions.jsonl")
+    assert all(r.answer_words == len(r.prediction.split()) for r in rows)
+
+    rejudged = read_metrics(imported / "metrics.json")
+    assert rejudged.extra["judge_name"] == "gpt-4o-mini (lenient)" and rejudged.overall.judge["runs"] == 2
+    assert rejudged.extra["imported_judge"]["name"] == "sys-a (imported)"
+    assert rejudged.extra["imported_judge"]["overall"]["mean"] == pytest.approx(3 / 5)
+
+    assert compare_main([str(imported), str(tmp_path / "rag"), "--out", str(tmp_path / "c")]) == 2
+    assert (
+        compare_main([str(imported), str(tmp_path / "rag"), "--out", str(tmp_path / "c"), "--intersect"]) == 0
+    )
+    result = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert result["n_paired"] == len({r.qid for r in rows} & SIX) == 6  # all six among the first six
+    assert (result["only_a"], result["only_b"]) == (0, 6)
