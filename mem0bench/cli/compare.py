@@ -32,7 +32,7 @@ def compare_main(argv: list[str]) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from mem0bench.pipeline.compare import CompareError, compare_pairs, pair_rows
+    from mem0bench.pipeline.compare import CompareError, compare_pairs, pair_rows, panel_ranking
     from mem0bench.pipeline.rundir import write_atomic, write_json
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.schema import SchemaError, read_metrics, read_predictions
@@ -56,6 +56,9 @@ def _compare(args: argparse.Namespace) -> int:
         "only_b": pairing.only_b,
         "bootstrap": {"replicates": settings.replicates, "seed": settings.seed},
     }
+    panel = panel_ranking(metrics_a.extra.get("judge_panel"), metrics_b.extra.get("judge_panel"))
+    if panel is not None:
+        result["judge_panel"] = panel
     notes = []
     if pairing.only_a or pairing.only_b:
         notes.append(
@@ -112,5 +115,14 @@ def render_markdown(result: dict[str, Any]) -> str:
             f"{_pct(j['delta'])} | {_ci(j)} | {p} | {'-' if mdd is None else f'{mdd:.2f}'} | "
             f"{_pct(s['f1']['delta'])} | {_ci(s['f1'])} | {_pct(s['bleu1']['delta'])} | {_ci(s['bleu1'])} |"
         )
+    panel = result.get("judge_panel")
+    if panel:
+        lines += ["", "| judge (panel) | J A | J B | ΔJ |", "|---|---:|---:|---:|"]
+        for name, j in panel["judges"].items():
+            lines.append(
+                f"| {name} | {_pct(j['a']).lstrip('+')} | {_pct(j['b']).lstrip('+')} | {_pct(j['delta'])} |"
+            )
+        verdict = "changes" if panel["ranking_changes"] else "does not change"
+        lines.append(f"\nThe order of A and B {verdict} with the judge.")
     lines += ["", *(f"note: {n}" for n in result.get("notes", []))]
     return "\n".join(lines).rstrip() + "\n"

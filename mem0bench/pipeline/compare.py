@@ -117,3 +117,22 @@ def compare_pairs(pairing: Pairing, settings: BootstrapSettings) -> dict[str, An
         stderr = block["judge"]["stderr"]
         mdd[name] = None if stderr is None else 100 * minimum_detectable_difference(stderr)
     return {"n_paired": len(pairing.a), "overall": overall, "categories": categories, "mdd": mdd}
+
+
+def panel_ranking(panel_a: dict[str, Any] | None, panel_b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Per judge both runs' panel had: J of A, J of B and B - A (each over its run's own questions), and
+    whether the order of the two runs changes with the judge. None unless both runs have a panel."""
+    if not panel_a or not panel_b:
+        return None
+    shared = [name for name in panel_a["judges"] if name in panel_b["judges"]]
+    judges: dict[str, Any] = {}
+    for name in shared:
+        a = panel_a["judges"][name]["overall"].get("mean")
+        b = panel_b["judges"][name]["overall"].get("mean")
+        judges[name] = {"a": a, "b": b, "delta": None if a is None or b is None else b - a}
+    signs = {(d > 0) - (d < 0) for d in (j["delta"] for j in judges.values()) if d is not None}
+    return {
+        "judges": judges,
+        "ranking_changes": len(signs) > 1,
+        "fleiss_kappa": {"a": panel_a.get("fleiss_kappa"), "b": panel_b.get("fleiss_kappa")},
+    }

@@ -172,7 +172,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
-        await client.preflight(extra_models=[judge.model])
+        await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = _load(cfg)
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
