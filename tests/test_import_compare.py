@@ -238,3 +238,13 @@ def test_standin_run_judge_of_an_import_and_compare(tmp_path, locomo_path, capsy
     result = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert result["n_paired"] == len({r.qid for r in rows} & SIX) == 6  # all six among the first six
     assert (result["only_a"], result["only_b"]) == (0, 6)
+
+
+def test_report_adds_a_paired_column_against_a_baseline(runs, tmp_path):
+    assert (
+        report_main([str(runs / "a"), str(runs / "b"), "--out", str(tmp_path), "--baseline", str(runs / "a")])
+        == 0
+    )
+    lines = (tmp_path / "table1.md").read_text().splitlines()
+    assert "ΔJ vs a (95% CI, paired)" in lines[2]
+    assert lines[4].rstrip(" |").endswith("baseline") and "+20.00 [" in lines[5] and "(n=6)" in lines[5]
