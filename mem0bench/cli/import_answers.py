@@ -77,7 +77,7 @@ def _import(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
     config = public_config(cfg)
     # The method block describes where the answers came from: there is no system to instantiate.
-    config["method"] = {"name": system, "imported_from": str(args.file.resolve())}
+    config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
     rundir = RunDirectory(args.out)
     rundir.start(
         config_yaml=OmegaConf.to_yaml(OmegaConf.create(config)),
