@@ -23,7 +23,7 @@ __all__ = ["plot_judge_by_category", "plot_judge_vs_latency"]
 
 MAX_POINT_LABELS = 8
 CI_CAPTION = (
-    "bar: J, mean over judge runs; thin dark whisker: ± std over judge runs; "
+    "bar: J, mean over judge runs; thin capped whisker: ± std over judge runs; "
     "wide grey band: 95% interval over questions (cluster bootstrap)"
 )
 
@@ -150,6 +150,8 @@ def plot_judge_vs_latency(runs: Sequence[RunSummary], path: str | Path) -> Path:
             color=colors[i],
             label=name,
         )
+        (low,), (high,) = _ci_errors(run, [("overall", "overall")], [mean])
+        ax.errorbar(p95, mean, yerr=[[low], [high]], fmt="none", ecolor="0.15", alpha=0.3, elinewidth=6)
         points.append((float(p95), mean, name, colors[i]))
     if points:
         _label_points(ax, points)
@@ -159,7 +161,8 @@ def plot_judge_vs_latency(runs: Sequence[RunSummary], path: str | Path) -> Path:
         ax.plot([], [], " ", label="skipped (no latency or J): " + ", ".join(skipped))
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
-    ax.set_ylabel("overall LLM-as-judge J (% correct, mean ± std)")
+    ax.set_ylabel("overall LLM-as-judge J (% correct)")
+    fig.text(0.5, 1.0, CI_CAPTION.replace("bar:", "point:"), ha="center", va="bottom", fontsize="small")
     log_note = ", log scale" if ax.get_xscale() == "log" else ""
     ax.set_xlabel(f"total latency per question, p95 (s{log_note})")
     ax.set_title("Answer quality vs latency")
