@@ -36,19 +36,23 @@ def bootstrap_weights(clusters: Sequence[str], replicates: int, seed: int) -> np
     """(replicates, n) counts: how often each row is drawn in each replicate of the two-level bootstrap.
 
     Rows are grouped by their cluster label (a conversation id); per replicate, as many clusters as there
-    are are drawn with replacement, and for each drawn cluster as many of its rows as it has."""
+    are are drawn with replacement, and for each drawn cluster as many of its rows as it has, with
+    replacement. Drawn without a Python loop per draw: a cluster drawn m times contributes m independent
+    Multinomial(n_c, 1/n_c) row counts, whose sum is one Multinomial(m * n_c, 1/n_c)."""
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     n = len(clusters)
+    weights = np.zeros((replicates, n), dtype=np.int64)
     names = list(dict.fromkeys(clusters))  # first-appearance order: stable for a given input order
-    members = [np.flatnonzero(np.asarray([c == name for c in clusters])) for name in names]
+    if not names:
+        return weights
     rng = np.random.default_rng(seed)
-    weights = np.zeros((replicates, n), dtype=np.int32)
-    for b in range(replicates):
-        drawn = rng.integers(0, len(names), size=len(names))
-        picks = [members[c][rng.integers(0, len(members[c]), size=len(members[c]))] for c in drawn]
-        if picks:
-            weights[b] = np.bincount(np.concatenate(picks), minlength=n)
+    times = rng.multinomial(len(names), [1 / len(names)] * len(names), size=replicates)  # (B, C)
+    labels = np.asarray(clusters, dtype=object)
+    for c, name in enumerate(names):
+        members = np.flatnonzero(labels == name)
+        size = members.size
+        weights[:, members] = rng.multinomial(times[:, c] * size, [1 / size] * size)
     return weights
 
 
