@@ -94,4 +94,4 @@ def test_bootstrap_skips_missing_values_and_handles_empty():
     values = np.array([[1.0, np.nan], [0.0, np.nan]])
     first, second = cluster_bootstrap(values, ["a", "b"], replicates=50, seed=0)
     assert first.estimate == 0.5 and second.estimate is None and second.ci95 is None
-    assert cluster_bootstrap(np.zeros((0, 1)), [], replicates=10)[0].estimate is None
+    assert cluster_bootstrap(np.zeros((0, 1)), [], replicates=10, seed=0)[0].estimate is None

@@ -17,9 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_REPLICATES", "Interval", "bootstrap_weights", "cluster_bootstrap"]
-
-DEFAULT_REPLICATES = 2000
+__all__ = ["Interval", "bootstrap_weights", "cluster_bootstrap"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def bootstrap_weights(clusters: Sequence[str], replicates: int, seed: int) -> np
 
 
 def cluster_bootstrap(
-    values: np.ndarray, clusters: Sequence[str], *, replicates: int = DEFAULT_REPLICATES, seed: int = 0
+    values: np.ndarray, clusters: Sequence[str], *, replicates: int, seed: int
 ) -> list[Interval]:
     """One Interval per column of `values` (rows = questions; NaN = no value for that row, left out of
     that column's mean in every replicate). The estimate is the plain mean over the rows' values."""

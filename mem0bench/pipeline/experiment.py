@@ -19,14 +19,13 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
-from mem0bench.metrics.uncertainty import DEFAULT_REPLICATES
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
-from mem0bench.pipeline.statistics import BootstrapSettings
+from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 
 SECRET_KEYS = ("api_key",)

@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from mem0bench.data.model import Category
-from mem0bench.metrics import judge_summary
-from mem0bench.metrics.uncertainty import DEFAULT_REPLICATES, cluster_bootstrap
 from mem0bench.pipeline.records import Judgement
 from mem0bench.schema import SCORE_NAMES
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
 
+DEFAULT_REPLICATES = 2000
 LENGTH_BUCKETS: tuple[tuple[str, int, float], ...] = (
     ("<=6", 0, 6),
     ("7-20", 7, 20),
@@ -37,7 +36,7 @@ IMPORTED_PREFIX = "imported:"
 
 @dataclass(frozen=True)
 class BootstrapSettings:
-    """`eval.bootstrap` (replicates, at least 2000 for a published figure) and `eval.bootstrap_seed`."""
+    """`eval.bootstrap` (replicates; 2000 or more for a published figure) and `eval.bootstrap_seed`."""
 
     replicates: int = DEFAULT_REPLICATES
     seed: int = 0
@@ -61,6 +60,9 @@ def row_judge_mean(labels: Sequence[str | None]) -> float:
 
 
 def _intervals(rows: Sequence[Mapping[str, Any]], settings: BootstrapSettings) -> dict[str, Any]:
+    # Imported here, as the runner imports the scorers: mem0bench.metrics pulls in NLTK.
+    from mem0bench.metrics.uncertainty import cluster_bootstrap
+
     values = np.array(
         [[r["f1"], r["bleu1"], r["locomo_f1"], row_judge_mean(r["judge"])] for r in rows], dtype=float
     ).reshape(len(rows), len(SCORE_NAMES))
@@ -136,6 +138,7 @@ def imported_judge_block(
             name = j.signature.removeprefix(IMPORTED_PREFIX)
     if not labels:
         return None
+    from mem0bench.metrics import judge_summary
 
     def summary(subset: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return judge_summary([[labels.get(r["qid"])] for r in subset], 1).to_dict()
