@@ -248,3 +248,9 @@ def test_report_adds_a_paired_column_against_a_baseline(runs, tmp_path):
     lines = (tmp_path / "table1.md").read_text().splitlines()
     assert "ΔJ vs a (95% CI, paired)" in lines[2]
     assert lines[4].rstrip(" |").endswith("baseline") and "+20.00 [" in lines[5] and "(n=6)" in lines[5]
+
+
+def test_bad_fields_option_is_one_line(tmp_path, locomo_path, capsys):
+    assert _import(locomo_path, FIXTURES / "records.jsonl", tmp_path / "x", "--fields", "speaker=who") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--fields: 'speaker=who' is not ROLE=FIELD" in err

@@ -95,3 +95,15 @@ def test_bootstrap_skips_missing_values_and_handles_empty():
     first, second = cluster_bootstrap(values, ["a", "b"], replicates=50, seed=0)
     assert first.estimate == 0.5 and second.estimate is None and second.ci95 is None
     assert cluster_bootstrap(np.zeros((0, 1)), [], replicates=10, seed=0)[0].estimate is None
+
+
+def test_bootstrap_settings_are_checked_in_one_line():
+    from omegaconf import OmegaConf
+
+    from mem0bench.llm.types import ConfigurationError
+    from mem0bench.pipeline.experiment import bootstrap_settings
+
+    assert bootstrap_settings(OmegaConf.create({"eval": {}})).replicates == 2000  # configs from before
+    assert bootstrap_settings(OmegaConf.create({"eval": {"bootstrap": 3000, "bootstrap_seed": 4}})).seed == 4
+    with pytest.raises(ConfigurationError, match="eval.bootstrap must be an integer >= 2"):
+        bootstrap_settings(OmegaConf.create({"eval": {"bootstrap": "many"}}))
