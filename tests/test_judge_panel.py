@@ -61,3 +61,18 @@ def test_panel_run_and_compare(tmp_path, locomo_path):
     compared = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert set(compared["judge_panel"]["judges"]) == set(panel["judges"])
     assert isinstance(compared["judge_panel"]["ranking_changes"], bool)
+
+
+def test_dry_run_prices_each_panel_judge_at_its_own_rate(tmp_path, locomo_path):
+    args = ["run", "+exp=rag", f"dataset.path={locomo_path}", "dataset.conversations=[conv-26]", "run.dry_run=true",
+            "judge.panel=[gpt-4o-mini,gpt-4o]", f"hydra.run.dir={tmp_path / 'r'}"]  # fmt: skip
+    result = run_cli(args, cli_env("http://127.0.0.1:9/v1", tmp_path / "cache"), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = {
+        line.split()[1] + " " + line.split()[2]: line
+        for line in result.stdout.splitlines()
+        if line.startswith("judge")
+    }
+    main_usd = float(lines["judge x10"].split()[-1])
+    panel_usd = float(lines["panel gpt-4o"].split()[-1])
+    assert panel_usd == pytest.approx(main_usd * 2.50 / 0.15, rel=0.01)  # gpt-4o's price, not gpt-4o-mini's

@@ -31,6 +31,8 @@ class Line:
     calls: float
     prompt: float
     completion: float
+    model: str | None = None
+    """Priced as this model when set (a judge.panel member)."""
 
 
 def _plan(
@@ -84,6 +86,9 @@ def _plan(
                       n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
     lines.append(Line("judge", f"judge x{judge.runs}", n_questions * judge.runs,
                       n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
+    for other in judge.panel_judges():  # judge.panel: the same judging again, per model at its own price
+        lines.append(Line("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
+                          n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
     return lines
 
 
@@ -102,6 +107,8 @@ def print_plan(
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     for line in _plan(cfg, dataset, questions, judge):
         price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
+        if line.model is not None:
+            price = prices.get(line.model, judge_price)
         usd = (line.prompt * price["prompt"] + line.completion * price["completion"]) / 1e6
         total_calls += line.calls
         total_usd += usd
