@@ -14,6 +14,9 @@ commands:
   status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
   bench [ARGS]             harness speed and memory against a local stand-in server
+  import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way
+  compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)
+  judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set
 
 `python -m mem0bench COMMAND --help` explains each, with examples; `run --help` shows Hydra's options
 and config groups.
@@ -61,6 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.cli.bench import bench_main
 
         return bench_main(rest)
+    if command == "import":
+        from mem0bench.cli.import_answers import import_main
+
+        return import_main(rest)
+    if command == "compare":
+        from mem0bench.cli.compare import compare_main
+
+        return compare_main(rest)
+    if command == "judge-check":
+        from mem0bench.cli.judge_check import judge_check_main
+
+        return judge_check_main(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

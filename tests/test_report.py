@@ -22,6 +22,7 @@ from mem0bench.report import (
     varying_hyperparameters,
     write_table,
 )
+from mem0bench.schema import SCHEMA_VERSION
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CATS = ("multi_hop", "temporal", "open_domain", "single_hop")
@@ -39,16 +40,30 @@ def judge(mean: float, std: float = 0.0123, runs: int = 10) -> dict[str, Any]:
     }
 
 
+def intervals(j: float) -> dict[str, Any]:
+    """stderr 0.02 on every score; J's 95% interval j +- 0.04."""
+    names = ("f1", "bleu1", "locomo_f1", "judge")
+    return {"stderr": dict.fromkeys(names, 0.02), "ci95": {n: [j - 0.04, j + 0.04] for n in names}}
+
+
 def make_metrics(method: str, base: float, latency: bool = True) -> dict[str, Any]:
     """Per category J = base + 0.01 * (category index); F1 = J - 0.2; BLEU-1 = J - 0.3."""
     cats = {}
     for i, cat in enumerate(CATS):
         j = base + 0.01 * i
         cats[cat] = {"n": 10, "f1": j - 0.2, "bleu1": j - 0.3, "locomo_f1": j - 0.1, "judge": judge(j)}
+        cats[cat].update(intervals(j))
     return {
+        "schema_version": SCHEMA_VERSION,
         "method": method,
         "n_questions": 40,
-        "overall": {"f1": base - 0.2, "bleu1": base - 0.3, "locomo_f1": base - 0.1, "judge": judge(base)},
+        "overall": {
+            "f1": base - 0.2,
+            "bleu1": base - 0.3,
+            "locomo_f1": base - 0.1,
+            "judge": judge(base),
+            **intervals(base),
+        },  # fmt: skip
         "categories": cats,
         "latency_s": {"search": {"p50": 0.2555, "p95": 0.699}, "total": {"p50": 0.8, "p95": 1.5 + base}}
         if latency
@@ -166,13 +181,14 @@ def test_table1_rows_and_formatting(sweep: Path) -> None:
     assert len(df) == 4
     assert list(df.columns[:3]) == ["method", "chunk_size", "k"]
     assert list(df["chunk_size"]) == ["256", "256", "512", "512"] and list(df["k"]) == ["1", "2", "1", "2"]
-    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[3::3]]
+    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[3:-1:4]]
     assert cat_cols == ["multi_hop", "temporal", "open_domain", "single_hop", "overall"]
     row = df.iloc[1]  # base 0.55
     assert row["multi_hop J"] == "55.00 ± 1.23"
     assert row["temporal J"] == "56.00 ± 1.23"
     assert row["multi_hop F1"] == "35.00" and row["multi_hop BLEU-1"] == "25.00"
     assert row["overall J"] == "55.00 ± 1.23"
+    assert row["overall J 95% CI"] == "[51.00, 59.00]" and row["temporal J 95% CI"] == "[52.00, 60.00]"
     assert "adversarial J" not in df.columns
 
 
@@ -184,11 +200,17 @@ def test_table1_adversarial_and_missing_values(tmp_path: Path) -> None:
         "bleu1": None,
         "locomo_f1": 0.8,
         "judge": judge(0.7, std=0.0, runs=1),
+        **intervals(0.7),
     }
     metrics["categories"]["temporal"]["judge"] = None
     write_run(tmp_path / "r", metrics, make_config({"name": "mem0"}, tmp_path / "r", 0))
     df = table1(load_runs([tmp_path]))
-    assert list(df.columns[-6:-3]) == ["adversarial F1", "adversarial BLEU-1", "adversarial J"]
+    assert list(df.columns[-9:-5]) == [
+        "adversarial F1",
+        "adversarial BLEU-1",
+        "adversarial J",
+        "adversarial J 95% CI",
+    ]
     assert df.iloc[0]["adversarial J"] == "70.00"  # one judge run: no spread to show
     assert df.iloc[0]["adversarial F1"] == "-" and df.iloc[0]["temporal J"] == "-"
 

@@ -31,7 +31,7 @@ def judge_main(argv: list[str]) -> int:
 
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
-    from mem0bench.pipeline.experiment import build_client, judge_settings
+    from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
     from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.runner import Runner, RunOptions, print_summary
 
@@ -55,7 +55,8 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
         rundir = RunDirectory(run_dir)
         runner = Runner(
             dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,
-            options=RunOptions(progress=bool(cfg.run.progress)), method_name=str(cfg.method.name),
+            options=RunOptions(progress=bool(cfg.run.progress), bootstrap=bootstrap_settings(cfg)),
+            method_name=str(cfg.method.name),
         )  # fmt: skip
         outcome = await runner.judge_existing()
         rundir.finish(

@@ -45,6 +45,7 @@ def prediction_rows(
             locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id),
             judge=[None if v is None else ("CORRECT" if v else "WRONG") for v in judged],
             evidence_recall=evidence_recall(a.evidence, a.context_dia_ids),
+            answer_words=len(a.prediction.split()),
         )
         rows.append(row)
     return rows

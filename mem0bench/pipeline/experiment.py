@@ -26,6 +26,7 @@ from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
 from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 
@@ -146,7 +147,18 @@ def run_options(cfg: DictConfig) -> RunOptions:
         max_failure_rate=rate,
         progress=progress,
         answer_prompt=cast(AnswerPrompt, answer_prompt),
+        bootstrap=bootstrap_settings(cfg),
     )
+
+
+def bootstrap_settings(cfg: DictConfig) -> BootstrapSettings:
+    """`eval.bootstrap` and `eval.bootstrap_seed` checked (configs written before they existed: defaults)."""
+    try:
+        return BootstrapSettings(
+            replicates=cfg.eval.get("bootstrap", DEFAULT_REPLICATES), seed=cfg.eval.get("bootstrap_seed", 0)
+        )
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
@@ -171,7 +183,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
-        await client.preflight(extra_models=[judge.model])
+        await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(cfg)
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),

@@ -20,8 +20,14 @@ class JudgeSettings:
     runs: int = 10
     prompt: JudgePrompt = "lenient"
     mode: str = "tool"
+    panel: tuple[str, ...] = ()
+    """More judge models over the same answers (same prompt, mode and runs), each kept apart."""
 
     def __post_init__(self) -> None:
+        panel = self.panel
+        if isinstance(panel, str) or not all(isinstance(m, str) and m for m in panel):
+            raise ValueError(f"judge.panel must be a list of model names, not {panel!r}")
+        object.__setattr__(self, "panel", tuple(panel))
         if isinstance(self.runs, bool) or not isinstance(self.runs, int):
             raise ValueError(f"judge.runs must be an integer >= 1, not {self.runs!r}")
         if not isinstance(self.model, str) or not self.model:
@@ -32,6 +38,16 @@ class JudgeSettings:
             raise ValueError(f"judge.mode must be tool or json_schema, not {self.mode!r}")
         if self.runs < 1:
             raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
+
+    def panel_judges(self) -> list[JudgeSettings]:
+        """The panel's other judges (judge.model itself is the panel's first member, never repeated)."""
+        models = [m for m in dict.fromkeys(self.panel) if m != self.model]
+        return [dataclasses.replace(self, model=m, panel=()) for m in models]
+
+    @property
+    def name(self) -> str:
+        """How tables name this judge: model and prompt."""
+        return f"{self.model} ({self.prompt})"
 
     @property
     def signature(self) -> str:

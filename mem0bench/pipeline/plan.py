@@ -32,6 +32,8 @@ class Line:
     calls: float
     prompt: float
     completion: float
+    model: str | None = None
+    """Priced as this model when set (a judge.panel member)."""
 
 
 def _plan(
@@ -89,6 +91,9 @@ def _plan(
                       n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
     lines.append(Line("judge", f"judge x{judge.runs}", n_questions * judge.runs,
                       n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
+    for other in judge.panel_judges():  # judge.panel: the same judging again, per model at its own price
+        lines.append(Line("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
+                          n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
     return lines
 
 
@@ -103,6 +108,8 @@ def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[Line], float]:
 
     def usd(line: Line) -> float:
         price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
+        if line.model is not None:  # a panel judge, priced at its own model's rate
+            price = prices.get(line.model, judge_price)
         return (line.prompt * price["prompt"] + line.completion * price["completion"]) / 1e6
 
     return usd

@@ -51,10 +51,12 @@ from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
 from mem0bench.prompts.answer import AnswerPrompt
+from mem0bench.schema import write_results
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner", "print_summary"]
 
@@ -66,6 +68,7 @@ class RunOptions:
     progress: ProgressMode = True
     answer_prompt: AnswerPrompt = "default"
     """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
+    bootstrap: BootstrapSettings = BootstrapSettings()
 
 
 @dataclass(frozen=True)
@@ -108,16 +111,19 @@ class Runner:
         self.rundir = rundir
         self.judge = judge
         self.answer_prompt = options.answer_prompt
+        self.bootstrap = options.bootstrap
         self.session = _new_session_id()
         previous = PreviousWork.read(rundir)
         self.answers = dict(previous.answers)
         self.ingests = dict(previous.ingests)
         # The order of predictions.jsonl: the dataset's, or (re-judging) the answers file's.
         self.order = [q.qid for qs in questions.values() for q in qs] or list(self.answers)
+        self.judges = [judge, *judge.panel_judges()]  # judge.panel: more judges, each kept apart
+        signatures = {j.signature for j in self.judges}
         self.judged = {
-            (j.qid, j.run, j.answer_session)
+            (j.signature, j.qid, j.run, j.answer_session)
             for j in previous.judgements
-            if j.signature == judge.signature and j.label
+            if j.signature in signatures and j.label
         }
         self.usage = UsageFile(rundir, self.session, client.ledger, previous.usage_sessions)
         self.failures = FailureLog(rundir, self.session, strict=options.strict)
@@ -131,7 +137,7 @@ class Runner:
             totals={
                 "ingest": sum(self.ingest_units.values()),
                 "answer": len(self.order),
-                "judge": len(self.order) * judge.runs,
+                "judge": len(self.order) * judge.runs * len(self.judges),
             },
             enabled=options.progress,
         )
@@ -252,14 +258,15 @@ class Runner:
         self.rundir.appender("answers.jsonl").append(record.to_dict())
         self.answers[record.qid] = record
 
-    async def _judge(self, answer: AnswerRecord, run: int) -> None:
-        if (answer.qid, run, answer.session) not in self.judged:
-            judgement = await judge_once(self.client, self.judge, answer, run)
+    async def _judge(self, answer: AnswerRecord, run: int, judge: JudgeSettings | None = None) -> None:
+        judge = judge or self.judge
+        if (judge.signature, answer.qid, run, answer.session) not in self.judged:
+            judgement = await judge_once(self.client, judge, answer, run)
             judgement = replace(judgement, session=self.session, answer_session=answer.session)
             self.rundir.appender("judgements.jsonl").append(judgement.to_dict())
             self.usage.save_if_due()
             if judgement.label is not None:
-                self.judged.add((answer.qid, run, answer.session))
+                self.judged.add((judge.signature, answer.qid, run, answer.session))
             else:
                 kind = (judgement.failure or "unknown").split(":", 1)[0]
                 self.failures.record(
@@ -275,9 +282,9 @@ class Runner:
         answer = await self._answer(conversation, question, not_ingested)
         if answer.failure:
             # No prediction: nothing to judge. It scores as WRONG and is counted under failures.
-            self.progress.advance("judge", self.judge.runs)
+            self.progress.advance("judge", self.judge.runs * len(self.judges))
             return
-        await asyncio.gather(*(self._judge(answer, run) for run in range(self.judge.runs)))
+        await asyncio.gather(*(self._judge(answer, run, j) for j in self.judges for run in range(j.runs)))
 
     async def _conversation(self, conversation: Conversation) -> None:
         not_ingested = await self._ingest(conversation)
@@ -300,7 +307,9 @@ class Runner:
         """Judge the answers already in the run directory (missing runs only); no ingestion, no answers."""
         answers = [a for qid in self.order if (a := self.answers[qid]).failure is None]
         try:
-            await asyncio.gather(*(self._judge(a, run) for a in answers for run in range(self.judge.runs)))
+            await asyncio.gather(
+                *(self._judge(a, run, j) for a in answers for j in self.judges for run in range(j.runs))
+            )
         finally:
             self.progress.close()
             self.usage.save()
@@ -312,6 +321,7 @@ class Runner:
         # Imported here: the scorers pull in NLTK (1.5 s of imports), which no earlier step needs; a run that
         # stops at a configuration error, or is killed before the end, never waits for it.
         from mem0bench.pipeline import aggregate
+        from mem0bench.pipeline.panel import panel_block
 
         runs = self.judge.runs
         answers = [self.answers[qid] for qid in self.order if qid in self.answers]
@@ -339,8 +349,13 @@ class Runner:
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
             row.details for row in ingests.values() if not row.failed
         )
-        self.rundir.rewrite("predictions.jsonl", rows)
-        write_json(self.rundir.file("metrics.json"), metrics)
+        metrics = add_statistics(metrics, rows, self.bootstrap, judge_name=self.judge.name)
+        imported = imported_judge_block(read_judgements(self.rundir), rows)
+        if imported is not None:
+            metrics["imported_judge"] = imported
+        if len(self.judges) > 1:
+            metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
+        metrics = write_results(self.rundir, rows, metrics).to_dict()
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, session=self.session
         )

@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, load_runs
+from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
 from mem0bench.report.tables import (
     PAPER_CAPTION,
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         default="official",
         help="'paper' also writes table1_paper_labels.* in the Mem0 paper's (non-LOCOMO) category labels",
     )
+    parser.add_argument("--baseline", type=Path, help="a run: add each run's paired J difference against it")
     return parser
 
 
@@ -60,6 +62,9 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 )
         out: Path = args.out
         t1, t2 = table1(runs), table2(runs)
+        if args.baseline is not None:
+            name, cells = baseline_column(runs, args.baseline)
+            t1[name] = cells
         written = write_table(t1, out, "table1", TABLE1_CAPTION) + write_table(
             t2, out, "table2", TABLE2_CAPTION
         )

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from mem0bench.schema import SchemaError, read_metrics
+
 __all__ = [
     "ReportError",
     "RunSummary",
@@ -110,7 +112,10 @@ def _one_line(exc: BaseException) -> str:
 def load_run(path: str | PathLike[str]) -> RunSummary:
     """Load one run directory. metrics.json is required; config.yaml and run.json are optional."""
     folder = Path(path)
-    metrics = _read_json(folder / METRICS)
+    try:
+        metrics = read_metrics(folder / METRICS).to_dict()
+    except SchemaError as exc:
+        raise ReportError(str(exc)) from None
     config: dict[str, Any] = {}
     config_path = folder / CONFIG
     if config_path.is_file():

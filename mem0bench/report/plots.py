@@ -32,6 +32,10 @@ __all__ = [
 MAX_POINT_LABELS = 8
 LEGEND_WRAP = 42
 """Characters per legend line: long hyperparameter lists wrap instead of running off the figure."""
+CI_CAPTION = (
+    "bar: J, mean over judge runs; thin capped whisker: ± std over judge runs; "
+    "wide grey band: 95% interval over questions (cluster bootstrap)"
+)
 
 
 def _judge(scores: Any) -> tuple[float, float]:
@@ -42,6 +46,26 @@ def _judge(scores: Any) -> tuple[float, float]:
     mean, std = judge.get("mean"), judge.get("std")
     to_pct = lambda v: 100 * float(v) if isinstance(v, (int, float)) else math.nan  # noqa: E731
     return to_pct(mean), to_pct(std)
+
+
+def _ci_errors(
+    run: RunSummary, cats: Sequence[tuple[str, str]], means: Sequence[float]
+) -> tuple[list[float], list[float]]:
+    """Distances from each bar's mean to the ends of its 95% interval over questions (0 where missing)."""
+    lows: list[float] = []
+    highs: list[float] = []
+    for (key, _), mean in zip(cats, means):
+        block = (
+            run.metrics.get("overall") if key == "overall" else (run.metrics.get("categories") or {}).get(key)
+        )
+        ci = ((block or {}).get("ci95") or {}).get("judge")
+        if not ci or math.isnan(mean) or None in ci:
+            lows.append(0.0)
+            highs.append(0.0)
+            continue
+        lows.append(max(0.0, mean - 100 * ci[0]))
+        highs.append(max(0.0, 100 * ci[1] - mean))
+    return lows, highs
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
@@ -106,7 +130,7 @@ def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "offic
     ax = fig.add_subplot()
     colors = _colors(n_runs)
     cells = [[_cell(_scores(run, key)) for key, _ in cats] for run in runs]
-    for i, (row, name) in enumerate(zip(cells, names)):
+    for i, (run, row, name) in enumerate(zip(runs, cells, names)):
         xs = x - 0.4 + width * (i + 0.5)
         means = [c.mean for c in row]
         stds = [0.0 if math.isnan(c.std) else c.std for c in row]
@@ -120,6 +144,12 @@ def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "offic
             color=colors[i],
             error_kw={"elinewidth": 1, "ecolor": "0.25"},
         )
+        # The 95% interval over questions: a wide translucent grey band over the bar's top.
+        lows, highs = _ci_errors(run, cats, means)
+        ax.errorbar(
+            xs, means, yerr=[lows, highs], fmt="none",
+            ecolor="0.15", alpha=0.3, elinewidth=max(2.0, 60 * width), zorder=3,
+        )  # fmt: skip
         for xpos, cell in zip(xs, row):
             if cell.missing:
                 _mark_missing(ax, xpos, width * 0.92, colors[i], "no questions" if cell.n == 0 else "no J")
@@ -132,7 +162,8 @@ def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "offic
     ax.set_xticks(x, ticks)
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
-    ax.set_ylabel("LLM-as-judge J (% correct, mean ± std)")
+    ax.set_ylabel("LLM-as-judge J (% correct)")
+    fig.text(0.5, 1.0, CI_CAPTION, ha="center", va="bottom", fontsize="small")
     ax.set_xlabel(
         "question category"
         + (" (Mem0 paper's labels)" if labels == "paper" else " (LOCOMO)")
@@ -218,6 +249,8 @@ def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
             color=colors[i],
             label=name,
         )
+        (low,), (high,) = _ci_errors(run, [("overall", "overall")], [mean])
+        ax.errorbar(p95, mean, yerr=[[low], [high]], fmt="none", ecolor="0.15", alpha=0.3, elinewidth=6)
         points.append((float(p95), mean, tags[i], colors[i]))
     if points:
         _label_points(ax, points)
@@ -228,7 +261,8 @@ def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
         ax.plot([], [], " ", label=_wrap("skipped (no latency or J): " + flat))
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
-    ax.set_ylabel("overall LLM-as-judge J (% correct, mean ± std)")
+    ax.set_ylabel("overall LLM-as-judge J (% correct)")
+    fig.text(0.5, 1.0, CI_CAPTION.replace("bar:", "point:"), ha="center", va="bottom", fontsize="small")
     log_note = ", log scale" if ax.get_xscale() == "log" else ""
     ax.set_xlabel(f"total latency per question, p95 (s{log_note})")
     ax.set_title("Answer quality vs latency")

@@ -49,7 +49,9 @@ PAPER_CAPTION = (
     "temporal = category 2. Scores in %."
 )
 TABLE1_CAPTION = (
-    "Table 1: F1, BLEU-1 and LLM-as-judge J (mean ± std over judge runs) in %, LOCOMO's categories."
+    "Table 1: F1, BLEU-1 and LLM-as-judge J in %, LOCOMO's categories. 'J' is the mean ± std over judge "
+    "runs (the judge's own noise); 'J 95% CI' is the 95% interval over questions (cluster bootstrap: "
+    "conversations, then questions), the sampling error that decides whether two runs differ."
 )
 TABLE2_CAPTION = (
     "Table 2: context and memory tokens (cl100k_base), latency in seconds over the questions answered "
@@ -92,6 +94,14 @@ def fmt_judge(judge: Any) -> str:
     if std is None or (isinstance(runs, int) and runs < 2):
         return f"{100 * mean:.2f}"
     return f"{100 * mean:.2f} ± {100 * std:.2f}"
+
+
+def fmt_interval(interval: Any) -> str:
+    """A [lo, hi] fraction interval as '[lo, hi]' in %."""
+    if not isinstance(interval, (list, tuple)) or len(interval) != 2:
+        return MISSING
+    lo, hi = (_num(v) for v in interval)
+    return MISSING if lo is None or hi is None else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
 
 
 def _fmt_seconds(value: Any) -> str:
@@ -151,7 +161,12 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFr
             row[f"{label} F1"] = fmt_pct(_get(scores, "f1"))
             row[f"{label} BLEU-1"] = fmt_pct(_get(scores, "bleu1"))
             row[f"{label} J"] = fmt_judge(_get(scores, "judge"))
-    return pd.DataFrame(rows)
+            row[f"{label} J 95% CI"] = fmt_interval(_get(scores, "ci95", "judge"))
+        row["judge"] = str(_get(run.metrics, "judge_name") or MISSING)
+        imported = _get(run.metrics, "imported_judge")
+        if imported:  # the file's own judge, kept apart once ours has labelled the same answers
+            row[f"overall J by {imported.get('name')}"] = fmt_judge(_get(imported, "overall"))
+    return pd.DataFrame(rows).fillna(MISSING)
 
 
 def _memory_mean(tokens: Any) -> float | None:

@@ -1,0 +1,108 @@
+"""`mem0bench import FILE --out RUN_DIR`: another system's published answers as a run directory.
+
+The answers are scored with our F1, BLEU-1 and LOCOMO F1 against LOCOMO's gold (or `--answer-key`); a
+judge field in the file becomes one run of an imported judge, kept apart from ours (its signature is
+`imported:<system>`). `report`, `compare` and `judge` then treat the folder like any other run;
+`python -m mem0bench judge RUN_DIR` judges the same answers with our judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+
+from mem0bench.cli.errors import report_errors
+from mem0bench.llm.types import ConfigurationError
+
+EXAMPLE = "python -m mem0bench import zep_locomo_grades.json --out results/runs/zep --system zep"
+
+
+def import_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mem0bench import", description=__doc__.split("\n")[0], epilog=f"example: {EXAMPLE}"
+    )
+    parser.add_argument("file", type=Path, help="JSON object of conversations, JSON list or JSONL of records")
+    parser.add_argument("--out", required=True, type=Path, help="the run directory to create")
+    parser.add_argument("--dataset", help="the LOCOMO file (default: the config's dataset.path)")
+    parser.add_argument(
+        "--fields", help="ROLE=FIELD,... for question, prediction, gold, category, judge, conversation"
+    )
+    parser.add_argument("--system", help="the system's name in tables (default: the file's stem)")
+    parser.add_argument("--answer-key", help="score against this answer key instead of LOCOMO's gold")
+    parser.add_argument("--bootstrap-replicates", type=int, default=2000, help="for the 95%% intervals")
+    parser.add_argument("--include-adversarial", action="store_true", help="match category 5 questions too")
+    args = parser.parse_args(argv)
+    return report_errors(lambda: _import(args))
+
+
+def _import(args: argparse.Namespace) -> int:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from mem0bench.cli.run import CONFIG_DIR
+    from mem0bench.data import load_dataset, resolve_dataset_path
+    from mem0bench.data.answer_key import apply_answer_key, read_answer_key
+    from mem0bench.pipeline.experiment import public_config, select_questions
+    from mem0bench.pipeline.import_run import write_imported_run
+    from mem0bench.pipeline.imported import match_records, parse_fields, read_records
+    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.statistics import BootstrapSettings
+
+    if args.out.exists() and any(args.out.iterdir()):
+        raise ConfigurationError(f"{args.out} exists and is not empty: import into a new folder")
+    try:
+        fields = parse_fields(args.fields)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    system = args.system or args.file.stem
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        overrides = [f"method.name={system}"]
+        if args.dataset:
+            overrides.append(f"dataset.path={Path(args.dataset).resolve()}")
+        if args.answer_key:
+            overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
+        cfg = compose(config_name="run", overrides=overrides)
+    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)))
+    if args.answer_key:
+        dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
+    questions = {
+        c.sample_id: select_questions(c, include_adversarial=args.include_adversarial, max_questions=None)
+        for c in dataset.conversations
+    }
+    records = read_records(args.file, fields)
+    result = match_records(records, dataset, fields, questions)
+    if not result.answers:
+        raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
+    config = public_config(cfg)
+    # The method block describes where the answers came from: there is no system to instantiate.
+    config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
+    rundir = RunDirectory(args.out)
+    rundir.start(
+        config_yaml=OmegaConf.to_yaml(OmegaConf.create(config)),
+        method=system, dataset_path=dataset.path, dataset_sha256=dataset.sha256,
+    )  # fmt: skip
+    metrics = write_imported_run(rundir, result, system, BootstrapSettings(args.bootstrap_replicates))
+    file_sha = hashlib.sha256(args.file.read_bytes()).hexdigest()
+    rundir.finish("complete", imported={"file": str(args.file), "sha256": file_sha, **result.counts})
+    rundir.close()
+    for line in result.problems:
+        print(line)
+    counts = result.counts
+    print(
+        f"imported {counts['matched']} of {counts['records']} records from {args.file} into {args.out}: "
+        f"{counts['unmatched']} unmatched, {counts['ambiguous']} ambiguous, {counts['duplicate']} duplicate, "
+        f"{counts['gold_differs']} gold differs, {counts['category_differs']} category differs, "
+        f"{counts['bad_judge']} bad judge value; {counts['missing']} LOCOMO questions without a record"
+    )
+    judge = metrics["overall"]["judge"]
+    labelled = sum(1 for a in result.answers if a.label is not None)
+    if judge and judge.get("mean") is not None:
+        print(f"imported judge ({system}): J = {100 * judge['mean']:.2f}% over {labelled} labelled answers")
+    print(f"F1 {100 * metrics['overall']['f1']:.2f}, BLEU-1 {100 * metrics['overall']['bleu1']:.2f} (ours)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(import_main(sys.argv[1:]))

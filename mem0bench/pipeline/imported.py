@@ -1,0 +1,260 @@
+"""Other systems' published answers, matched to LOCOMO's questions (pure: file records in, matches out).
+
+Accepted shapes:
+- a JSON object whose keys name conversations (a sample id such as `conv-26`, or any key ending in an
+  integer: the 0-based position of the conversation in the LOCOMO file) mapping to lists of records;
+- a JSON list, or JSONL, of records that name their conversation in a field (same two forms).
+
+Each record is matched by conversation and question text (whitespace and case normalised). Unmatched,
+ambiguous and duplicate records, golds and categories that differ from LOCOMO's, and judge values that
+are not a label are each reported in one line and counted: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mem0bench.data.errors import DatasetError
+from mem0bench.data.model import Conversation, Dataset, Question
+
+__all__ = ["FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_records"]
+
+DEFAULTS: dict[str, tuple[str, ...]] = {
+    "question": ("question", "query"),
+    "prediction": ("prediction", "response", "answer", "generated_answer"),
+    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth"),
+    "category": ("category",),
+    "judge": ("grade", "llm_score", "label", "judge", "llm_judge"),
+    "conversation": ("conversation", "sample_id", "conversation_id", "conv_id"),
+}
+_TRAILING_INT = re.compile(r"(\d+)$")
+_LABELS = {"CORRECT": True, "WRONG": False, "TRUE": True, "FALSE": False, "1": True, "0": False}
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which field of a record holds what; None: the first of DEFAULTS' names the record has."""
+
+    question: str | None = None
+    prediction: str | None = None
+    gold: str | None = None
+    category: str | None = None
+    judge: str | None = None
+    conversation: str | None = None
+
+    def pick(self, role: str, record: Mapping[str, Any], taken: str | None = None) -> str | None:
+        """The field name for `role` in this record (never `taken`, the field already used for another
+        role: a record with `answer` and `golden_answer` has its prediction in `answer`)."""
+        given = getattr(self, role)
+        if given is not None:
+            return given if given in record else None
+        return next((name for name in DEFAULTS[role] if name in record and name != taken), None)
+
+
+def parse_fields(text: str | None) -> FieldMap:
+    """'question=q,prediction=resp' -> FieldMap; a role it does not know is an error."""
+    if not text:
+        return FieldMap()
+    values: dict[str, str] = {}
+    for part in text.split(","):
+        role, sep, name = part.partition("=")
+        role, name = role.strip(), name.strip()
+        if not sep or role not in DEFAULTS or not name:
+            raise ValueError(f"--fields: '{part}' is not ROLE=FIELD with ROLE one of {', '.join(DEFAULTS)}")
+        values[role] = name
+    return FieldMap(**values)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of the file, with where it came from (for messages) and its conversation key."""
+
+    where: str
+    conversation: Any
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ImportedAnswer:
+    question: Question
+    prediction: str
+    label: bool | None
+    """The file's own judge label, None when the file has none for this record."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    answers: list[ImportedAnswer]
+    problems: list[str]
+    """One line per record that was not imported as is, in file order."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """records, matched, unmatched, ambiguous, duplicate, gold_differs, category_differs, bad_judge,
+    missing (LOCOMO questions of the matched conversations that no record answers)."""
+
+
+def read_records(path: Path, fields: FieldMap) -> list[Record]:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(f"cannot read: {exc.strerror or exc}", file=name) from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError:
+        data = _jsonl(text, name)
+    records: list[Record] = []
+    if isinstance(data, dict):
+        for key, items in data.items():
+            if not isinstance(items, list):
+                raise DatasetError("expected a list of records", file=name, field=str(key))
+            records += [Record(f"{key}[{i}]", key, _obj(r, name, f"{key}[{i}]")) for i, r in enumerate(items)]
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            where = f"record {i + 1}"
+            item = _obj(item, name, where)
+            role = fields.pick("conversation", item)
+            if role is None:
+                raise DatasetError(
+                    "no conversation field (name it with --fields conversation=...)", file=name, field=where
+                )
+            records.append(Record(where, item[role], item))
+    else:
+        raise DatasetError(
+            "expected a JSON object of conversations, a JSON list or JSONL of records", file=name
+        )
+    for record in records:
+        for role in ("question", "prediction"):
+            if fields.pick(role, record.data) is None:
+                raise DatasetError(
+                    f"no {role} field (name it with --fields {role}=...)", file=name, field=record.where
+                )
+    return records
+
+
+def _jsonl(text: str, name: str) -> list[Any]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"neither JSON nor JSONL: line {number}: {exc.msg}", file=name) from None
+    return rows
+
+
+def _obj(item: Any, name: str, where: str) -> Mapping[str, Any]:
+    if not isinstance(item, Mapping):
+        raise DatasetError(f"a record must be an object, not {type(item).__name__}", file=name, field=where)
+    return item
+
+
+def normalise(text: Any) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def _conversation(key: Any, dataset: Dataset) -> Conversation | None:
+    by_id = {c.sample_id: c for c in dataset.conversations}
+    if isinstance(key, str) and key in by_id:
+        return by_id[key]
+    match = _TRAILING_INT.search(str(key)) if not isinstance(key, bool) else None
+    if match is None:
+        return None
+    by_position = {c.position: c for c in dataset.conversations}
+    return by_position.get(int(match.group(1)))
+
+
+def _label(value: Any) -> tuple[bool | None, bool]:
+    """(label, understood): bool, 0/1 or CORRECT/WRONG (any case); None / missing is no label."""
+    if value is None:
+        return None, True
+    if isinstance(value, bool):
+        return value, True
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value), True
+    if isinstance(value, str) and value.strip().upper() in _LABELS:
+        return _LABELS[value.strip().upper()], True
+    return None, False
+
+
+def match_records(
+    records: Sequence[Record], dataset: Dataset, fields: FieldMap, questions: Mapping[str, Sequence[Question]]
+) -> ImportResult:
+    """Match each record to one of `questions` (sample id -> the questions in scope)."""
+    counts: Counter[str] = Counter(records=len(records))
+    problems: list[str] = []
+    taken: dict[str, str] = {}  # qid -> where the record that took it is
+    answers: list[ImportedAnswer] = []
+    conversations_seen: set[str] = set()
+
+    def problem(kind: str, record: Record, text: str) -> None:
+        counts[kind] += 1
+        problems.append(f"{kind.replace('_', ' ')}: {record.where}: {text}")
+
+    for record in records:
+        data = record.data
+        question_text = data[fields.pick("question", data)]
+        prediction_field = fields.pick("prediction", data)
+        conversation = _conversation(record.conversation, dataset)
+        if conversation is None:
+            problem("unmatched", record, f"no conversation {record.conversation!r} in the dataset")
+            continue
+        conversations_seen.add(conversation.sample_id)
+        wanted = normalise(question_text)
+        candidates = [q for q in questions.get(conversation.sample_id, ()) if normalise(q.question) == wanted]
+        gold_field = fields.pick("gold", data, taken=prediction_field)
+        gold = data.get(gold_field) if gold_field else None
+        if len(candidates) > 1 and gold is not None:
+            same_gold = [q for q in candidates if normalise(q.answer) == normalise(gold)]
+            candidates = same_gold or candidates
+        free = [q for q in candidates if q.qid not in taken]
+        if not candidates:
+            problem(
+                "unmatched", record, f"no question {str(question_text)[:80]!r} in {conversation.sample_id}"
+            )
+            continue
+        if len({(normalise(q.answer), q.category) for q in candidates}) > 1:
+            ids = ", ".join(q.qid for q in candidates)
+            problem("ambiguous", record, f"{str(question_text)[:80]!r} matches {ids} (golds differ)")
+            continue
+        if not free:  # every interchangeable candidate already has its record: the first one stands
+            problem(
+                "duplicate", record, f"{candidates[0].qid} already imported from {taken[candidates[0].qid]}"
+            )
+            continue
+        question = free[0]
+        taken[question.qid] = record.where
+        if gold is not None and normalise(gold) != normalise(question.answer):
+            problem(
+                "gold_differs",
+                record,
+                f"{question.qid}: file {str(gold)[:60]!r}, LOCOMO {question.answer[:60]!r}",
+            )
+        category_field = fields.pick("category", data)
+        category = data.get(category_field) if category_field else None
+        if category is not None and str(category).strip() != str(int(question.category)):
+            problem(
+                "category_differs",
+                record,
+                f"{question.qid}: file {category!r}, LOCOMO {int(question.category)}",
+            )
+        judge_field = fields.pick("judge", data)
+        label, understood = _label(data.get(judge_field) if judge_field else None)
+        if not understood:
+            problem(
+                "bad_judge", record, f"{question.qid}: judge value {data.get(judge_field)!r} is not a label"
+            )
+        answers.append(ImportedAnswer(question, str(data.get(prediction_field) or ""), label))
+    counts["matched"] = len(answers)
+    counts["missing"] = sum(
+        1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
+    )
+    for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
+        counts.setdefault(kind, 0)
+    return ImportResult(answers, problems, dict(counts))

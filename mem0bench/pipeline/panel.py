@@ -1,0 +1,67 @@
+"""`judge.panel`: several judge models over the same answers, each kept apart, and how far they agree.
+
+metrics.json's `judge_panel` gives each judge's J (mean ± std over its runs, overall and per category) and
+Fleiss' kappa between the judges, each judge's vote being its majority label over its runs (ties WRONG),
+over the questions every judge labelled. Whether the ranking of runs changes with the judge is a question
+about several runs: `compare` answers it from the two runs' panels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mem0bench.data.model import Category
+from mem0bench.metrics import judge_summary
+from mem0bench.metrics.judge_stats import fleiss_kappa
+from mem0bench.pipeline.aggregate import judge_labels
+from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.records import AnswerRecord, Judgement
+from mem0bench.pipeline.resume import current_judgements
+
+__all__ = ["panel_block"]
+
+Labels = list[bool | None]
+
+
+def _matrix(
+    judge: JudgeSettings, judgements: list[Judgement], answers: Sequence[AnswerRecord]
+) -> dict[str, Labels]:
+    """qid -> this judge's labels, one per run; a failed answer is WRONG in every run (as in the rows)."""
+    standing = current_judgements(judgements, judge.signature, judge.runs, {a.qid: a for a in answers})
+    labels = judge_labels(standing.values(), judge.signature, judge.runs)
+    return {
+        a.qid: [False] * judge.runs if a.failure else list(labels.get(a.qid, [None] * judge.runs))
+        for a in answers
+    }
+
+
+def _majority(labels: Labels) -> bool | None:
+    present = [x for x in labels if x is not None]
+    return None if not present else sum(present) > len(present) / 2
+
+
+def panel_block(
+    judges: Sequence[JudgeSettings],
+    judgements: list[Judgement],
+    answers: Sequence[AnswerRecord],
+    rows: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    matrices = {j.name: (j, _matrix(j, judgements, answers)) for j in judges}
+    out: dict[str, Any] = {}
+    for name, (judge, matrix) in matrices.items():
+        block: dict[str, Any] = {"overall": judge_summary(list(matrix.values()), judge.runs).to_dict()}
+        categories = {}
+        for category in Category:
+            qids = [r["qid"] for r in rows if r["category_id"] == int(category)]
+            if qids:
+                categories[category.label] = judge_summary([matrix[q] for q in qids], judge.runs).to_dict()
+        block["categories"] = categories
+        out[name] = block
+    votes = [[_majority(m[a.qid]) for _, m in matrices.values()] for a in answers]
+    complete = [v for v in votes if all(x is not None for x in v)]
+    return {
+        "judges": out,
+        "fleiss_kappa": fleiss_kappa(complete, len(judges)) if complete else None,
+        "n_judged_by_all": len(complete),
+    }
