@@ -12,7 +12,6 @@ commands:
   report PATH... --out DIR   tables (md/csv/tex) and plots from run and sweep folders
   memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
-  bench [ARGS]             harness speed and memory against a local stand-in server
 
 `python -m mem0bench COMMAND --help` explains each; `run --help` shows Hydra's options and config groups.
 """
@@ -46,10 +45,6 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.data.cli import data_main
 
         return data_main(rest)
-    if command == "bench":
-        from mem0bench.cli.bench import bench_main
-
-        return bench_main(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -1,4 +1,4 @@
-"""`python -m mem0bench bench`: a tiny overhead measurement end to end (stand-in and harness processes)."""
+"""`python -m benchmarks`: a tiny overhead measurement end to end (stand-in and harness processes)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mem0bench.bench.render import render_markdown, render_text
-from mem0bench.cli.bench import bench_main
+from benchmarks.cli import bench_main
+from benchmarks.render import render_markdown, render_text
 
 pytestmark = pytest.mark.slow
 
