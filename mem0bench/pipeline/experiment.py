@@ -94,10 +94,24 @@ def select_questions(
     return chosen if max_questions is None else chosen[:max_questions]
 
 
+def conversation_ids(value: Any) -> list[str] | None:
+    """`dataset.conversations`: null (all), one id as a string, or a list of ids; an empty list is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str):  # `dataset.conversations=conv-26`: one id, not its characters
+        return [value]
+    ids = [str(v) for v in value]
+    if not ids:
+        raise ConfigurationError(
+            "dataset.conversations=[] selects no conversation: name at least one id, or leave it unset for all"
+        )
+    return ids
+
+
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     dataset = load_dataset(
         resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
-        conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
+        conversations=conversation_ids(cfg.dataset.conversations),
         fold_captions=bool(cfg.dataset.fold_captions),
     )
     if cfg.dataset.get("answer_key"):
@@ -109,6 +123,11 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         )
         for c in dataset.conversations
     }
+    if not any(questions.values()):
+        raise ConfigurationError(
+            "no question selected: the chosen conversations have none in scope "
+            "(eval.include_adversarial=true adds category 5)"
+        )
     return dataset, questions
 
 
@@ -147,6 +166,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     logging.getLogger("faiss").setLevel(logging.WARNING)
     options = run_options(cfg)
     judge = judge_settings(cfg)
+    conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
     if cfg.run.dry_run:
         dataset, questions = _load(cfg)
         print_plan(cfg, dataset, questions, judge)
