@@ -16,6 +16,7 @@ from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
@@ -42,6 +43,19 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
         return node
 
     return strip(data)
+
+
+def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -> dict[str, Any]:
+    """What config.yaml holds: the public config, plus how requests were adapted to the models used."""
+    config = public_config(cfg)
+    adaptations = {
+        model: note
+        for model in dict.fromkeys([settings.model, judge.model])
+        if (note := request_adaptation(model, settings)) is not None
+    }
+    if adaptations:
+        config["request_adaptations"] = adaptations
+    return config
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
@@ -181,7 +195,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         await client.preflight(extra_models=[judge.model])
         dataset, questions = _load(cfg)
         rundir.start(
-            config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(cfg, client.settings, judge))),
             method=str(cfg.method.name),
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
