@@ -118,3 +118,7 @@ def test_smoke_recipe_with_local_embeddings(tmp_path, locomo_mini):
         assert result.returncode == 0, result.stderr[-3000:]
         assert server.count("embeddings") == 0 and server.count("chat") > 0
         assert len(read_jsonl(run_dir / "predictions.jsonl")) == 2
+        # No third-party noise (transformers' weight-loading bar, deprecation notices) in what the user reads.
+        logs = [result.stdout, result.stderr, *(p.read_text() for p in run_dir.glob("*.log"))]
+        for noise in ("Loading weights", "it/s]", "deprecated", "Warning"):
+            assert not any(noise in text for text in logs), (noise, [t[-2000:] for t in logs])
