@@ -20,12 +20,14 @@ from benchmarks.roundtrip import serve_roundtrip
 from benchmarks.search import bench_search, serve_isolated
 from benchmarks.settings import BenchContext, BenchError, default_dataset
 from benchmarks.standin import serve_standin
+from benchmarks.startup import startup_main
 
 # The child-process sides of the measurements: not in --help, started by the bench itself.
 HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "standin": serve_standin,
     "isolated": serve_isolated,
     "roundtrip": serve_roundtrip,
+    "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
 }
 
 
