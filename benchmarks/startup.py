@@ -4,13 +4,16 @@ A `run` on the committed fixture (tests/data/locomo_mini.json, one conversation,
 the stand-in server: the wall time from starting the process to the first LLM request the server receives
 (imports, config, preflight, dataset, building the system), and from the last request the server receives
 to the process's exit (the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
-the median of `--repeat` runs per experiment. The stand-in runs in this process: only wall time is measured.
+the median of `--repeat` runs per experiment. Each phase is given in wall time and in the harness
+process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
+at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -33,19 +36,38 @@ class StartupFigures:
     to_first_request_s: float
     after_last_request_s: float
     wall_s: float
+    cpu_to_first_request_s: float
+    cpu_after_last_request_s: float
+    cpu_s: float
     requests: int
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int) -> float | None:
+    """User + sys CPU seconds of a running process (all its threads), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15 of stat)
+
+
 class _Clock:
-    """A stand-in handler that notes when each request arrives and lets the stand-in answer it."""
+    """A stand-in handler that notes when each request arrives (wall, and the harness's CPU so far) and
+    lets the stand-in answer it."""
 
     def __init__(self) -> None:
-        self.times: list[float] = []
+        self.pid = 0
+        self.times: list[tuple[float, float | None]] = []
         self._lock = threading.Lock()
 
     def __call__(self, endpoint: str, body: dict[str, Any]) -> None:
+        stamp = (time.perf_counter(), _cpu_s(self.pid) if self.pid else None)
         with self._lock:
-            self.times.append(time.perf_counter())
+            self.times.append(stamp)
 
 
 def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
@@ -60,15 +82,25 @@ def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
             f"hydra.run.dir={work / 'run'}", *extra,
         ]  # fmt: skip
         env = harness_env(server.base_url, work / "cache", {})
-        t0 = time.perf_counter()
-        done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-        t_exit = time.perf_counter()
-    if done.returncode != 0 or not clock.times:
-        raise RuntimeError(f"{method}: run exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+        log = work / "run.stderr"
+        with open(log, "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err)
+            clock.pid = proc.pid
+            _, status, usage = os.wait4(proc.pid, 0)
+            t_exit = time.perf_counter()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not clock.times:
+        raise RuntimeError(f"{method}: run exited {code}: {log.read_text()[-2000:]}")
+    cpu_total = usage.ru_utime + usage.ru_stime
+    (first, cpu_first), (last, cpu_last) = clock.times[0], clock.times[-1]
     return StartupFigures(
-        to_first_request_s=clock.times[0] - t0,
-        after_last_request_s=t_exit - clock.times[-1],
+        to_first_request_s=first - t0,
+        after_last_request_s=t_exit - last,
         wall_s=t_exit - t0,
+        cpu_to_first_request_s=cpu_first if cpu_first is not None else float("nan"),
+        cpu_after_last_request_s=cpu_total - cpu_last if cpu_last is not None else float("nan"),
+        cpu_s=cpu_total,
         requests=len(clock.times),
     )
 
@@ -96,18 +128,16 @@ def startup_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
         return 0
-    print("| experiment | to first request (s) | after last request (s) | wall (s) | requests |")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs")
+    print("| experiment | to first request: wall / CPU (s) | after last request: wall / CPU (s) "
+          "| whole run: wall / CPU (s) | requests |")  # fmt: skip
     print("|---|---|---|---|---|")
     for method, runs in results.items():
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
-        spread = {
-            k: f"{min(getattr(r, k) for r in runs):.2f}-{max(getattr(r, k) for r in runs):.2f}"
-            for k in ("to_first_request_s", "after_last_request_s")
-        }
         print(
-            f"| {method} | {med['to_first_request_s']:.2f} ({spread['to_first_request_s']}) "
-            f"| {med['after_last_request_s']:.2f} ({spread['after_last_request_s']}) "
-            f"| {med['wall_s']:.2f} | {int(med['requests'])} |"
+            f"| {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
+            f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"
         )
     return 0
 
