@@ -42,7 +42,7 @@ def test_cli_run_leaves_its_graphs_in_falkordb(
 
     # The run's graphs: one per speaker stream of mini-1, named in graph_stream.json, held by the server.
     streams = sorted((run_dir / "state" / "mini-1").glob("*/graph/graph_stream.json"))
-    assert [p.parent.parent.name for p in streams] == ["gina", "jon"]
+    assert [p.parent.parent.name for p in streams] == ["maya", "tomas"]
     on_server = set(FalkorDB(host=falkordb_server.host, port=falkordb_server.port).list_graphs())
     totals = {"nodes": 0, "relations": 0}
     for path in streams:
