@@ -137,7 +137,9 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     shutil.copy(locomo_mini, empty / "mini.json")
-    found = json.loads(_run([str(python), "-c", _CHECK_INSTALL], cwd=empty, env=_clean_env(), timeout=120).stdout)
+    found = json.loads(
+        _run([str(python), "-c", _CHECK_INSTALL], cwd=empty, env=_clean_env(), timeout=120).stdout
+    )
     site = str(venv / "lib")
     assert found["mem0bench"].startswith(site) and found["baselines"].startswith(site), found
     assert found["configs"].startswith(site) and "rag.yaml" in found["configs_exp"], found
