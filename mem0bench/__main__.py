@@ -13,7 +13,6 @@ commands:
   memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
   status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command
   data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
-  bench [ARGS]             harness speed and memory against a local stand-in server
   import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way
   compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)
   judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set
@@ -60,10 +59,6 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.data.cli import data_main
 
         return data_main(rest)
-    if command == "bench":
-        from mem0bench.cli.bench import bench_main
-
-        return bench_main(rest)
     if command == "import":
         from mem0bench.cli.import_answers import import_main
 

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-# ---- LOCOMO data (mem0bench.data tests) ------------------------------------------------------------
+# ---- LOCOMO data ----------------------------------------------------------------------------------
 # The repository sits at X/<repo>; the shared data folder at X/shared (also in CI, beside the clone).
-SHARED_DIR = Path(__file__).resolve().parents[2] / "shared"
-LOCOMO_PATH = SHARED_DIR / "data" / "locomo10.json"
+REPO_DIR = Path(__file__).resolve().parents[1]
+SHARED_DIR = REPO_DIR.parent / "shared"
+LOCOMO_CANDIDATES = (REPO_DIR / "data" / "locomo10.json", SHARED_DIR / "data" / "locomo10.json")
+# Our own synthetic LOCOMO-format file: every category, captions, odd turns, empty-session date keys.
+LOCOMO_MINI = REPO_DIR / "tests" / "data" / "locomo_mini.json"
 
 # tiktoken cannot download its encodings here: use the shared cache unless one is configured.
 if (SHARED_DIR / "tiktoken").is_dir():
@@ -18,11 +21,32 @@ if (SHARED_DIR / "tiktoken").is_dir():
 
 
 @pytest.fixture(scope="session")
+def locomo_mini() -> Path:
+    """The committed synthetic fixture: what end-to-end and reliability tests run on."""
+    return LOCOMO_MINI
+
+
+@pytest.fixture(scope="session")
 def locomo_path() -> Path:
-    """The real released locomo10.json; tests that use it are skipped when it is absent."""
-    if not LOCOMO_PATH.is_file():
-        pytest.skip(f"real LOCOMO file not found at {LOCOMO_PATH} (expected ../shared/data beside the repo)")
-    return LOCOMO_PATH
+    """The real released locomo10.json, for the exact-statistics tests (marked `realdata`).
+
+    Absent, the test fails with one line saying where to put the file: it never skips."""
+    for candidate in LOCOMO_CANDIDATES:
+        if candidate.is_file():
+            return candidate
+    pytest.fail(
+        "the real LOCOMO file is needed by this realdata test and was found at neither "
+        f"{' nor '.join(map(str, LOCOMO_CANDIDATES))}: run `python -m mem0bench data download`, "
+        "or deselect these tests with -m 'not realdata'",
+        pytrace=False,
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests on the real file are marked `realdata` by the fixture they use, so they can be selected.
+    for item in items:
+        if "locomo_path" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.realdata)
 
 
 # ---- the OpenAI-compatible stand-in server (mem0bench.llm tests) -----------------------------------

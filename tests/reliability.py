@@ -20,13 +20,11 @@ from tests.standin.server import Reset
 PAID = ("chat", "embeddings")
 
 
-def small_conv30(tmp_path: Path, locomo: Path, sessions: int = 2, questions: int = 6) -> Path:
-    """conv-30 cut to its first `sessions` sessions and the first questions whose evidence lies in them.
-
-    Mem0 makes ~4 LLM calls per message pair per speaker: the whole of conv-30 is ~1,400 calls (25 s at
-    20 ms), the first two sessions ~170. Everything else about the file is LOCOMO's own."""
+def small_sample(tmp_path: Path, locomo: Path, sessions: int = 2, questions: int = 6) -> Path:
+    """The fixture's mini-1 cut to its first `sessions` sessions and the first questions whose evidence
+    lies in them (Mem0 makes ~4 LLM calls per message pair per speaker). Everything else is kept."""
     data = json.loads(locomo.read_text(encoding="utf-8"))
-    sample = next(s for s in data if s["sample_id"] == "conv-30")
+    sample = next(s for s in data if s["sample_id"] == "mini-1")
     conv = sample["conversation"]
     kept = {k: v for k, v in conv.items() if not k.startswith("session_")}
     for n in range(1, sessions + 1):
@@ -50,7 +48,7 @@ def paid(server) -> int:
 
 def run_args(exp: str, dataset: Path, run_dir: Path, *extra: str) -> list[str]:
     return [
-        "run", f"+exp={exp}", f"dataset.path={dataset}", "dataset.conversations=[conv-30]",
+        "run", f"+exp={exp}", f"dataset.path={dataset}", "dataset.conversations=[mini-1]",
         f"hydra.run.dir={run_dir}", "llm.backoff_base_s=0.01", "llm.backoff_max_s=0.05",
         "llm.timeout_s=5", "run.progress=false", *extra,
     ]  # fmt: skip

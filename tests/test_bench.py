@@ -1,4 +1,4 @@
-"""`python -m mem0bench bench`: a tiny overhead measurement end to end (stand-in and harness processes)."""
+"""`python -m benchmarks`: a tiny overhead measurement end to end (stand-in and harness processes)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from mem0bench.bench.render import render_markdown, render_text
-from mem0bench.cli.bench import bench_main
+from benchmarks.cli import bench_main
+from benchmarks.render import render_markdown, render_text
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def tiny_locomo(tmp_path, locomo_path):
-    """conv-30 cut to its first 8 turns and 3 questions: the real file's shape, a few dozen calls."""
-    sample = next(s for s in json.loads(locomo_path.read_text()) if s["sample_id"] == "conv-30")
+def tiny_locomo(tmp_path, locomo_mini):
+    """The fixture's mini-1 cut to its first 8 turns and 3 questions: a few dozen calls."""
+    sample = next(s for s in json.loads(locomo_mini.read_text()) if s["sample_id"] == "mini-1")
     conversation = {k: sample["conversation"][k] for k in ("speaker_a", "speaker_b", "session_1_date_time")}
     conversation["session_1"] = sample["conversation"]["session_1"][:8]
     tiny = {**sample, "conversation": conversation, "qa": sample["qa"][:3]}
@@ -27,7 +27,7 @@ def tiny_locomo(tmp_path, locomo_path):
 def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
     out = tmp_path / "bench"
     code = bench_main(
-        ["overhead", "--dataset", str(tiny_locomo), "--conversations", "conv-30", "--out", str(out),
+        ["overhead", "--dataset", str(tiny_locomo), "--conversations", "mini-1", "--out", str(out),
          "--no-startup", "--json"]
     )  # fmt: skip
     captured = capsys.readouterr()

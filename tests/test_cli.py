@@ -8,7 +8,7 @@ from mem0bench.__main__ import main
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("run", "judge", "report", "memories", "data", "bench"):
+    for command in ("run", "judge", "report", "memories", "data"):
         assert f"  {command}" in out
 
 

@@ -62,7 +62,7 @@ from tests.reliability import (
     lines,
     paid,
     run_args,
-    small_conv30,
+    small_sample,
     start_cli,
     wait_for,
 )
@@ -137,7 +137,7 @@ def _killed_and_resumed(exp: str, dataset: Path, tmp: Path) -> tuple[Path, int, 
             free_kills += 1
             assert lines(run_dir / "ingest.jsonl") == 0
             # 1b. Once one speaker's stream has finished (its done marker is on disk), the other not yet.
-            state = run_dir / "state" / "conv-30"
+            state = run_dir / "state" / "mini-1"
             proc = start_cli(args, env)
             wait_for(lambda: any(state.glob("*/done")), proc)
             kill(proc)
@@ -195,8 +195,8 @@ def _killed_and_resumed(exp: str, dataset: Path, tmp: Path) -> tuple[Path, int, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("exp", ["mem0", "rag"])
-def test_killed_run_resumes_to_the_same_result_without_paying_twice(exp, tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path) if exp == "mem0" else locomo_path
+def test_killed_run_resumes_to_the_same_result_without_paying_twice(exp, tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini) if exp == "mem0" else locomo_mini
     with ThreadPoolExecutor(max_workers=1) as pool:  # the uninterrupted run, on its own server, meanwhile
         reference = pool.submit(_uninterrupted, exp, dataset, tmp_path)
         run_dir, paid_killed, free_kills, notes = _killed_and_resumed(exp, dataset, tmp_path)

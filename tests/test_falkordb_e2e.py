@@ -24,14 +24,14 @@ def _rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list]:
 def test_cli_run_leaves_its_graphs_in_falkordb(
     tmp_path: Path,
     falkordb_server: FalkorDBServer,  # noqa: F811
-    locomo_path: Path,
+    locomo_mini: Path,
 ) -> None:
     from falkordb import FalkorDB
 
     run_dir = tmp_path / "falkordb-e2e-run"
     args = [
         "run", "+exp=mem0g_falkordb", f"graph.host={falkordb_server.host}", f"graph.port={falkordb_server.port}",
-        f"dataset.path={locomo_path}", "dataset.conversations=[conv-30]", "eval.max_questions=3",
+        f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]", "eval.max_questions=3",
         "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST,
     ]  # fmt: skip
     with StandinServer(api_key=TEST_KEY) as llm:
@@ -40,16 +40,16 @@ def test_cli_run_leaves_its_graphs_in_falkordb(
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert len(read_jsonl(run_dir / "predictions.jsonl")) == 3
 
-    # The run's graphs: one per speaker stream of conv-30, named in graph_stream.json, held by the server.
-    streams = sorted((run_dir / "state" / "conv-30").glob("*/graph/graph_stream.json"))
-    assert [p.parent.parent.name for p in streams] == ["gina", "jon"]
+    # The run's graphs: one per speaker stream of mini-1, named in graph_stream.json, held by the server.
+    streams = sorted((run_dir / "state" / "mini-1").glob("*/graph/graph_stream.json"))
+    assert [p.parent.parent.name for p in streams] == ["maya", "tomas"]
     on_server = set(FalkorDB(host=falkordb_server.host, port=falkordb_server.port).list_graphs())
     totals = {"nodes": 0, "relations": 0}
     for path in streams:
         meta = json.loads(path.read_text())
         name = meta["graph_name"]
         assert meta["backend"] == "falkordb" and name in on_server
-        assert name.startswith(f"mem0bench_{run_dir.name}_conv-30_")  # <prefix>_<run id>_<sample>_<speaker>
+        assert name.startswith(f"mem0bench_{run_dir.name}_mini-1_")  # <prefix>_<run id>_<sample>_<speaker>
         nodes = _rows(falkordb_server, name, "MATCH (n:Entity) RETURN n.id, n.name ORDER BY n.seq")
         edges = _rows(
             falkordb_server,
@@ -71,5 +71,5 @@ def test_cli_run_leaves_its_graphs_in_falkordb(
     # ...and the ingest report counted the same graphs.
     (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
     details = ingest["details"]
-    assert ingest["sample_id"] == "conv-30"
+    assert ingest["sample_id"] == "mini-1"
     assert details["graph.nodes"] == totals["nodes"] and details["graph.relations"] == totals["relations"]

@@ -32,7 +32,7 @@ from tests.reliability import (
     paid,
     request_stage,
     run_args,
-    small_conv30,
+    small_sample,
     start_cli,
 )
 from tests.standin.server import Empty, Hold, HTTPError, Reset, StandinServer
@@ -109,11 +109,11 @@ def _clean_run(tmp_path: Path, args_for, name: str = "clean") -> Path:
         return run_dir
 
 
-def test_every_transient_fault_is_absorbed(tmp_path, locomo_path):
+def test_every_transient_fault_is_absorbed(tmp_path, locomo_mini):
     extra = (f"llm.timeout_s={TIMEOUT_S}", "llm.max_retries=3")
 
     def args_for(run_dir: Path) -> list[str]:
-        return _args(run_dir, locomo_path, *extra)
+        return _args(run_dir, locomo_mini, *extra)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         clean = pool.submit(_clean_run, tmp_path, args_for)
@@ -151,7 +151,7 @@ def test_every_transient_fault_is_absorbed(tmp_path, locomo_path):
 
 
 def _question_texts(locomo: Path, n: int) -> list[str]:
-    sample = next(s for s in json.loads(locomo.read_text()) if s["sample_id"] == "conv-30")
+    sample = next(s for s in json.loads(locomo.read_text()) if s["sample_id"] == "mini-1")
     return [q["question"] for q in sample["qa"] if q["category"] != 5][:n]
 
 
@@ -180,10 +180,10 @@ class PermanentFaults:
         return None
 
 
-def test_lasting_failures_are_recorded_counted_printed_and_retried(tmp_path, locomo_path):
-    q = _question_texts(locomo_path, 4)
+def test_lasting_failures_are_recorded_counted_printed_and_retried(tmp_path, locomo_mini):
+    q = _question_texts(locomo_mini, 4)
     run_dir = tmp_path / "run"
-    args = _args(run_dir, locomo_path, "llm.max_retries=2")
+    args = _args(run_dir, locomo_mini, "llm.max_retries=2")
     with StandinServer(api_key=TEST_KEY) as server:
         env = env_for(server, tmp_path / "cache")
         faults = PermanentFaults(answer_question=q[1], judge_question=q[2])
@@ -201,17 +201,17 @@ def test_lasting_failures_are_recorded_counted_printed_and_retried(tmp_path, loc
         }  # fmt: skip
         rows = {r["qid"]: r for r in read_jsonl(run_dir / "predictions.jsonl")}
         assert len(rows) == 4
-        assert rows["conv-30:q1"]["prediction"] == "" and rows["conv-30:q1"]["judge"] == ["WRONG", "WRONG"]
-        assert rows["conv-30:q2"]["judge"] == [None, None]
+        assert rows["mini-1:q1"]["prediction"] == "" and rows["mini-1:q1"]["judge"] == ["WRONG", "WRONG"]
+        assert rows["mini-1:q2"]["judge"] == [None, None]
         failures = read_jsonl(run_dir / "failures.jsonl")
         assert sorted((f["stage"], f["qid"], f["run"]) for f in failures) == [
-            ("answer", "conv-30:q1", None), ("judge", "conv-30:q2", 0), ("judge", "conv-30:q2", 1),
+            ("answer", "mini-1:q1", None), ("judge", "mini-1:q2", 0), ("judge", "mini-1:q2", 1),
         ]  # fmt: skip
         assert all(f["resolved"] is False for f in failures)
         # Printed at the end: per stage, then each item, then the verdict.
         err = first.stderr
         assert "failures: answer 1, judge 2" in err
-        assert "conv-30:q1" in err and "conv-30:q2 run 0" in err and "conv-30:q2 run 1" in err
+        assert "mini-1:q1" in err and "mini-1:q2 run 0" in err and "mini-1:q2 run 1" in err
         assert "above run.max_failure_rate" in err.strip().splitlines()[-1]
 
         # The same command again, the server healthy: only the failed items are asked again.
@@ -230,14 +230,14 @@ def test_lasting_failures_are_recorded_counted_printed_and_retried(tmp_path, loc
     assert len(rows) == 4 and all(None not in r["judge"] for r in rows) and all(r["prediction"] for r in rows)
 
 
-def test_strict_stops_at_the_first_failure_in_one_line(tmp_path, locomo_path):
-    q = _question_texts(locomo_path, 4)
+def test_strict_stops_at_the_first_failure_in_one_line(tmp_path, locomo_mini):
+    q = _question_texts(locomo_mini, 4)
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(PermanentFaults(answer_question=q[0], judge_question="(no such question)"))
         result = finish_cli(
             start_cli(
-                _args(run_dir, locomo_path, "llm.max_retries=1", "run.strict=true"),
+                _args(run_dir, locomo_mini, "llm.max_retries=1", "run.strict=true"),
                 env_for(server, tmp_path / "c"),
             )
         )
@@ -249,9 +249,9 @@ def test_strict_stops_at_the_first_failure_in_one_line(tmp_path, locomo_path):
     assert [f["kind"] for f in read_jsonl(run_dir / "failures.jsonl")] == ["server_error"]
 
 
-def test_a_conversation_that_cannot_be_ingested_fails_its_questions_not_the_process(tmp_path, locomo_path):
+def test_a_conversation_that_cannot_be_ingested_fails_its_questions_not_the_process(tmp_path, locomo_mini):
     run_dir = tmp_path / "run"
-    args = _args(run_dir, locomo_path, "llm.max_retries=1")
+    args = _args(run_dir, locomo_mini, "llm.max_retries=1")
     with StandinServer(api_key=TEST_KEY) as server:
         env = env_for(server, tmp_path / "cache")
         server.set_handler(
@@ -271,8 +271,8 @@ def test_a_conversation_that_cannot_be_ingested_fails_its_questions_not_the_proc
     assert all(r["prediction"] for r in read_jsonl(run_dir / "predictions.jsonl"))
 
 
-def test_failed_mem0_ingestion_steps_are_replayed_and_then_no_longer_counted(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=3)
+def test_failed_mem0_ingestion_steps_are_replayed_and_then_no_longer_counted(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=3)
 
     def args_for(run_dir: Path) -> list[str]:
         return run_args("mem0", dataset, run_dir, "eval.max_questions=3", "judge.runs=1", "llm.max_retries=1")
@@ -282,7 +282,7 @@ def test_failed_mem0_ingestion_steps_are_replayed_and_then_no_longer_counted(tmp
         if (
             endpoint == "chat"
             and "record_facts" in json.dumps(body.get("tools"))
-            and "Door Dash" in json.dumps(body)
+            and "Lemongrass Lane" in json.dumps(body)
         ):
             return HTTPError(500)
         return None

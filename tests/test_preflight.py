@@ -60,6 +60,7 @@ CASES = [
     ("max questions", ["+exp=rag", "eval.max_questions=0"], "eval.max_questions must be null or", "standin"),
     ("timeout", ["+exp=rag", "llm.timeout_s=-1"], "llm.timeout_s must be > 0", "standin"),
     ("unknown conversation", ["+exp=rag", "dataset.conversations=[conv-99]"], "conv-99", "standin"),
+    ("no conversation", ["+exp=rag", "dataset.conversations=[]"], "selects no conversation", "standin"),
 ]
 
 
@@ -69,7 +70,7 @@ def _case(case, tmp_path: Path, server: StandinServer, locomo: Path):
     # Small defaults first (the case's own overrides come after and win): a case that fails to fail stays short.
     defaults = [
         "run.progress=false",
-        "dataset.conversations=[conv-30]",
+        "dataset.conversations=[mini-1]",
         "eval.max_questions=1",
         "judge.runs=1",
     ]
@@ -88,11 +89,11 @@ def _case(case, tmp_path: Path, server: StandinServer, locomo: Path):
 
 
 @pytest.mark.slow
-def test_each_problem_is_one_line_before_any_work(tmp_path, locomo_path):
+def test_each_problem_is_one_line_before_any_work(tmp_path, locomo_mini):
     problems = []
     with StandinServer(api_key=TEST_KEY) as server:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            results = list(pool.map(lambda c: _case(c, tmp_path, server, locomo_path), CASES))
+            results = list(pool.map(lambda c: _case(c, tmp_path, server, locomo_mini), CASES))
         llm_calls = server.count("chat") + server.count("embeddings")
     for (name, _, expected, _), result, run_dir in results:
         err = result.stderr.strip()
@@ -111,13 +112,13 @@ def test_each_problem_is_one_line_before_any_work(tmp_path, locomo_path):
 
 
 @pytest.mark.slow
-def test_dry_run_calls_nothing_and_prints_the_plan(tmp_path, locomo_path):
+def test_dry_run_calls_nothing_and_prints_the_plan(tmp_path, locomo_mini):
     with StandinServer(api_key=TEST_KEY) as server:
         run_dir = tmp_path / "run"
         args = [
             "run",
             "+exp=mem0g",
-            f"dataset.path={locomo_path}",
+            f"dataset.path={locomo_mini}",
             f"hydra.run.dir={run_dir}",
             "run.dry_run=true",
         ]
@@ -126,7 +127,7 @@ def test_dry_run_calls_nothing_and_prints_the_plan(tmp_path, locomo_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert requests == 0  # not even the model list
     out = result.stdout
-    assert "no LLM call made" in out and "10 conversations, 1540 questions" in out
+    assert "no LLM call made" in out and "3 conversations, 18 questions" in out  # the fixture, categories 1-4
     table = [line.split()[0] for line in out.splitlines()[2:-1]]
     assert {"ingest", "search", "answer", "judge"} <= set(table)
     total = out.strip().splitlines()[-1]
@@ -135,10 +136,10 @@ def test_dry_run_calls_nothing_and_prints_the_plan(tmp_path, locomo_path):
 
 
 @pytest.mark.slow
-def test_forced_progress_shows_each_stage_with_calls(tmp_path, locomo_path):
+def test_forced_progress_shows_each_stage_with_calls(tmp_path, locomo_mini):
     with StandinServer(api_key=TEST_KEY) as server:
         args = [
-            "run", "+exp=rag", f"dataset.path={locomo_path}", "dataset.conversations=[conv-30]",
+            "run", "+exp=rag", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
             "eval.max_questions=2", "judge.runs=2", f"hydra.run.dir={tmp_path / 'run'}", "run.progress=always",
         ]  # fmt: skip
         result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"), timeout=120)

@@ -22,7 +22,7 @@ KEY = "sk-secret-" + "9f8e7d6c5b4a3210" * 2
 
 def _args(locomo: Path, out: Path, multirun: bool) -> list[str]:
     common = [
-        "+exp=rag", f"dataset.path={locomo}", "dataset.conversations=[conv-30]", "eval.max_questions=2",
+        "+exp=rag", f"dataset.path={locomo}", "dataset.conversations=[mini-1]", "eval.max_questions=2",
         "judge.runs=1", "run.progress=false", "llm.backoff_base_s=0.01",
     ]  # fmt: skip
     if multirun:
@@ -44,10 +44,10 @@ def _run(tmp_path: Path, server: StandinServer, locomo: Path, *, via: str, multi
 
 
 @pytest.mark.parametrize("multirun", [False, True], ids=["single", "multirun"])
-def test_the_key_is_written_nowhere(tmp_path, locomo_path, multirun):
+def test_the_key_is_written_nowhere(tmp_path, locomo_mini, multirun):
     with StandinServer(api_key=KEY) as server, ThreadPoolExecutor(max_workers=2) as pool:
         runs = [
-            pool.submit(_run, tmp_path, server, locomo_path, via=via, multirun=multirun)
+            pool.submit(_run, tmp_path, server, locomo_mini, via=via, multirun=multirun)
             for via in ("env", "argv")
         ]
         results = [r.result() for r in runs]

@@ -19,17 +19,17 @@ def server():
         yield s
 
 
-def _small(locomo_path, questions: int = 3, judge_runs: int = 2) -> list[str]:
+def _small(locomo_mini, questions: int = 3, judge_runs: int = 2) -> list[str]:
     return [
-        f"dataset.path={locomo_path}", "dataset.conversations=[conv-30]",
+        f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
         f"eval.max_questions={questions}", f"judge.runs={judge_runs}", *FAST,
     ]  # fmt: skip
 
 
-def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_path):
+def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_mini):
     sweep = tmp_path / "sweep"
     args = ["run", "-m", "+exp=rag", "method.chunk_size=128,256", "method.k=1,2", f"hydra.sweep.dir={sweep}"]
-    result = run_cli([*args, *_small(locomo_path)], cli_env(server.base_url, tmp_path / "cache"))
+    result = run_cli([*args, *_small(locomo_mini)], cli_env(server.base_url, tmp_path / "cache"))
     assert result.returncode == 0, result.stderr[-3000:]
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
     assert len(runs) == 4
@@ -49,10 +49,10 @@ def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_path):
 
 
 @pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
-def test_parallel_launchers(tmp_path, server, locomo_path, launcher):
+def test_parallel_launchers(tmp_path, server, locomo_mini, launcher):
     sweep = tmp_path / "sweep"
     args = ["run", "-m", "+exp=rag", "method.k=1,2", f"hydra/launcher={launcher}", f"hydra.sweep.dir={sweep}"]
-    result = run_cli([*args, *_small(locomo_path, 2)], cli_env(server.base_url, tmp_path / "cache"))
+    result = run_cli([*args, *_small(locomo_mini, 2)], cli_env(server.base_url, tmp_path / "cache"))
     assert result.returncode == 0, result.stderr[-3000:]
     ks = sorted(
         json.loads((p.parent / "run.json").read_text())["status"] for p in sweep.rglob("metrics.json")
@@ -60,10 +60,10 @@ def test_parallel_launchers(tmp_path, server, locomo_path, launcher):
     assert ks == ["complete", "complete"]
 
 
-def test_rejudge_calls_only_the_judge(tmp_path, server, locomo_path):
+def test_rejudge_calls_only_the_judge(tmp_path, server, locomo_mini):
     run_dir = tmp_path / "run"
     env = cli_env(server.base_url, tmp_path / "cache")
-    first = run_cli(["run", "+exp=rag", f"hydra.run.dir={run_dir}", *_small(locomo_path)], env)
+    first = run_cli(["run", "+exp=rag", f"hydra.run.dir={run_dir}", *_small(locomo_mini)], env)
     assert first.returncode == 0, first.stderr[-3000:]
     chat, embeddings = server.count("chat"), server.count("embeddings")
 
@@ -76,11 +76,11 @@ def test_rejudge_calls_only_the_judge(tmp_path, server, locomo_path):
     assert all(len(r["judge"]) == 3 for r in read_jsonl(run_dir / "predictions.jsonl"))
 
 
-def test_adversarial_scope(tmp_path, server, locomo_path):
+def test_adversarial_scope(tmp_path, server, locomo_mini):
     run_dir = tmp_path / "run"
     args = ["run", "+exp=full_context", "eval.include_adversarial=true", f"hydra.run.dir={run_dir}"]
-    # conv-30's first adversarial question sits after its 80-odd others: take them all.
-    result = run_cli([*args, *_small(locomo_path, 200, 1)], cli_env(server.base_url, tmp_path / "cache"))
+    # mini-1's adversarial questions come after its others: take them all.
+    result = run_cli([*args, *_small(locomo_mini, 200, 1)], cli_env(server.base_url, tmp_path / "cache"))
     assert result.returncode == 0, result.stderr[-3000:]
     rows = read_jsonl(run_dir / "predictions.jsonl")
     adversarial = [r for r in rows if r["category_id"] == 5]

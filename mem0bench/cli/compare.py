@@ -13,13 +13,12 @@ from typing import Any
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.llm.types import ConfigurationError
-
-EXAMPLE = "python -m mem0bench compare results/runs/rag results/runs/mem0 --out results/compare"
+from mem0bench.cli.examples import with_examples
 
 
 def compare_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="mem0bench compare", description=__doc__.split("\n")[0], epilog=f"example: {EXAMPLE}"
+        prog="mem0bench compare", description=__doc__.split("\n")[0], **with_examples("compare")
     )
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)

@@ -36,10 +36,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "data stats --path data/locomo10.json --json",
         "data download --dir data",
     ),
-    "bench": (
-        "bench all --out /tmp/bench",
-        "bench overhead --method mem0g --conversations conv-26 --json",
-        "bench overlap --latency-ms 100 --concurrency 32",
+    "compare": (
+        f"compare {RUN} results/runs/2026-12-01_10-00-00-000000_mem0 --out results/compare",
+        f"compare {RUN} results/runs/zep --intersect",
+    ),
+    "import": (
+        "import zep_locomo_grades.json --out results/runs/zep --system zep",
+        "import answers.jsonl --out results/runs/mine --fields prediction=response,gold=golden_answer",
+    ),
+    "judge-check": (
+        "judge-check judge.model=gpt-4o-mini judge.prompt=strict --per-category 50",
+        "judge-check --second-opinion results/runs/zep run.dry_run=true",
     ),
     "status": (
         f"status {RUN}",

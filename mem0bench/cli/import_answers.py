@@ -15,13 +15,12 @@ from pathlib import Path
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.llm.types import ConfigurationError
-
-EXAMPLE = "python -m mem0bench import zep_locomo_grades.json --out results/runs/zep --system zep"
+from mem0bench.cli.examples import with_examples
 
 
 def import_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="mem0bench import", description=__doc__.split("\n")[0], epilog=f"example: {EXAMPLE}"
+        prog="mem0bench import", description=__doc__.split("\n")[0], **with_examples("import")
     )
     parser.add_argument("file", type=Path, help="JSON object of conversations, JSON list or JSONL of records")
     parser.add_argument("--out", required=True, type=Path, help="the run directory to create")

@@ -19,13 +19,12 @@ from typing import Any
 from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.run import _take_secrets
 from mem0bench.llm.types import ConfigurationError
-
-EXAMPLE = "python -m mem0bench judge-check judge.model=gpt-4o-mini judge.prompt=strict --per-category 50"
+from mem0bench.cli.examples import with_examples
 
 
 def judge_check_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="mem0bench judge-check", description=__doc__.split("\n")[0], epilog=f"example: {EXAMPLE}"
+        prog="mem0bench judge-check", description=__doc__.split("\n")[0], **with_examples("judge-check")
     )
     parser.add_argument("overrides", nargs="*", help="config overrides such as judge.prompt=strict")
     parser.add_argument("--per-category", type=int, default=25, help="questions per category (4 items each)")

@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from importlib import resources
 from pathlib import Path
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+# The Hydra configs ship inside the package (mem0bench/configs; in a checkout a symlink to the top-level
+# configs/, which stays the source), so an installed wheel finds them wherever it is run from.
+CONFIG_DIR = Path(str(resources.files("mem0bench") / "configs"))
 
 
 def _take_secrets(argv: list[str]) -> list[str]:

@@ -222,7 +222,9 @@ class LLMClient:
                     timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
                     timing.add_cached()
                     return raw, True, 0
-        est = estimate_tokens(payload["messages"], payload.get("max_tokens"))
+        est = estimate_tokens(
+            payload["messages"], payload.get("max_tokens") or payload.get("max_completion_tokens")
+        )
         reply, attempts = await self._with_retries(
             stage, lambda: self._transport.post("/chat/completions", body), est
         )

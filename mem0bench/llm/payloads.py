@@ -8,13 +8,43 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import ConfigurationError, Message, StructuredSpec
 
-__all__ = ["chat_payload", "encode_body", "request_key", "structured_request"]
+__all__ = [
+    "chat_payload",
+    "encode_body",
+    "is_reasoning_model",
+    "request_adaptation",
+    "request_key",
+    "structured_request",
+]
+
+# OpenAI's reasoning families: o1, o3, o4-mini, ... and gpt-5 onward (gpt-5-mini, gpt-5.1, ...), except the
+# `-chat` variants, which are ordinary chat models. A provider prefix ("openai/o3-mini") is ignored.
+_REASONING_MODEL = re.compile(r"(?:o[1-9][0-9]*|gpt-(?:[5-9]|[1-9][0-9]+))(?:[.-][a-z0-9.-]*)?")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """True for models that reject `temperature` (other than their default) and `max_tokens`."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return bool(_REASONING_MODEL.fullmatch(name)) and "-chat" not in name
+
+
+def request_adaptation(model: str, settings: LLMSettings) -> str | None:
+    """How requests to `model` differ from the configured ones (for config.yaml), or None."""
+    if not is_reasoning_model(model):
+        return None
+    changes = [
+        f"temperature not sent (llm.temperature={settings.temperature}; the model takes only its default)"
+    ]
+    if settings.max_tokens is not None:
+        changes.append(f"max_tokens={settings.max_tokens} sent as max_completion_tokens (reasoning included)")
+    return "reasoning model: " + "; ".join(changes)
 
 
 def chat_payload(
@@ -24,18 +54,22 @@ def chat_payload(
     temperature: float | None,
     max_tokens: int | None,
 ) -> dict[str, Any]:
-    """The body of a plain chat completion; None arguments fall back to `settings`."""
+    """The body of a plain chat completion; None arguments fall back to `settings`.
+
+    A reasoning model (`is_reasoning_model`) gets no temperature and `max_completion_tokens` in place of
+    `max_tokens`, which is what OpenAI's API accepts from it; other models' bodies are unchanged.
+    """
     s = settings
-    payload: dict[str, Any] = {
-        "model": model or s.model,
-        "messages": list(messages),
-        "temperature": s.temperature if temperature is None else temperature,
-    }
+    name = model or s.model
+    reasoning = is_reasoning_model(name)
+    payload: dict[str, Any] = {"model": name, "messages": list(messages)}
+    if not reasoning:
+        payload["temperature"] = s.temperature if temperature is None else temperature
     if s.seed is not None:
         payload["seed"] = s.seed
     mt = s.max_tokens if max_tokens is None else max_tokens
     if mt is not None:
-        payload["max_tokens"] = mt
+        payload["max_completion_tokens" if reasoning else "max_tokens"] = mt
     return payload
 
 

@@ -16,6 +16,7 @@ from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
@@ -45,6 +46,19 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
         return node
 
     return strip(data)
+
+
+def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -> dict[str, Any]:
+    """What config.yaml holds: the public config, plus how requests were adapted to the models used."""
+    config = public_config(cfg)
+    adaptations = {
+        model: note
+        for model in dict.fromkeys([settings.model, judge.model])
+        if (note := request_adaptation(model, settings)) is not None
+    }
+    if adaptations:
+        config["request_adaptations"] = adaptations
+    return config
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
@@ -97,11 +111,25 @@ def select_questions(
     return chosen if max_questions is None else chosen[:max_questions]
 
 
+def conversation_ids(value: Any) -> list[str] | None:
+    """`dataset.conversations`: null (all), one id as a string, or a list of ids; an empty list is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str):  # `dataset.conversations=conv-26`: one id, not its characters
+        return [value]
+    ids = [str(v) for v in value]
+    if not ids:
+        raise ConfigurationError(
+            "dataset.conversations=[] selects no conversation: name at least one id, or leave it unset for all"
+        )
+    return ids
+
+
 def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     """The dataset and, per conversation, the questions a run of `cfg` covers (paths relative to cwd)."""
     dataset = load_dataset(
         resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
-        conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
+        conversations=conversation_ids(cfg.dataset.conversations),
         fold_captions=bool(cfg.dataset.fold_captions),
     )
     if cfg.dataset.get("answer_key"):
@@ -113,6 +141,11 @@ def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         )
         for c in dataset.conversations
     }
+    if not any(questions.values()):
+        raise ConfigurationError(
+            "no question selected: the chosen conversations have none in scope "
+            "(eval.include_adversarial=true adds category 5)"
+        )
     return dataset, questions
 
 
@@ -172,6 +205,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     logging.getLogger("faiss").setLevel(logging.WARNING)
     options = run_options(cfg)
     judge = judge_settings(cfg)
+    conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
     if cfg.run.dry_run:
         dataset, questions = load_scope(cfg)
         print_plan(cfg, dataset, questions, judge)
@@ -186,7 +220,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(cfg)
         rundir.start(
-            config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(cfg, client.settings, judge))),
             method=str(cfg.method.name),
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,

@@ -289,6 +289,7 @@ class StandinServer:
         rate_empty: float = 0.0,
         embedding_dim: int = 1536,
         models_endpoint: bool = True,
+        reasoning_models: Iterable[str] = (),
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -307,6 +308,8 @@ class StandinServer:
         self.rate_empty = rate_empty
         self.embedding_dim = embedding_dim
         self.models_endpoint = models_endpoint
+        # Models that, like OpenAI's reasoning models, reject `max_tokens` and a non-default temperature.
+        self.reasoning_models = set(reasoning_models)
         self._lock = threading.Lock()
         self._script: deque[Any] = deque()
         self._handler: Handler | None = None
@@ -614,6 +617,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return self._error(400, "messages must be a non-empty list", endpoint="chat")
+        if body.get("model") in self.standin.reasoning_models:
+            if "max_tokens" in body:
+                return self._error(
+                    400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                    "Use 'max_completion_tokens' instead.", endpoint="chat",
+                )  # fmt: skip
+            if body.get("temperature", 1) != 1:
+                return self._error(
+                    400, f"Unsupported value: 'temperature' does not support {body['temperature']} with this "
+                    "model. Only the default (1) value is supported.", endpoint="chat",
+                )  # fmt: skip
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         rng = random.Random(digest)
         words = _last_user_words(messages)

@@ -1,4 +1,4 @@
-"""`python -m mem0bench bench`: how fast and how lean the harness is, measured against a local stand-in.
+"""`python -m benchmarks` (from the checkout): how fast and how lean the harness is, against a local stand-in.
 
 Every measurement runs the real CLI (`python -m mem0bench run ...`) in its own process, with a fresh LLM
 cache and a fresh run directory, against the repository's stand-in OpenAI server

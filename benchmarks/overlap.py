@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mem0bench.bench.runs import measure_run
-from mem0bench.bench.settings import OVERLAP_TARGET, REPO, BenchContext, standin_env
-from mem0bench.bench.standin import Standin
-from mem0bench.bench.stats import check
+from benchmarks.runs import measure_run
+from benchmarks.settings import OVERLAP_TARGET, REPO, BenchContext, standin_env
+from benchmarks.standin import Standin
+from benchmarks.stats import check
 
 
 def ideal_wall(run: dict[str, Any], latency_s: float, method: str) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def _calibrate(ctx: BenchContext, run: dict[str, Any], method: str, latency_ms: 
     chains = run["ideal"]["parallel_streams"]
     ctx.say(f"[overlap {method}] bare-client round trip, {chains} chains")
     with Standin(latency_ms, ctx.out / f"overlap-{method}-roundtrip-standin.log") as standin:
-        argv = [sys.executable, "-m", "mem0bench", "bench", "roundtrip", standin.base_url, str(chains), "40"]
+        argv = [sys.executable, "-m", "benchmarks", "roundtrip", standin.base_url, str(chains), "40"]
         done = subprocess.run(argv, cwd=REPO, env=standin_env(), capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         return

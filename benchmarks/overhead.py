@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mem0bench.bench.runs import measure_run
-from mem0bench.bench.settings import (
+from benchmarks.runs import measure_run
+from benchmarks.settings import (
     CPU_MS_PER_CALL_TARGET,
     PEAK_RSS_MB_TARGET,
     BenchContext,
     search_target_ms,
 )
-from mem0bench.bench.standin import Standin
-from mem0bench.bench.stats import check
+from benchmarks.standin import Standin
+from benchmarks.stats import check
 
 
 def bench_overhead(

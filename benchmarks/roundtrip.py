@@ -12,8 +12,8 @@ import json
 import time
 from typing import Any
 
-from mem0bench.bench.settings import BENCH_KEY
-from mem0bench.bench.stats import percentile
+from benchmarks.settings import BENCH_KEY
+from benchmarks.stats import percentile
 
 _WORDS = " ".join(f"word{i % 97} fact about the session" for i in range(170))
 _TOOL: dict[str, Any] = {"type": "function", "function": {"name": "facts", "parameters": {

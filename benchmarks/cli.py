@@ -1,4 +1,4 @@
-"""`python -m mem0bench bench ...`: the arguments, the sections to run, and what is printed and saved."""
+"""`python -m benchmarks ...`: the arguments, the sections to run, and what is printed and saved."""
 
 from __future__ import annotations
 
@@ -12,31 +12,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mem0bench.bench.machine import machine_info
-from mem0bench.bench.overhead import bench_overhead
-from mem0bench.bench.overlap import bench_overlap
-from mem0bench.bench.render import render_markdown, render_text
-from mem0bench.bench.roundtrip import serve_roundtrip
-from mem0bench.bench.search import bench_search, serve_isolated
-from mem0bench.bench.settings import BenchContext, BenchError, default_dataset
-from mem0bench.bench.standin import serve_standin
-from mem0bench.cli.examples import with_examples
+from benchmarks.machine import machine_info
+from benchmarks.overhead import bench_overhead
+from benchmarks.overlap import bench_overlap
+from benchmarks.render import render_markdown, render_text
+from benchmarks.roundtrip import serve_roundtrip
+from benchmarks.search import bench_search, serve_isolated
+from benchmarks.settings import BenchContext, BenchError, default_dataset
+from benchmarks.standin import serve_standin
+from benchmarks.startup import startup_main
 
 # The child-process sides of the measurements: not in --help, started by the bench itself.
 HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "standin": serve_standin,
     "isolated": serve_isolated,
     "roundtrip": serve_roundtrip,
+    "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
 }
 
 
 def _parser() -> argparse.ArgumentParser:
     """The public subcommands (the hidden ones are dispatched before parsing)."""
     p = argparse.ArgumentParser(
-        prog="mem0bench bench",
+        prog="python -m benchmarks",
         description="Harness speed and memory, measured against the local stand-in OpenAI server "
         "(run from the repository checkout).",
-        **with_examples("bench"),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -188,7 +190,7 @@ def _run_sections(
 
 
 def bench_main(argv: list[str]) -> int:
-    """`python -m mem0bench bench ARGS`; 0 when every section ran, 1 if one failed, 2 for bad arguments."""
+    """`python -m benchmarks ARGS`; 0 when every section ran, 1 if one failed, 2 for bad arguments."""
     if argv[:1] and argv[0] in HIDDEN:
         return HIDDEN[argv[0]](argv[1:])
     args = _parser().parse_args(argv)
@@ -215,7 +217,7 @@ def bench_main(argv: list[str]) -> int:
         out = Path(tmp.name)
     machine = machine_info()
     machine["harness_env"] = dict(extra_env)
-    bench_command = shlex.join(["python", "-m", "mem0bench", "bench", *argv])
+    bench_command = shlex.join(["python", "-m", "benchmarks", *argv])
     report = _Report(machine, bench_command, out / "bench.json" if tmp is None else None)
     ctx = BenchContext(out=out, dataset=dataset, overrides=args.set, env=extra_env, log=sys.stderr)
     try:

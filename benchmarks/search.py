@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mem0bench.bench.runs import local_search_s, measure_run, read_jsonl
-from mem0bench.bench.settings import (
+from benchmarks.runs import local_search_s, measure_run, read_jsonl
+from benchmarks.settings import (
     BENCH_KEY,
     BENCH_KEY_ENV,
     REPO,
@@ -26,8 +26,8 @@ from mem0bench.bench.settings import (
     harness_env,
     search_target_ms,
 )
-from mem0bench.bench.standin import Standin
-from mem0bench.bench.stats import check, summary_ms
+from benchmarks.standin import Standin
+from benchmarks.stats import check, summary_ms
 
 
 async def isolated_search(run_dir: Path, base_url: str) -> list[float]:
@@ -80,7 +80,7 @@ def search_figures(ctx: BenchContext, run_dir: Path, method: str) -> dict[str, A
     in_run = local_search_s(read_jsonl(run_dir / "predictions.jsonl"))
     # A process of its own: a fresh interpreter, no state left over from the run.
     with Standin(0.0, ctx.out / f"search-{method}-standin.log") as standin:
-        argv = [sys.executable, "-m", "mem0bench", "bench", "isolated", str(run_dir), standin.base_url]
+        argv = [sys.executable, "-m", "benchmarks", "isolated", str(run_dir), standin.base_url]
         done = subprocess.run(
             argv, cwd=REPO, env=harness_env(standin.base_url, ctx.out / f"search-{method}-cache", ctx.env),
             capture_output=True, text=True, timeout=3600,

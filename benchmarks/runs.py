@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mem0bench.bench.settings import REPO, BenchContext, BenchError, harness_env
-from mem0bench.bench.standin import Standin, requests_between
-from mem0bench.bench.stats import summary_ms
+from benchmarks.settings import REPO, BenchContext, BenchError, harness_env
+from benchmarks.standin import Standin, requests_between
+from benchmarks.stats import summary_ms
 
 
 @dataclass(frozen=True)

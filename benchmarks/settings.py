@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 STANDIN_MODULE = REPO / "tests" / "standin" / "server.py"
 SHARED = REPO.parent / "shared"
 BENCH_KEY_ENV = "MEM0BENCH_BENCH_KEY"

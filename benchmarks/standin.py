@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mem0bench.bench.settings import REPO, STANDIN_MODULE, BenchError, standin_env
+from benchmarks.settings import REPO, STANDIN_MODULE, BenchError, standin_env
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Standin:
         if not STANDIN_MODULE.is_file():
             raise BenchError(f"bench needs the repository's stand-in server at {STANDIN_MODULE}")
         self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
-        cmd = [sys.executable, "-m", "mem0bench", "bench", "standin", "--latency-ms", f"{self.latency_ms:g}"]
+        cmd = [sys.executable, "-m", "benchmarks", "standin", "--latency-ms", f"{self.latency_ms:g}"]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=standin_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, text=True, bufsize=1,
@@ -117,7 +117,7 @@ class Standin:
 
 def serve_standin(argv: list[str]) -> int:
     """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
-    p = argparse.ArgumentParser(prog="mem0bench bench standin")
+    p = argparse.ArgumentParser(prog="python -m benchmarks standin")
     p.add_argument("--latency-ms", type=float, default=0.0)
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package

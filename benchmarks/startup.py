@@ -1,0 +1,146 @@
+"""`python -m benchmarks startup`: how long a small run takes to start and to finish.
+
+A `run` on the committed fixture (tests/data/locomo_mini.json, one conversation, three questions) against
+the stand-in server: the wall time from starting the process to the first LLM request the server receives
+(imports, config, preflight, dataset, building the system), and from the last request the server receives
+to the process's exit (the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
+the median of `--repeat` runs per experiment. Each phase is given in wall time and in the harness
+process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
+at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.settings import BENCH_KEY, REPO, harness_env
+
+FIXTURE = REPO / "tests" / "data" / "locomo_mini.json"
+
+
+@dataclass(frozen=True)
+class StartupFigures:
+    """One run: seconds to the first request, after the last, and in all; requests seen."""
+
+    to_first_request_s: float
+    after_last_request_s: float
+    wall_s: float
+    cpu_to_first_request_s: float
+    cpu_after_last_request_s: float
+    cpu_s: float
+    requests: int
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int) -> float | None:
+    """User + sys CPU seconds of a running process (all its threads), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15 of stat)
+
+
+class _Clock:
+    """A stand-in handler that notes when each request arrives (wall, and the harness's CPU so far) and
+    lets the stand-in answer it."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.times: list[tuple[float, float | None]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, endpoint: str, body: dict[str, Any]) -> None:
+        stamp = (time.perf_counter(), _cpu_s(self.pid) if self.pid else None)
+        with self._lock:
+            self.times.append(stamp)
+
+
+def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
+    from tests.standin.server import StandinServer
+
+    clock = _Clock()
+    with StandinServer(api_key=BENCH_KEY) as server:
+        server.set_handler(clock)
+        argv = [
+            sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
+            "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
+            f"hydra.run.dir={work / 'run'}", *extra,
+        ]  # fmt: skip
+        env = harness_env(server.base_url, work / "cache", {})
+        log = work / "run.stderr"
+        with open(log, "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err)
+            clock.pid = proc.pid
+            _, status, usage = os.wait4(proc.pid, 0)
+            t_exit = time.perf_counter()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not clock.times:
+        raise RuntimeError(f"{method}: run exited {code}: {log.read_text()[-2000:]}")
+    cpu_total = usage.ru_utime + usage.ru_stime
+    (first, cpu_first), (last, cpu_last) = clock.times[0], clock.times[-1]
+    return StartupFigures(
+        to_first_request_s=first - t0,
+        after_last_request_s=t_exit - last,
+        wall_s=t_exit - t0,
+        cpu_to_first_request_s=cpu_first if cpu_first is not None else float("nan"),
+        cpu_after_last_request_s=cpu_total - cpu_last if cpu_last is not None else float("nan"),
+        cpu_s=cpu_total,
+        requests=len(clock.times),
+    )
+
+
+def startup_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks startup", description=__doc__.split("\n")[0])
+    p.add_argument("--methods", default="rag,full_context,mem0,mem0g", help="experiments (+exp=...)")
+    p.add_argument("--repeat", type=int, default=5, help="runs per experiment (the median is reported)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an extra Hydra override")
+    p.add_argument("--json", action="store_true", help="print every run's figures as JSON")
+    args = p.parse_args(argv)
+    results: dict[str, list[StartupFigures]] = {}
+    with tempfile.TemporaryDirectory(prefix="mem0bench-startup-") as tmp:
+        for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
+            runs = []
+            for i in range(args.repeat):
+                work = Path(tmp) / f"{method}-{i}"
+                work.mkdir()
+                try:
+                    runs.append(measure_once(method, work, args.set))
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return 1
+            results[method] = runs
+    if args.json:
+        print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
+        return 0
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs")
+    print("| experiment | to first request: wall / CPU (s) | after last request: wall / CPU (s) "
+          "| whole run: wall / CPU (s) | requests |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for method, runs in results.items():
+        med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
+        print(
+            f"| {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
+            f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(startup_main(sys.argv[1:]))
