@@ -30,6 +30,11 @@ HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
 }
 
+EXAMPLES = """examples:
+  python -m benchmarks all --out /tmp/bench
+  python -m benchmarks overhead --method mem0g --conversations conv-26 --json
+  python -m benchmarks overlap --latency-ms 100 --concurrency 32"""
+
 
 def _parser() -> argparse.ArgumentParser:
     """The public subcommands (the hidden ones are dispatched before parsing)."""

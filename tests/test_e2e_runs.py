@@ -126,3 +126,17 @@ def test_smoke_recipe_with_local_embeddings(tmp_path, locomo_mini):
 
 def test_paper_profile_runs_with_its_prompts(tmp_path, locomo_mini):
     # +exp=paper/rag through the real CLI: the answer requests carry the paper-profile wording, the judge
+    # requests the paper's grading, and config.yaml shows every difference from our defaults.
+    with StandinServer(api_key=TEST_KEY) as server:
+        result, run_dir = _run("paper/rag", tmp_path, server, locomo_mini)
+        bodies = [body for endpoint, body in server.requests if endpoint == "chat"]
+    assert result.returncode == 0, result.stderr[-3000:]
+    texts = ["\n".join(str(m.get("content")) for m in body["messages"]) for body in bodies]
+    answers = [t for t in texts if "Question:" in t and "Gold answer" not in t]
+    judgements = [t for t in texts if "Gold answer" in t]
+    assert len(answers) == 6 and all("shortest answer that is complete" in t for t in answers)
+    assert judgements and all("about the same subject as the gold" in t for t in judgements)
+    config = (run_dir / "config.yaml").read_text()
+    for line in ("prompt: paper", "fold_captions: false"):
+        assert line in config
+    assert len(read_jsonl(run_dir / "predictions.jsonl")) == 6

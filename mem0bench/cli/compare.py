@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.cli.errors import report_errors
-from mem0bench.llm.types import ConfigurationError
 from mem0bench.cli.examples import with_examples
+from mem0bench.llm.types import ConfigurationError
 
 
 def compare_main(argv: list[str]) -> int:

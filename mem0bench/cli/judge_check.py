@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.cli.errors import describe_hydra_error, report_errors
+from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.llm.types import ConfigurationError
-from mem0bench.cli.examples import with_examples
 
 
 def judge_check_main(argv: list[str]) -> int:
