@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.run import _take_secrets
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.types import ConfigurationError
 
 
@@ -54,7 +55,14 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
             dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,
             options=RunOptions(progress=bool(cfg.run.progress)), method_name=str(cfg.method.name),
         )  # fmt: skip
-        outcome = await runner.judge_existing()
+        try:
+            outcome = await runner.judge_existing()
+        except ServerUnreachable as exc:
+            rundir.close()
+            print(
+                f"error: {exc}; the judgements made are kept: rerun the same command later", file=sys.stderr
+            )
+            return 1
         rundir.finish(
             rundir.manifest().get("status", "complete"), rejudged_with=OmegaConf.to_container(cfg.judge)
         )

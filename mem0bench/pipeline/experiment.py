@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -16,14 +21,16 @@ from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner, RunOptions
 from mem0bench.pipeline.summary import print_summary
 
@@ -112,6 +119,26 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     return dataset, questions
 
 
+def run_scope(cfg: DictConfig, questions: dict[str, list[Question]]) -> dict[str, Any]:
+    """What run.json says about the run's scope, so that tables can tell runs apart: conversations and
+    questions, how they were chosen, and the answer key the answers are scored against."""
+    key = cfg.dataset.get("answer_key")
+    key_sha = None
+    if key:
+        with contextlib.suppress(OSError):
+            key_sha = hashlib.sha256(Path(str(key)).read_bytes()).hexdigest()
+    return {
+        "conversations": len(questions),
+        "questions": sum(len(qs) for qs in questions.values()),
+        "include_adversarial": bool(cfg.eval.include_adversarial),
+        "max_questions": cfg.eval.max_questions,
+        "sample": str(cfg.eval.get("sample", "first")),
+        "answer_key": {"path": str(key), "sha256": key_sha, "mode": str(cfg.dataset.get("answer_key_mode"))}
+        if key
+        else None,
+    }
+
+
 def run_options(cfg: DictConfig) -> RunOptions:
     """`run.*` checked: a bad value stops the run before anything happens, in one line."""
     run = cfg.run
@@ -127,13 +154,18 @@ def run_options(cfg: DictConfig) -> RunOptions:
         progress = parse_mode(run.progress)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run"):
+    for name in ("strict", "dry_run", "retry_failed"):
         if not isinstance(run.get(name), bool):
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
     limit = cfg.eval.max_questions
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
-    return RunOptions(strict=bool(run.strict), max_failure_rate=rate, progress=progress)
+    return RunOptions(
+        strict=bool(run.strict),
+        max_failure_rate=rate,
+        progress=progress,
+        retry_failed=bool(run.retry_failed),
+    )
 
 
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
@@ -153,7 +185,9 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         return 0
 
     client = build_client(cfg)
+    client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
+    rundir: RunDirectory | None = None
     try:
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
@@ -165,18 +199,34 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             method=str(cfg.method.name),
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
+            server=server_record(client),
+            scope=run_scope(cfg, questions),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
             rundir=rundir, judge=judge, options=options, method_name=str(cfg.method.name),
         )  # fmt: skip
-        try:
-            outcome = await runner.run()
-        except RunAborted as exc:
-            rundir.finish("aborted", reason=str(exc))
-            rundir.close()
-            print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
-            return 1
+        with _stopped_by_sigterm():
+            try:
+                outcome = await runner.run()
+            except RunAborted as exc:
+                rundir.finish("aborted", reason=str(exc))
+                print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
+                return 1
+            except ServerUnreachable as exc:
+                rundir.finish("stopped", reason=str(exc))
+                print(
+                    f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
+                    "the server is back to continue",
+                    file=sys.stderr,
+                )
+                return 1
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                rundir.finish("interrupted")
+                raise
+            except BaseException as exc:
+                rundir.finish("failed", reason=_one_line(f"{type(exc).__name__}: {exc}"))
+                raise
         status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
         rundir.finish(
             status,
@@ -184,22 +234,51 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
             failures=outcome.metrics.get("failures"),
         )
-        rundir.close()
-        print_summary(outcome, rundir)
+        print_summary(outcome, rundir, retried=options.retry_failed)
         if status == "failed":
             worst = max(outcome.failure_rates, key=outcome.failure_rates.get)
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "
-                f"run.max_failure_rate={options.max_failure_rate:.1%}; rerun the same command to retry them",
+                f"run.max_failure_rate={options.max_failure_rate:.1%}; "
+                + rerun_advice(outcome.current_failures, retried=options.retry_failed, above_rate=True),
                 file=sys.stderr,
             )
             return 1
         return 0
     finally:
+        if rundir is not None:
+            rundir.close()
         close = getattr(system, "aclose", None)
         if close is not None:
             await close()
         await client.aclose()
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM cancels the run like Ctrl-C does, so run.json says "interrupted" instead of "running"."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+    except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def server_record(client: LLMClient) -> dict[str, Any]:
+    """What run.json says about the server: its base URL (no credentials) and whether it was priced."""
+    parts = urlsplit(client.base_url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return {
+        "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),
+        "priced": not client.ledger.free,
+    }
 
 
 def _one_line(text: str) -> str:
@@ -207,4 +286,9 @@ def _one_line(text: str) -> str:
 
 
 def main_from_config(cfg: DictConfig, run_dir: Path) -> int:
-    return asyncio.run(run_experiment(cfg, run_dir))
+    try:
+        return asyncio.run(run_experiment(cfg, run_dir))
+    except asyncio.CancelledError:  # SIGTERM (see _stopped_by_sigterm): reported like Ctrl-C
+        raise KeyboardInterrupt from None
+    finally:
+        discard_unused_run_dir(run_dir)

@@ -173,8 +173,11 @@ class RunDirectory:
         path = self.file("run.json")
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
-    def start(self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str) -> None:
-        """Record what this run is. A continued run keeps its id and first start time."""
+    def start(
+        self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str, **extra: Any
+    ) -> None:
+        """Record what this run is (`extra`: more top-level run.json fields, e.g. the server). A continued
+        run keeps its id and first start time."""
         previous = self.manifest()
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = {
@@ -188,6 +191,7 @@ class RunDirectory:
             "versions": package_versions(),
             "platform": platform.platform(),
             "command": _scrubbed_argv(),
+            **extra,
         }
         write_json(self.file("run.json"), manifest)
         write_atomic(self.file("config.yaml"), config_yaml)
@@ -195,6 +199,7 @@ class RunDirectory:
     def finish(self, status: str, **extra: Any) -> None:
         manifest = self.manifest()
         manifest.update(status=status, finished=datetime.now(UTC).isoformat(timespec="seconds"))
+        manifest.pop("reason", None)  # why an earlier attempt stopped is not this one's story
         manifest.update(extra)
         write_json(self.file("run.json"), manifest)
 
@@ -206,3 +211,25 @@ def _scrubbed_argv() -> list[str]:
         key, sep, _ = arg.partition("=")
         out.append(f"{key}=***" if sep and "key" in key.lower() else arg)
     return out
+
+
+HYDRA_LOG_SUFFIX = ".log"
+
+
+def discard_unused_run_dir(path: Path) -> bool:
+    """Remove a run folder that no run ever started in (a dry run, or a run stopped by a configuration,
+    key or server error before its first file): it holds nothing but Hydra's job log, if that. A folder
+    with a run.json, or with anything else in it, is kept. -> whether it was removed."""
+    path = Path(path)
+    if not path.is_dir() or (path / "run.json").exists():
+        return False
+    entries = list(path.iterdir())
+    if any(not (e.is_file() and e.suffix == HYDRA_LOG_SUFFIX) for e in entries):
+        return False
+    try:
+        for entry in entries:
+            entry.unlink()
+        path.rmdir()
+    except OSError:
+        return False
+    return True

@@ -32,6 +32,7 @@ from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
@@ -62,6 +63,8 @@ class RunOptions:
     strict: bool = False
     max_failure_rate: float = 0.05
     progress: ProgressMode = True
+    retry_failed: bool = False
+    """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Runner:
         self.client = client
         self.rundir = rundir
         self.judge = judge
+        self.retry_failed = options.retry_failed
         self.session = _new_session_id()
         previous = PreviousWork.read(rundir)
         self.answers = dict(previous.answers)
@@ -135,6 +139,8 @@ class Runner:
         sid = conversation.sample_id
         previous = self.ingests.get(sid)
         final = previous is not None and previous.is_final
+        if final and self.retry_failed and previous.has_failures:
+            final = False  # run.retry_failed=true: ingest again; the failed steps are asked afresh
         if not final:
             # No record that this conversation's ingestion finished cleanly: whatever state a killed or
             # failed attempt left is not trusted; ingestion starts over (the cache makes it free).
@@ -190,6 +196,8 @@ class Runner:
             return True
         if done.ingest_session != self._ingest_session(sample_id):
             return True  # answered from a memory that has since been built again
+        if self.retry_failed and done.degraded:
+            return True
         # A prediction made from a context degraded by a transient failure is made again.
         return any(d.split(":", 1)[0].strip() in TRANSIENT_KINDS for d in done.degraded)
 
@@ -271,6 +279,8 @@ class Runner:
                     group.create_task(self._conversation(conversation))
         except* RunAborted as aborted:
             raise aborted.exceptions[0] from None
+        except* ServerUnreachable as gone:
+            raise gone.exceptions[0] from None
         finally:
             self.progress.close()
             self.usage.save()
