@@ -98,8 +98,12 @@ class Runner:
         judge: JudgeSettings,
         options: RunOptions,
         method_name: str,
+        results_subdir: str = "",
     ):
         self.method_name = method_name
+        # Where predictions.jsonl and metrics.json go: the run folder, or (another judge re-judging the
+        # run) judges/<name>/, so that each judge's figures stay apart.
+        self.results_subdir = results_subdir
         self.dataset = dataset
         self.questions = questions
         self.system = system
@@ -326,8 +330,9 @@ class Runner:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
-        self.rundir.rewrite("predictions.jsonl", rows)
-        write_json(self.rundir.file("metrics.json"), metrics)
+        prefix = f"{self.results_subdir}/" if self.results_subdir else ""
+        self.rundir.rewrite(f"{prefix}predictions.jsonl", rows)
+        write_json(self.rundir.file(f"{prefix}metrics.json"), metrics)
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, session=self.session
         )

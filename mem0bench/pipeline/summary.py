@@ -31,7 +31,8 @@ def print_summary(
 
     print(
         f"{m['method']}: {m['n_questions']} questions, J {pct(judge.get('mean'))} ± "
-        f"{pct(judge.get('std'))} over {judge.get('runs')} runs, F1 {pct(m['overall']['f1'])}, "
+        f"{pct(judge.get('std'))} over {judge.get('runs')} runs ({judge.get('judgements', 0)} successful "
+        f"judgements), F1 {pct(m['overall']['f1'])}, "
         f"BLEU-1 {pct(m['overall']['bleu1'])}, cost ${m['cost_usd']:.4f}",
         file=file,
     )

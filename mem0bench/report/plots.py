@@ -73,6 +73,11 @@ def plot_judge_by_category(runs: Sequence[RunSummary], path: str | Path, labels:
             color=colors[i],
             error_kw={"elinewidth": 1, "ecolor": "0.25"},
         )
+        for j, m in enumerate(means):  # no successful judgement: say so rather than leave a silent gap
+            if math.isnan(m):
+                ax.text(
+                    x[j] - 0.4 + width * (i + 0.5), 1, "n/a", ha="center", va="bottom", fontsize="x-small"
+                )
     ax.set_xticks(x, [label.replace(" (", "\n(") for _, label in cats])
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))

@@ -76,11 +76,16 @@ def fmt_pct(value: Any) -> str:
     return MISSING if num is None else f"{100 * num:.2f}"
 
 
+NO_JUDGEMENT = "n/a"
+"""A judge figure that stands on no successful judgement (every judge call failed)."""
+
+
 def fmt_judge(judge: Any) -> str:
-    """J as 'mean ± std' in % (std omitted when unknown or from a single run)."""
+    """J as 'mean ± std' in % (std omitted when unknown or from a single run); 'n/a' when the run was
+    judged but no judgement succeeded, '-' when there is no judge figure at all."""
     mean = _num(_get(judge, "mean"))
     if mean is None:
-        return MISSING
+        return NO_JUDGEMENT if isinstance(judge, dict) else MISSING
     std = _num(_get(judge, "std"))
     runs = _get(judge, "runs")
     if std is None or (isinstance(runs, int) and runs < 2):
