@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import signal
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +35,8 @@ from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner, RunOptions
 from mem0bench.pipeline.summary import print_summary
+from mem0bench.paths import cache_home, data_home
+from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
 
@@ -67,10 +71,36 @@ def judge_settings(cfg: DictConfig) -> JudgeSettings:
 def build_client(cfg: DictConfig) -> LLMClient:
     settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
     embedder = EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
-    cache_path = Path(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
-    if cache_path is not None:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-    return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+    cache_path = cache_home(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
+    try:
+        if cache_path is not None:
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+        return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigurationError(
+            f"cannot use the cache folder {cache_path.parent if cache_path else cfg.cache.dir} "
+            f"({_os_reason(exc)}): set cache.dir=... (or MEM0BENCH_CACHE_DIR) to a writable folder"
+        ) from None
+
+
+def _os_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return _one_line(str(exc)) or type(exc).__name__
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """One line, before any work, when the run folder cannot hold the run's files."""
+    probe = run_dir / f".write-test-{os.getpid()}"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write the run folder {run_dir} ({_os_reason(exc)}): choose a writable "
+            "hydra.run.dir=... (hydra.sweep.dir=... for a sweep)"
+        ) from None
 
 
 def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
@@ -103,7 +133,7 @@ def select_questions(
 
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     dataset = load_dataset(
-        resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
+        resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)),
         conversations=list(cfg.dataset.conversations) if cfg.dataset.conversations else None,
         fold_captions=bool(cfg.dataset.fold_captions),
     )
@@ -177,8 +207,12 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     """
     # faiss announces at import, at INFO, each CPU build it tries: keep that out of the console and log.
     logging.getLogger("faiss").setLevel(logging.WARNING)
+    # The folders actually used, in config.yaml too (null there means "the per-user default").
+    cfg.cache.dir = str(cache_home(cfg.cache.dir))
+    cfg.dataset.data_dir = str(data_home(cfg.dataset.data_dir))
     options = run_options(cfg)
     judge = judge_settings(cfg)
+    encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
     if cfg.run.dry_run:
         dataset, questions = _load(cfg)
         print_plan(cfg, dataset, questions, judge)
@@ -189,6 +223,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     system: MemorySystem | None = None
     rundir: RunDirectory | None = None
     try:
+        check_run_dir(run_dir)
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
