@@ -44,7 +44,10 @@ def _parser() -> argparse.ArgumentParser:
 
     download = sub.add_parser("download", help="download locomo10.json and check its sha256")
     download.add_argument(
-        "--dir", metavar="DIR", default=str(DEFAULT_DATA_DIR), help=f"destination folder (default: {DEFAULT_DATA_DIR})"
+        "--dir",
+        metavar="DIR",
+        default=str(DEFAULT_DATA_DIR),
+        help=f"destination folder (default: {DEFAULT_DATA_DIR})",
     )
     return parser
 

@@ -27,6 +27,7 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
@@ -35,7 +36,6 @@ from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner, RunOptions
 from mem0bench.pipeline.summary import print_summary
-from mem0bench.paths import cache_home, data_home
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
