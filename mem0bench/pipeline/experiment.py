@@ -35,6 +35,7 @@ from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.tokens import encoding
 
@@ -124,11 +125,17 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
 
 
 def select_questions(
-    conversation: Conversation, *, include_adversarial: bool, max_questions: int | None
+    conversation: Conversation,
+    *,
+    include_adversarial: bool,
+    max_questions: int | None,
+    sample: Sample = "first",
+    seed: int = 0,
 ) -> list[Question]:
-    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally the first N."""
+    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally N of them (the first N,
+    or a seeded sample that keeps each category's share: `sample`)."""
     chosen = [q for q in conversation.questions if include_adversarial or int(q.category) != 5]
-    return chosen if max_questions is None else chosen[:max_questions]
+    return sample_questions(chosen, max_questions, how=sample, seed=f"{seed}:{conversation.sample_id}")
 
 
 def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
@@ -142,7 +149,11 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
     questions = {
         c.sample_id: select_questions(
-            c, include_adversarial=bool(cfg.eval.include_adversarial), max_questions=cfg.eval.max_questions
+            c,
+            include_adversarial=bool(cfg.eval.include_adversarial),
+            max_questions=cfg.eval.max_questions,
+            sample=str(cfg.eval.get("sample", "first")),  # type: ignore[arg-type]
+            seed=int(cfg.eval.get("seed", 0)),
         )
         for c in dataset.conversations
     }
@@ -163,6 +174,7 @@ def run_scope(cfg: DictConfig, questions: dict[str, list[Question]]) -> dict[str
         "include_adversarial": bool(cfg.eval.include_adversarial),
         "max_questions": cfg.eval.max_questions,
         "sample": str(cfg.eval.get("sample", "first")),
+        "seed": cfg.eval.get("seed", 0),
         "answer_key": {"path": str(key), "sha256": key_sha, "mode": str(cfg.dataset.get("answer_key_mode"))}
         if key
         else None,
@@ -190,6 +202,11 @@ def run_options(cfg: DictConfig) -> RunOptions:
     limit = cfg.eval.max_questions
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
+    if cfg.eval.get("sample", "first") not in SAMPLES:
+        raise ConfigurationError(f"eval.sample must be one of {', '.join(SAMPLES)}, not {cfg.eval.sample!r}")
+    seed = cfg.eval.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
     return RunOptions(
         strict=bool(run.strict),
         max_failure_rate=rate,
