@@ -17,11 +17,15 @@ from mem0bench.llm.types import ConfigurationError
 CONFIG_ERROR_EXIT = 2
 
 
-def report_errors(body: Callable[[], int]) -> int:
+def report_errors(body: Callable[[], int], errors: list[str] | None = None) -> int:
+    """Run `body`; a user-fixable error becomes one `error:` line (also appended to `errors`)."""
     try:
         return body()
     except (ConfigurationError, DatasetError) as exc:
-        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        line = _one_line(str(exc))
+        if errors is not None:
+            errors.append(line)
+        print(f"error: {line}", file=sys.stderr)
         return CONFIG_ERROR_EXIT
     except KeyboardInterrupt:
         print("interrupted: rerun the same command (same hydra.run.dir) to continue", file=sys.stderr)

@@ -114,19 +114,35 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     return cats
 
 
-def _lead_columns(runs: Sequence[RunSummary], hyper: Sequence[str]) -> list[dict[str, str]]:
+def _lead_columns(runs: Sequence[RunSummary], hyper: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
-        row = {"method": run.method}
+        row = {"run": run.name, "method": run.method}
         for key in hyper:
             row[short_key(key)] = format_value(run.config[key]) if key in run.config else MISSING
         rows.append(row)
     return rows
 
 
-def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFrame:
-    """One row per run: method, varying hyperparameters, then per category and overall F1, BLEU-1 and
-    J (mean ± std), all in %."""
+def _pct_number(value: Any) -> float | None:
+    num = _num(value)
+    return None if num is None else round(100 * num, 4)
+
+
+def _judge_cells(row: dict[str, Any], label: str, judge: Any, numeric: bool) -> None:
+    """J as one 'mean ± std' cell, or (numeric) as separate mean and std columns in %."""
+    if not numeric:
+        row[label] = fmt_judge(judge)
+        return
+    row[f"{label} mean"] = _pct_number(_get(judge, "mean"))
+    row[f"{label} std"] = _pct_number(_get(judge, "std"))
+
+
+def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: bool = False) -> pd.DataFrame:
+    """One row per run: run name, method, varying hyperparameters, then per category and overall F1,
+    BLEU-1 and J (mean ± std), all in %. `numeric`: numbers instead of display strings (for CSV), J as
+    separate mean and std columns, missing values empty."""
+    pct = _pct_number if numeric else fmt_pct
     hyper = varying_hyperparameters(runs)
     cats = categories_in(runs, labels)
     rows = _lead_columns(runs, hyper)
@@ -135,9 +151,9 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFr
             scores = (
                 _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
             )
-            row[f"{label} F1"] = fmt_pct(_get(scores, "f1"))
-            row[f"{label} BLEU-1"] = fmt_pct(_get(scores, "bleu1"))
-            row[f"{label} J"] = fmt_judge(_get(scores, "judge"))
+            row[f"{label} F1"] = pct(_get(scores, "f1"))
+            row[f"{label} BLEU-1"] = pct(_get(scores, "bleu1"))
+            _judge_cells(row, f"{label} J", _get(scores, "judge"), numeric)
     return pd.DataFrame(rows)
 
 
@@ -150,19 +166,21 @@ def _memory_mean(tokens: Any) -> float | None:
     return mean
 
 
-def table2(runs: Sequence[RunSummary]) -> pd.DataFrame:
-    """One row per run: method, varying hyperparameters, context and memory tokens, search and total
-    latency p50/p95 (s), overall J (mean ± std, %)."""
+def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
+    """One row per run: run name, method, varying hyperparameters, context and memory tokens, search and
+    total latency p50/p95 (s), overall J (mean ± std, %). `numeric`: numbers, as for `table1`."""
+    tokens = _num if numeric else _fmt_tokens
+    seconds = _num if numeric else _fmt_seconds
     hyper = varying_hyperparameters(runs)
     rows = _lead_columns(runs, hyper)
     for row, run in zip(rows, runs):
         m = run.metrics
-        row["context tokens (mean)"] = _fmt_tokens(_get(m, "tokens", "context_mean"))
-        row["memory tokens (mean / conversation)"] = _fmt_tokens(_memory_mean(_get(m, "tokens")))
+        row["context tokens (mean)"] = tokens(_get(m, "tokens", "context_mean"))
+        row["memory tokens (mean / conversation)"] = tokens(_memory_mean(_get(m, "tokens")))
         for stage in ("search", "total"):
             for q in ("p50", "p95"):
-                row[f"{stage} {q} (s)"] = _fmt_seconds(_get(m, "latency_s", stage, q))
-        row["overall J (%)"] = fmt_judge(_get(m, "overall", "judge"))
+                row[f"{stage} {q} (s)"] = seconds(_get(m, "latency_s", stage, q))
+        _judge_cells(row, "overall J (%)", _get(m, "overall", "judge"), numeric)
     return pd.DataFrame(rows)
 
 
@@ -216,12 +234,20 @@ def to_markdown(df: pd.DataFrame, title: str | None = None) -> str:
     return f"**{title}**\n\n{body}\n" if title else f"{body}\n"
 
 
-def write_table(df: pd.DataFrame, out_dir: str | Path, stem: str, title: str | None = None) -> list[Path]:
-    """Write `stem`.md (pipe table), .csv and .tex to out_dir; return the paths written."""
+def write_table(
+    df: pd.DataFrame,
+    out_dir: str | Path,
+    stem: str,
+    title: str | None = None,
+    *,
+    numbers: pd.DataFrame | None = None,
+) -> list[Path]:
+    """Write `stem`.md (pipe table), .csv and .tex to out_dir; return the paths written. The CSV holds
+    `numbers` (the same table with `numeric=True`: plain numbers, J mean and std apart) when given."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.md", out / f"{stem}.csv", out / f"{stem}.tex"]
     paths[0].write_text(to_markdown(df, title), encoding="utf-8")
-    df.to_csv(paths[1], index=False)
+    (df if numbers is None else numbers).to_csv(paths[1], index=False)
     paths[2].write_text(to_latex(df, caption=title, label=f"tab:{stem}"), encoding="utf-8")
     return paths
