@@ -43,7 +43,7 @@ class JsonlAppender:
         self.path = path
         self._lock = threading.Lock()
         self._repair_torn_tail()
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
 
     def _repair_torn_tail(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -88,10 +88,26 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; done once, at import
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def file_mode() -> int:
+    """The mode an ordinary new file gets (0o666 less the umask): every run file is made with it, so
+    that the group reads all of them or none (mkstemp alone would make some 0600)."""
+    return _FILE_MODE
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write a whole file so that readers see the old or the new content, never a half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, file_mode())
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
