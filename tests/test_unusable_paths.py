@@ -84,6 +84,7 @@ def test_failed_and_dry_runs_leave_no_run_folder(tmp_path, server, locomo_path):
     result = run_cli(_args(locomo_path, f"hydra.run.dir={dry}", "run.dry_run=true"), env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert not dry.exists()
+    assert "calls, $0.00" in result.stdout  # a local server: OpenAI's prices do not apply
     unknown_model = tmp_path / "failed"
     result = run_cli(_args(locomo_path, f"hydra.run.dir={unknown_model}", "llm.model=no-such-model"), env)
     assert result.returncode == 2 and not unknown_model.exists()
