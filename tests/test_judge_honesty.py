@@ -93,6 +93,8 @@ def test_all_failed_judge_reads_na_in_summary_metrics_and_report(tmp_path, locom
     assert report.returncode == 0, report.stderr
     table = (out / "table1.md").read_text()
     assert "n/a" in table and "0.00 ± 0.00" not in table
+    runs = (out / "runs.csv").read_text().splitlines()
+    assert runs[0].endswith(",judgements") and runs[1].endswith(",0")
 
 
 @pytest.mark.slow

@@ -52,6 +52,7 @@ def run_scope(run: RunSummary) -> RunScope:
         "judge_model": run.config.get("judge.model"),
         "judge_prompt": run.config.get("judge.prompt"),
         "judge_runs": run.config.get("judge.runs"),
+        "judgements": ((run.metrics.get("overall") or {}).get("judge") or {}).get("judgements"),
     }
 
 
@@ -64,7 +65,8 @@ def _file(path: Any) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
-    """One row per run: its name and folder, method, status, scope, dataset, answer key and judge."""
+    """One row per run: its name and folder, method, status, scope, dataset, answer key and judge (with
+    the number of successful judgements its J stands on)."""
     rows = []
     for run in runs:
         s = run_scope(run)
@@ -81,6 +83,7 @@ def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataF
                 "answer key": _file(s["answer_key"]) if s["answer_key"] else "LOCOMO's",
                 "judge": f"{s['judge_model'] or '-'} / {s['judge_prompt'] or '-'}",
                 "judge runs": s["judge_runs"] if numeric else _text(s["judge_runs"]),
+                "judgements": s["judgements"] if numeric else _text(s["judgements"]),
             }
         )
     return pd.DataFrame(rows)
