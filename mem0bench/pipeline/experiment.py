@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import signal
@@ -13,7 +12,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -31,6 +29,7 @@ from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
@@ -158,27 +157,6 @@ def _load(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         for c in dataset.conversations
     }
     return dataset, questions
-
-
-def run_scope(cfg: DictConfig, questions: dict[str, list[Question]]) -> dict[str, Any]:
-    """What run.json says about the run's scope, so that tables can tell runs apart: conversations and
-    questions, how they were chosen, and the answer key the answers are scored against."""
-    key = cfg.dataset.get("answer_key")
-    key_sha = None
-    if key:
-        with contextlib.suppress(OSError):
-            key_sha = hashlib.sha256(Path(str(key)).read_bytes()).hexdigest()
-    return {
-        "conversations": len(questions),
-        "questions": sum(len(qs) for qs in questions.values()),
-        "include_adversarial": bool(cfg.eval.include_adversarial),
-        "max_questions": cfg.eval.max_questions,
-        "sample": str(cfg.eval.get("sample", "first")),
-        "seed": cfg.eval.get("seed", 0),
-        "answer_key": {"path": str(key), "sha256": key_sha, "mode": str(cfg.dataset.get("answer_key_mode"))}
-        if key
-        else None,
-    }
 
 
 def run_options(cfg: DictConfig) -> RunOptions:
@@ -320,17 +298,6 @@ def _stopped_by_sigterm() -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-
-
-def server_record(client: LLMClient) -> dict[str, Any]:
-    """What run.json says about the server: its base URL (no credentials) and whether it was priced."""
-    parts = urlsplit(client.base_url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return {
-        "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),
-        "priced": not client.ledger.free,
-    }
 
 
 def _one_line(text: str) -> str:
