@@ -81,13 +81,17 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
                 f"error: {exc}; the judgements made are kept: rerun the same command later", file=sys.stderr
             )
             return 1
-        # config.yaml next to each metrics.json says what produced it.
+        # config.yaml next to each metrics.json says what produced it: the run's config (which made the
+        # answers) with the judge section of this judge.
+        produced = OmegaConf.load(config_file)
+        produced.judge = cfg.judge
         write_atomic(
-            rundir.file(f"{subdir}/config.yaml" if subdir else "config.yaml"), OmegaConf.to_yaml(cfg)
+            rundir.file(f"{subdir}/config.yaml" if subdir else "config.yaml"), OmegaConf.to_yaml(produced)
         )
         manifest = rundir.manifest()
         judges = {**manifest.get("judges", {}), subdir or ".": OmegaConf.to_container(cfg.judge)}
-        rundir.finish(manifest.get("status", "complete"), judges=judges)
+        kept = {"reason": manifest["reason"]} if "reason" in manifest else {}  # the run's own story stays
+        rundir.finish(manifest.get("status", "complete"), judges=judges, **kept)
         rundir.close()
         print_summary(outcome, rundir, file=sys.stdout)
         if subdir:
