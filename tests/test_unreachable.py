@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import REPO, TEST_KEY, cli_env, read_jsonl
-from tests.reliability import finish_cli, run_args, small_conv30, start_cli
+from tests.reliability import finish_cli, small_conv30, start_cli
 from tests.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
@@ -27,12 +27,20 @@ pytestmark = pytest.mark.slow
 WINDOW_S = 3
 QUESTIONS = 4
 CONCURRENCY = 4
-# Calls would retry for a long time on their own (100 retries each, item after item): only the window
-# can stop the run early.
+# Calls would retry for a long time on their own (100 retries each with backoff up to 2 s: minutes per
+# call, item after item): only the window can stop the run early.
 SETTINGS = (
     f"llm.unreachable_after_s={WINDOW_S}", "llm.max_retries=100", f"llm.max_concurrency={CONCURRENCY}",
+    "llm.backoff_base_s=0.5", "llm.backoff_max_s=2", "llm.timeout_s=5", "run.progress=false",
     f"eval.max_questions={QUESTIONS}", "judge.runs=1",
 )  # fmt: skip
+
+
+def _args(dataset: Path, run_dir: Path) -> list[str]:
+    return [
+        "run", "+exp=mem0", f"dataset.path={dataset}", "dataset.conversations=[conv-30]",
+        f"hydra.run.dir={run_dir}", *SETTINGS,
+    ]  # fmt: skip
 
 
 def _start_server(port: int = 0) -> tuple[subprocess.Popen[str], int]:
@@ -71,7 +79,7 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     server, port = _start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
     env = cli_env(base_url, cache)
-    args = run_args("mem0", dataset, run_dir, *SETTINGS)
+    args = _args(dataset, run_dir)
     try:
         proc = start_cli(args, env)
         # Mid-ingestion: a few memory operations have been written, the conversation is not done.
@@ -128,7 +136,7 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     reference_dir = tmp_path / "reference"
     with StandinServer(api_key=TEST_KEY, latency_ms=20) as reference:
         ref_env = cli_env(reference.base_url, tmp_path / "reference-cache")
-        ref = finish_cli(start_cli(run_args("mem0", dataset, reference_dir, *SETTINGS), ref_env), timeout=300)
+        ref = finish_cli(start_cli(_args(dataset, reference_dir), ref_env), timeout=300)
     assert ref.returncode == 0, ref.stderr[-3000:]
     paid = _paid_calls(run_dir)
     assert len(paid) == 2
