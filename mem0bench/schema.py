@@ -190,11 +190,15 @@ def read_metrics(path: Path) -> Metrics:
     return Metrics.from_dict(data, str(path))
 
 
-def write_results(rundir: RunDirectory, rows: list[dict[str, Any]], metrics: dict[str, Any]) -> Metrics:
-    """Check the rows and the metrics against the schema, then write predictions.jsonl and metrics.json.
-    A writer that forgot a field fails here, before anything is written."""
+def write_results(
+    rundir: RunDirectory, rows: list[dict[str, Any]], metrics: dict[str, Any], subdir: str = ""
+) -> Metrics:
+    """Check the rows and the metrics against the schema, then write predictions.jsonl and metrics.json
+    (in `subdir` of the run, for a judge other than the run's own). A writer that forgot a field fails
+    here, before anything is written."""
     typed_rows = [PredictionRow.from_dict(r, f"predictions row {r.get('qid')}") for r in rows]
     typed = Metrics.from_dict({**metrics, "schema_version": SCHEMA_VERSION}, "metrics")
-    rundir.rewrite("predictions.jsonl", [r.to_dict() for r in typed_rows])
-    write_json(rundir.file("metrics.json"), typed.to_dict())
+    prefix = f"{subdir}/" if subdir else ""
+    rundir.rewrite(f"{prefix}predictions.jsonl", [r.to_dict() for r in typed_rows])
+    write_json(rundir.file(f"{prefix}metrics.json"), typed.to_dict())
     return typed

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 import tiktoken
+
+from mem0bench.llm.types import ConfigurationError
 
 ENCODING = "cl100k_base"
 
 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(ENCODING)
+    """The encoding; `ConfigurationError` in one line when tiktoken cannot get it (it downloads the file
+    on first use, which fails offline unless TIKTOKEN_CACHE_DIR holds it)."""
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except Exception as exc:  # requests' errors, a bad cache file, ...: all mean the same to the user
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        folder = os.environ.get("TIKTOKEN_CACHE_DIR")
+        where = f"TIKTOKEN_CACHE_DIR={folder} does not hold it" if folder else "TIKTOKEN_CACHE_DIR is not set"
+        raise ConfigurationError(
+            f"tiktoken cannot load its {ENCODING} encoding ({where}, and downloading it failed: {reason}); "
+            f"offline, set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's {ENCODING} file"
+        ) from None
 
 
 def count_tokens(text: str) -> int:

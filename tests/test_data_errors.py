@@ -266,7 +266,8 @@ def test_cli_stats_table_from_default_data_dir(
 ) -> None:
     (tmp_path / "data").mkdir()
     shutil.copy(locomo_path, tmp_path / "data" / "locomo10.json")
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEM0BENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path / "data")  # the folder the command runs from does not matter
     assert data_main(["stats"]) == 0
     out = capsys.readouterr().out
     assert "adversarial" in out and "1,986" in out

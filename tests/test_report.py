@@ -179,9 +179,10 @@ def test_table1_rows_and_formatting(sweep: Path) -> None:
     runs = load_runs([sweep])
     df = table1(runs)
     assert len(df) == 4
-    assert list(df.columns[:3]) == ["method", "chunk_size", "k"]
+    assert list(df.columns[:4]) == ["run", "method", "chunk_size", "k"]
+    assert len(set(df["run"])) == 4  # rows a reader can tell apart
     assert list(df["chunk_size"]) == ["256", "256", "512", "512"] and list(df["k"]) == ["1", "2", "1", "2"]
-    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[3:-1:4]]
+    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[4:-1:4]]
     assert cat_cols == ["multi_hop", "temporal", "open_domain", "single_hop", "overall"]
     row = df.iloc[1]  # base 0.55
     assert row["multi_hop J"] == "55.00 ± 1.23"
@@ -249,7 +250,7 @@ def test_write_table_formats(sweep: Path, tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["table1.md", "table1.csv", "table1.tex"]
     md, csv, tex = (p.read_text(encoding="utf-8") for p in paths)
     assert md.startswith("**T 1 in %**") and "| method" in md and "55.00 ± 1.23" in md
-    assert csv.splitlines()[0].startswith("method,chunk_size,k,multi_hop F1")
+    assert csv.splitlines()[0].startswith("run,method,chunk_size,k,multi_hop F1")
     assert r"chunk\_size" in tex and r"multi\_hop" in tex and r"$\pm$" in tex and r"T 1 in \%" in tex
     assert "chunk_size" not in tex.replace(r"chunk\_size", "")
 

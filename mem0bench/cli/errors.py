@@ -17,11 +17,15 @@ from mem0bench.llm.types import ConfigurationError
 CONFIG_ERROR_EXIT = 2
 
 
-def report_errors(body: Callable[[], int]) -> int:
+def report_errors(body: Callable[[], int], errors: list[str] | None = None) -> int:
+    """Run `body`; a user-fixable error becomes one `error:` line (also appended to `errors`)."""
     try:
         return body()
     except (ConfigurationError, DatasetError) as exc:
-        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        line = _one_line(str(exc))
+        if errors is not None:
+            errors.append(line)
+        print(f"error: {line}", file=sys.stderr)
         return CONFIG_ERROR_EXIT
     except KeyboardInterrupt:
         print("interrupted: rerun the same command (same hydra.run.dir) to continue", file=sys.stderr)
@@ -100,6 +104,10 @@ def hydra_errors_in_one_line() -> Iterator[None]:
             if _is_config_error(exc) and not _full_error_wanted():
                 print(f"error: {describe_hydra_error(exc)}", file=sys.stderr)
                 sys.exit(CONFIG_ERROR_EXIT)
+            os_error = _os_error_in(exc)
+            if os_error is not None and not _full_error_wanted():
+                print(f"error: {describe_os_error(os_error)}", file=sys.stderr)
+                sys.exit(CONFIG_ERROR_EXIT)
             error = exc
 
         def again() -> Any:
@@ -112,6 +120,28 @@ def hydra_errors_in_one_line() -> Iterator[None]:
         yield
     finally:
         hydra_utils.run_and_report = original
+
+
+def _os_error_in(exc: BaseException) -> OSError | None:
+    """The file-system error behind `exc`, if any: Hydra creating the run folder (mkdir) or opening its
+    log file there (logging wraps that one in a ValueError)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.filename:
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for a folder Hydra could not create or write: the run (or sweep) folder."""
+    reason = exc.strerror or type(exc).__name__
+    return (
+        f"cannot create or write {exc.filename} ({reason}): choose a writable hydra.run.dir=... "
+        "(hydra.sweep.dir=... for a sweep)"
+    )
 
 
 def _full_error_wanted() -> bool:

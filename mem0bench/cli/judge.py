@@ -1,23 +1,31 @@
 """`mem0bench judge RUN_DIR [OVERRIDES]`: judge a finished run again, without ingesting or answering.
 
 Overrides use the run's own config keys, e.g. `judge.runs=10 judge.prompt=strict judge.model=gpt-4o`.
-Labels from a different judge (model, prompt or mode) are kept apart in judgements.jsonl; metrics.json
-and predictions.jsonl are rewritten for the judge asked for.
+Labels from a different judge (model, prompt or mode) are kept apart in judgements.jsonl, and so are its
+figures: its predictions.jsonl, metrics.json and config.yaml go to judges/<model>_<prompt>_<mode>/, and the
+run's own files stay those of the judge the run was made with. The run's own judge (e.g. with more runs)
+rewrites the run's own files, config.yaml included.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omegaconf import OmegaConf
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.types import ConfigurationError
+
+if TYPE_CHECKING:
+    from mem0bench.pipeline.judge import JudgeSettings
 
 
 def judge_main(argv: list[str]) -> int:
@@ -30,9 +38,15 @@ def judge_main(argv: list[str]) -> int:
     return report_errors(lambda: asyncio.run(_rejudge(args.run_dir, args.overrides)))
 
 
+def judge_folder(judge: JudgeSettings) -> str:
+    """judges/<model>_<prompt>_<mode>: where another judge's predictions, metrics and config go."""
+    name = f"{judge.model}_{judge.prompt}_{judge.mode}"
+    return "judges/" + re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")
+
+
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.rundir import RunDirectory, write_atomic
     from mem0bench.pipeline.runner import Runner, RunOptions, print_summary
 
     config_file = run_dir / "config.yaml"
@@ -43,27 +57,50 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
             f"{run_dir} has no answers.jsonl: run it first (python -m mem0bench run ...)"
         )
     cfg = OmegaConf.load(config_file)
+    own_judge = judge_settings(cfg)  # the judge that made the run's own metrics.json
     OmegaConf.set_struct(cfg, True)
     try:
         cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
     except Exception as exc:  # omegaconf raises several types for a bad key
         raise ConfigurationError(f"bad override: {exc}".split("\n")[0]) from None
     judge = judge_settings(cfg)
+    # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
+    subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)
     client = build_client(cfg)
+    client.retry_cached_failures = bool(cfg.run.get("retry_failed", False))
     try:
         await client.preflight()
         rundir = RunDirectory(run_dir)
         runner = Runner(
             dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,
             options=RunOptions(progress=bool(cfg.run.progress), bootstrap=bootstrap_settings(cfg)),
-            method_name=str(cfg.method.name),
+            method_name=str(cfg.method.name), results_subdir=subdir,
         )  # fmt: skip
-        outcome = await runner.judge_existing()
-        rundir.finish(
-            rundir.manifest().get("status", "complete"), rejudged_with=OmegaConf.to_container(cfg.judge)
+        try:
+            outcome = await runner.judge_existing()
+        except ServerUnreachable as exc:
+            rundir.close()
+            print(
+                f"error: {exc}; the judgements made are kept: rerun the same command later", file=sys.stderr
+            )
+            return 1
+        # config.yaml next to each metrics.json says what produced it: the run's config (which made the
+        # answers) with the judge section of this judge.
+        produced = OmegaConf.load(config_file)
+        produced.judge = cfg.judge
+        write_atomic(
+            rundir.file(f"{subdir}/config.yaml" if subdir else "config.yaml"), OmegaConf.to_yaml(produced)
         )
+        manifest = rundir.manifest()
+        judges = {**manifest.get("judges", {}), subdir or ".": OmegaConf.to_container(cfg.judge)}
+        kept = {"reason": manifest["reason"]} if "reason" in manifest else {}  # the run's own story stays
+        rundir.finish(manifest.get("status", "complete"), judges=judges, **kept)
         rundir.close()
         print_summary(outcome, rundir, file=sys.stdout)
+        if subdir:
+            print(
+                f"this judge's metrics: {rundir.file(subdir)} (the run's own judge's are left as they were)"
+            )
         return 0
     finally:
         await client.aclose()

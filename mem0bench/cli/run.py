@@ -7,6 +7,7 @@ reach a saved config, Hydra's override lists, multirun.yaml or a log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -31,6 +32,17 @@ def _take_secrets(argv: list[str]) -> list[str]:
             continue
         kept.append(arg)
     return kept
+
+
+def record_failed_job(run_dir: Path, reason: str) -> None:
+    """A sweep job that stopped before its run began: a run.json that says so, and why."""
+    from mem0bench.pipeline.rundir import write_json
+
+    if (run_dir / "run.json").exists():
+        return
+    # If the folder itself is the problem, the error line was printed already: nothing more to do.
+    with contextlib.suppress(OSError):
+        write_json(run_dir / "run.json", {"run_id": run_dir.name, "status": "failed", "reason": reason})
 
 
 def run_main(argv: list[str]) -> int:
@@ -59,10 +71,13 @@ def run_main(argv: list[str]) -> int:
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
-        code = report_errors(lambda: main_from_config(cfg, run_dir))
+        errors: list[str] = []
+        code = report_errors(lambda: main_from_config(cfg, run_dir), errors)
         exit_codes.append(code)
         if code and HydraConfig.get().mode.name != "MULTIRUN":
             sys.exit(code)
+        if code and errors:
+            record_failed_job(run_dir, errors[-1])  # so that `report` on the sweep can name it
         return code
 
     from omegaconf import OmegaConf

@@ -3,8 +3,9 @@
     mem0bench data stats [--path FILE] [--json]
     mem0bench data download [--dir DIR]
 
-Without ``--path``, ``stats`` reads ``data/locomo10.json`` under the current directory, downloading it
-(sha256-checked) if it is missing. Dataset problems print ``error: <one line>`` on stderr and exit 2.
+Without ``--path``, ``stats`` reads ``locomo10.json`` in the per-user data folder (``$MEM0BENCH_DATA_DIR``,
+else ``~/.local/share/mem0bench``; see ``mem0bench.paths``), downloading it (sha256-checked) if it is
+missing. Dataset problems print ``error: <one line>`` on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from mem0bench.data.download import download_locomo, resolve_dataset_path
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.stats import dataset_stats, format_stats_table
+from mem0bench.paths import data_home
 
-DEFAULT_DATA_DIR = Path("data")
+DEFAULT_DATA_DIR = data_home()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +47,10 @@ def _parser() -> argparse.ArgumentParser:
 
     download = sub.add_parser("download", help="download locomo10.json and check its sha256")
     download.add_argument(
-        "--dir", metavar="DIR", default=str(DEFAULT_DATA_DIR), help="destination folder (default: data)"
+        "--dir",
+        metavar="DIR",
+        default=str(DEFAULT_DATA_DIR),
+        help=f"destination folder (default: {DEFAULT_DATA_DIR})",
     )
     return parser
 
@@ -58,7 +63,7 @@ def data_main(argv: list[str]) -> int:
         return e.code if isinstance(e.code, int) else 2
     try:
         if args.command == "stats":
-            path = resolve_dataset_path(args.path, Path.cwd() / DEFAULT_DATA_DIR)
+            path = resolve_dataset_path(args.path, data_home())
             stats = dataset_stats(load_dataset(path, fold_captions=not args.no_captions))
             stats = {"path": str(path), **stats}
             if args.json:
@@ -67,7 +72,7 @@ def data_main(argv: list[str]) -> int:
                 print(f"dataset  {path}")
                 print(format_stats_table(stats))
         else:
-            dest = download_locomo(Path(args.dir))
+            dest = download_locomo(Path(args.dir).expanduser())
             print(dest)
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)

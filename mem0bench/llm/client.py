@@ -50,6 +50,7 @@ from mem0bench.llm.ledger import UsageLedger
 from mem0bench.llm.payloads import chat_payload, encode_body, request_key, structured_request
 from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
 from mem0bench.llm.ratelimit import RateLimiter, estimate_tokens
+from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
     SchemaChecker,
     add_usage,
@@ -96,7 +97,8 @@ class LLMClient:
         embedder: the embedding backend; an unbound `OpenAIEmbeddingBackend` is bound to this client's
             `AsyncOpenAI` instance. None: `embed()` raises `ConfigurationError`.
         cache: a `ResponseCache`, or None to disable caching.
-        ledger: where usage is recorded; a new `UsageLedger(settings.prices)` when None.
+        ledger: where usage is recorded; a new `UsageLedger(settings.prices)` when None (free of charge
+            when the server is not OpenAI's and `settings.price_any_server` is false).
     """
 
     def __init__(
@@ -123,7 +125,9 @@ class LLMClient:
             embedder.bind(self._openai)
         self.cache = cache
         self._owns_cache = False
-        self.ledger = ledger if ledger is not None else UsageLedger(settings.prices)
+        if ledger is None:
+            ledger = UsageLedger(settings.prices, free=not settings.priced())
+        self.ledger = ledger
         if embedder is not None and not getattr(embedder, "remote", True):
             self.ledger.mark_free(embedder.model)
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
@@ -131,6 +135,10 @@ class LLMClient:
         self._checker = SchemaChecker()
         self.on_failure: Callable[[CallFailure], None] | None = None
         """Called with every call that failed for good, before `LLMCallError` is raised; may raise."""
+        self.reachability = ReachabilityWatch(self.base_url, settings.unreachable_after_s)
+        self.retry_cached_failures = False
+        """run.retry_failed=true: a reply from the cache that fails again (malformed, empty) is asked for
+        once more, bypassing the cache; the new reply replaces the cached one."""
         self._random = random.Random()
 
     @classmethod
@@ -182,28 +190,40 @@ class LLMClient:
         attempt = 0
         max_retries = self.settings.max_retries
         perf = time.perf_counter
+        watch = self.reachability
         while True:
             attempt += 1
+            watch.check()  # the server is gone: stop here rather than queue more doomed attempts
             queued = perf()
             async with self._semaphore:
+                watch.check()
                 started = perf()
                 timing.add_wait(started - queued)
                 if not self._limiter.unlimited:
                     timing.add_wait(await self._limiter.acquire(est_tokens))
                     started = perf()
                 try:
-                    return await send(), attempt
+                    result = await send()
                 except (openai.APIError, ValueError) as exc:
                     problem: Retryable = classify(exc, self.settings.timeout_s)
+                else:
+                    watch.reply()
+                    return result, attempt
                 finally:
                     timing.add_network(perf() - started)
+            if problem.kind in ("connection", "timeout"):
+                watch.failed(self._scrub(problem.message))
+                watch.check()
+            else:
+                watch.reply()  # a 429, a 5xx, a 4xx: the server is there
             if not problem.retry or attempt > max_retries:
                 raise self._failure(stage, problem.kind, problem.message, attempt)
             self.ledger.record_retry(stage)
             delay = self._backoff(attempt, problem.retry_after)
             if delay > 0:
-                await asyncio.sleep(delay)
-                timing.add_wait(delay)
+                waited = perf()
+                await watch.sleep(delay)
+                timing.add_wait(perf() - waited)
 
     async def _complete(
         self, payload: dict[str, Any], stage: str, salt: str, *, bypass_cache: bool = False
@@ -254,17 +274,22 @@ class LLMClient:
         payload = chat_payload(self.settings, messages, model, temperature, max_tokens)
         usage = Usage()
         attempts = 0
-        all_cached = True
-        for round_ in range(self.settings.repair_attempts + 1):
-            raw, cached, n = await self._complete(payload, stage, salt, bypass_cache=round_ > 0)
-            attempts += max(n, 1)
-            usage = add_usage(usage, reply_usage(raw))
-            all_cached = all_cached and cached
-            text = raw.get("content")
-            if raw.get("choices") and isinstance(text, str) and text.strip():
-                return ChatReply(text=text, usage=usage, cached=all_cached)
-            if round_ < self.settings.repair_attempts:
-                self.ledger.record_repair(stage)
+        for fresh in self._passes():
+            if fresh:
+                self.ledger.record_fresh_retry(stage)
+            all_cached = True
+            for round_ in range(self.settings.repair_attempts + 1):
+                raw, cached, n = await self._complete(payload, stage, salt, bypass_cache=fresh or round_ > 0)
+                attempts += max(n, 1)
+                usage = add_usage(usage, reply_usage(raw))
+                all_cached = all_cached and cached
+                text = raw.get("content")
+                if raw.get("choices") and isinstance(text, str) and text.strip():
+                    return ChatReply(text=text, usage=usage, cached=all_cached)
+                if round_ < self.settings.repair_attempts:
+                    self.ledger.record_repair(stage)
+            if not all_cached:
+                break
         problem = "the reply had no choices" if not raw.get("choices") else "the reply had no text content"
         raise self._failure(stage, "empty", problem, attempts)
 
@@ -282,34 +307,46 @@ class LLMClient:
         payload = chat_payload(self.settings, messages, model, None, None)
         fields, ask = structured_request(spec)
         payload.update(fields)
-        history = payload["messages"]
+        first = payload
         usage = Usage()
         attempts = 0
-        all_cached = True
-        bypass = False
         kind, error = "malformed", ""
-        for round_ in range(self.settings.repair_attempts + 1):
-            raw, cached, n = await self._complete(payload, stage, salt, bypass_cache=bypass)
-            attempts += max(n, 1)
-            usage = add_usage(usage, reply_usage(raw))
-            all_cached = all_cached and cached
-            data, kind, error, bad = parse_structured(raw, spec, self._checker)
-            if data is not None:
-                return StructuredReply(data=data, usage=usage, cached=all_cached, repairs=round_)
-            if round_ == self.settings.repair_attempts:
-                break
-            self.ledger.record_repair(stage)
-            if kind == "empty":
-                bypass = True  # the same request again; the cached reply is the empty one
-                continue
-            bypass = False
-            history = [
-                *history,
-                {"role": "assistant", "content": bad},
-                {"role": "user", "content": f"Your previous output was invalid: {error}. {ask}"},
-            ]
-            payload = {**payload, "messages": history}
+        for fresh in self._passes():
+            if fresh:
+                self.ledger.record_fresh_retry(stage)
+            payload = first
+            history = payload["messages"]
+            all_cached = True
+            bypass = fresh  # a fresh pass asks past the cache, repairs included
+            for round_ in range(self.settings.repair_attempts + 1):
+                raw, cached, n = await self._complete(payload, stage, salt, bypass_cache=bypass)
+                attempts += max(n, 1)
+                usage = add_usage(usage, reply_usage(raw))
+                all_cached = all_cached and cached
+                data, kind, error, bad = parse_structured(raw, spec, self._checker)
+                if data is not None:
+                    return StructuredReply(data=data, usage=usage, cached=all_cached, repairs=round_)
+                if round_ == self.settings.repair_attempts:
+                    break
+                self.ledger.record_repair(stage)
+                if kind == "empty":
+                    bypass = True  # the same request again; the cached reply is the empty one
+                    continue
+                bypass = fresh
+                history = [
+                    *history,
+                    {"role": "assistant", "content": bad},
+                    {"role": "user", "content": f"Your previous output was invalid: {error}. {ask}"},
+                ]
+                payload = {**payload, "messages": history}
+            if not all_cached:
+                break  # this failure was paid for just now: asking again is the next run's business
         raise self._failure(stage, kind or "malformed", error, attempts)
+
+    def _passes(self) -> tuple[bool, ...]:
+        """Whether each pass at a call asks past the cache: one pass; with `retry_cached_failures`, a
+        second, fresh one when the first failed on cached replies only."""
+        return (False, True) if self.retry_cached_failures else (False,)
 
     # ---- embeddings ----------------------------------------------------------------------------------
     def _require_embedder(self) -> EmbeddingBackend:

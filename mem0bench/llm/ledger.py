@@ -23,6 +23,8 @@ class StageTotals(StageUsage):
     paid_completion_tokens: int = 0
     retries: int = 0
     repairs: int = 0
+    fresh_retries: int = 0
+    """Calls asked again past the cache because the cached reply had failed (run.retry_failed=true)."""
     models: dict[str, int] = field(default_factory=dict)
     """Calls per model."""
 
@@ -31,13 +33,18 @@ class UsageLedger:
     """Per-stage usage and cost. `prices`: {model: {"prompt": usd_per_1M, "completion": usd_per_1M}}.
 
     A model missing from the table costs 0 and is listed in `unpriced_models` (unless marked free with
-    `mark_free`, e.g. a local embedding model).
+    `mark_free`, e.g. a local embedding model). `free=True`: the server does not bill (a local or
+    self-hosted server), so every call costs 0 and no model is flagged.
     """
 
-    def __init__(self, prices: Mapping[str, Mapping[str, float]] | None = None) -> None:
+    def __init__(
+        self, prices: Mapping[str, Mapping[str, float]] | None = None, *, free: bool = False
+    ) -> None:
+        self.free = free
         self._prices: dict[str, tuple[float, float]] = {
             m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0)))
             for m, p in (prices or {}).items()
+            if not free
         }
         self._stages: dict[str, StageTotals] = {}
         self._unpriced: set[str] = set()
@@ -75,6 +82,8 @@ class UsageLedger:
                 return
             s.paid_prompt_tokens += usage.prompt_tokens
             s.paid_completion_tokens += usage.completion_tokens
+            if self.free:
+                return
             if model not in self._prices:
                 self._unpriced.add(model)
             else:
@@ -94,6 +103,10 @@ class UsageLedger:
     def record_repair(self, stage: str) -> None:
         with self._lock:
             self._stage(stage).repairs += 1
+
+    def record_fresh_retry(self, stage: str) -> None:
+        with self._lock:
+            self._stage(stage).fresh_retries += 1
 
     def stage(self, stage: str) -> StageTotals:
         """A copy of one stage's totals (zeros if nothing was recorded)."""

@@ -82,6 +82,10 @@ class LLMSettings:
     max_retries: int = 6
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
+    unreachable_after_s: float = 60.0
+    """Connection failures / timeouts on every call for this long: the server is gone, the run stops."""
+    price_any_server: bool = False
+    """`prices` are OpenAI's: calls to another server cost 0 unless this is true (e.g. a billing proxy)."""
     repair_attempts: int = 1
     max_concurrency: int = 16
     requests_per_minute: float | None = None
@@ -98,6 +102,7 @@ class LLMSettings:
         _positive("llm.max_retries", self.max_retries, allow_zero=True)
         _positive("llm.backoff_base_s", self.backoff_base_s, allow_zero=True)
         _positive("llm.backoff_max_s", self.backoff_max_s, allow_zero=True)
+        _positive("llm.unreachable_after_s", self.unreachable_after_s)
         _positive("llm.repair_attempts", self.repair_attempts, allow_zero=True)
         _positive("llm.max_concurrency", self.max_concurrency)
         _positive("llm.requests_per_minute", self.requests_per_minute, allow_none=True)
@@ -141,6 +146,10 @@ class LLMSettings:
         """True when requests go to api.openai.com (where a missing key can never work)."""
         host = urlparse(self.resolve_base_url()).hostname or ""
         return host == "api.openai.com" or host.endswith(".openai.com")
+
+    def priced(self) -> bool:
+        """Whether `prices` apply: on OpenAI's API, or anywhere with `price_any_server=true`."""
+        return self.price_any_server or self.is_openai_url()
 
     def public_dict(self) -> dict[str, Any]:
         """A JSON-able dict for run manifests; the API key is never included."""

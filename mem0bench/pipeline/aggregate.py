@@ -59,14 +59,33 @@ def evidence_recall(evidence: Sequence[str], retrieved: Sequence[str]) -> float 
     return len(wanted & set(retrieved)) / len(wanted)
 
 
+def _judge(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
+    """J over the rows, standing only on successful judgements.
+
+    A question without a prediction counts as WRONG in a judge run, but only in a run where the judge
+    labelled at least one question: a run (or a whole judge) whose calls all failed has no figure (None,
+    "n/a"), never 0. `judgements` says how many successful judge labels the figures stand on.
+    """
+    if not rows:
+        return None
+    judged = [sum(1 for r in rows if not r.get("failure") and r["judge"][k] is not None) for k in range(runs)]
+    matrix = [
+        [None if v is None or not judged[k] else v == "CORRECT" for k, v in enumerate(r["judge"])]
+        for r in rows
+    ]
+    summary = judge_summary(matrix, runs).to_dict()
+    summary["judgements"] = sum(judged)
+    summary["failures"] = sum(1 for r in rows if not r.get("failure") for v in r["judge"] if v is None)
+    return summary
+
+
 def _scores(rows: Sequence[Row], runs: int) -> dict[str, Any]:
-    matrix = [[None if v is None else v == "CORRECT" for v in r["judge"]] for r in rows]
     return {
         "n": len(rows),
         "f1": mean([r["f1"] for r in rows]),
         "bleu1": mean([r["bleu1"] for r in rows]),
         "locomo_f1": mean([r["locomo_f1"] for r in rows]),
-        "judge": judge_summary(matrix, runs).to_dict() if rows else None,
+        "judge": _judge(rows, runs),
     }
 
 

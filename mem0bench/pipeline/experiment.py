@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
+import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -17,19 +22,25 @@ from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.paths import cache_home, data_home
+from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
 
@@ -77,10 +88,36 @@ def judge_settings(cfg: DictConfig) -> JudgeSettings:
 def build_client(cfg: DictConfig) -> LLMClient:
     settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
     embedder = EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
-    cache_path = Path(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
-    if cache_path is not None:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-    return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+    cache_path = cache_home(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
+    try:
+        if cache_path is not None:
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+        return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigurationError(
+            f"cannot use the cache folder {cache_path.parent if cache_path else cfg.cache.dir} "
+            f"({_os_reason(exc)}): set cache.dir=... (or MEM0BENCH_CACHE_DIR) to a writable folder"
+        ) from None
+
+
+def _os_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return _one_line(str(exc)) or type(exc).__name__
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """One line, before any work, when the run folder cannot hold the run's files."""
+    probe = run_dir / f".write-test-{os.getpid()}"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write the run folder {run_dir} ({_os_reason(exc)}): choose a writable "
+            "hydra.run.dir=... (hydra.sweep.dir=... for a sweep)"
+        ) from None
 
 
 def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
@@ -104,11 +141,17 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
 
 
 def select_questions(
-    conversation: Conversation, *, include_adversarial: bool, max_questions: int | None
+    conversation: Conversation,
+    *,
+    include_adversarial: bool,
+    max_questions: int | None,
+    sample: Sample = "first",
+    seed: int = 0,
 ) -> list[Question]:
-    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally the first N."""
+    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally N of them (the first N,
+    or a seeded sample that keeps each category's share: `sample`)."""
     chosen = [q for q in conversation.questions if include_adversarial or int(q.category) != 5]
-    return chosen if max_questions is None else chosen[:max_questions]
+    return sample_questions(chosen, max_questions, how=sample, seed=f"{seed}:{conversation.sample_id}")
 
 
 def conversation_ids(value: Any) -> list[str] | None:
@@ -128,7 +171,7 @@ def conversation_ids(value: Any) -> list[str] | None:
 def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     """The dataset and, per conversation, the questions a run of `cfg` covers (paths relative to cwd)."""
     dataset = load_dataset(
-        resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)),
+        resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)),
         conversations=conversation_ids(cfg.dataset.conversations),
         fold_captions=bool(cfg.dataset.fold_captions),
     )
@@ -137,7 +180,11 @@ def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
         dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
     questions = {
         c.sample_id: select_questions(
-            c, include_adversarial=bool(cfg.eval.include_adversarial), max_questions=cfg.eval.max_questions
+            c,
+            include_adversarial=bool(cfg.eval.include_adversarial),
+            max_questions=cfg.eval.max_questions,
+            sample=str(cfg.eval.get("sample", "first")),  # type: ignore[arg-type]
+            seed=int(cfg.eval.get("seed", 0)),
         )
         for c in dataset.conversations
     }
@@ -164,7 +211,7 @@ def run_options(cfg: DictConfig) -> RunOptions:
         progress = parse_mode(run.progress)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run"):
+    for name in ("strict", "dry_run", "retry_failed"):
         if not isinstance(run.get(name), bool):
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
     answer_prompt = cfg.get("answer", {}).get("prompt", "default")
@@ -175,12 +222,18 @@ def run_options(cfg: DictConfig) -> RunOptions:
     limit = cfg.eval.max_questions
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
+    if cfg.eval.get("sample", "first") not in SAMPLES:
+        raise ConfigurationError(f"eval.sample must be one of {', '.join(SAMPLES)}, not {cfg.eval.sample!r}")
+    seed = cfg.eval.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
     return RunOptions(
         strict=bool(run.strict),
         max_failure_rate=rate,
         progress=progress,
         answer_prompt=cast(AnswerPrompt, answer_prompt),
         bootstrap=bootstrap_settings(cfg),
+        retry_failed=bool(run.retry_failed),
     )
 
 
@@ -203,17 +256,24 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     """
     # faiss announces at import, at INFO, each CPU build it tries: keep that out of the console and log.
     logging.getLogger("faiss").setLevel(logging.WARNING)
+    # The folders actually used, in config.yaml too (null there means "the per-user default").
+    cfg.cache.dir = str(cache_home(cfg.cache.dir))
+    cfg.dataset.data_dir = str(data_home(cfg.dataset.data_dir))
     options = run_options(cfg)
     judge = judge_settings(cfg)
     conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
+    encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
     if cfg.run.dry_run:
         dataset, questions = load_scope(cfg)
         print_plan(cfg, dataset, questions, judge)
         return 0
 
     client = build_client(cfg)
+    client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
+    rundir: RunDirectory | None = None
     try:
+        check_run_dir(run_dir)
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
@@ -224,6 +284,8 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             method=str(cfg.method.name),
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
+            server=server_record(client),
+            scope=run_scope(cfg, questions),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
@@ -234,14 +296,27 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         runner.usage.earlier = with_heartbeat_cost(rundir.path, runner.usage.earlier)
         estimates = stage_estimates(cfg, dataset, questions, judge)
         runner.progress.plan({stage: e.calls for stage, e in estimates.items()})
-        try:
-            with beating(rundir.path, runner.session, runner.progress.snapshot):
+        with _stopped_by_sigterm(), beating(rundir.path, runner.session, runner.progress.snapshot):
+            try:
                 outcome = await runner.run()
-        except RunAborted as exc:
-            rundir.finish("aborted", reason=str(exc))
-            rundir.close()
-            print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
-            return 1
+            except RunAborted as exc:
+                rundir.finish("aborted", reason=str(exc))
+                print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
+                return 1
+            except ServerUnreachable as exc:
+                rundir.finish("stopped", reason=str(exc))
+                print(
+                    f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
+                    "the server is back to continue",
+                    file=sys.stderr,
+                )
+                return 1
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                rundir.finish("interrupted")
+                raise
+            except BaseException as exc:
+                rundir.finish("failed", reason=_one_line(f"{type(exc).__name__}: {exc}"))
+                raise
         status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
         rundir.finish(
             status,
@@ -249,22 +324,40 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
             failures=outcome.metrics.get("failures"),
         )
-        rundir.close()
-        print_summary(outcome, rundir)
+        print_summary(outcome, rundir, retried=options.retry_failed)
         if status == "failed":
             worst = max(outcome.failure_rates, key=outcome.failure_rates.get)
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "
-                f"run.max_failure_rate={options.max_failure_rate:.1%}; rerun the same command to retry them",
+                f"run.max_failure_rate={options.max_failure_rate:.1%}; "
+                + rerun_advice(outcome.current_failures, retried=options.retry_failed, above_rate=True),
                 file=sys.stderr,
             )
             return 1
         return 0
     finally:
+        if rundir is not None:
+            rundir.close()
         close = getattr(system, "aclose", None)
         if close is not None:
             await close()
         await client.aclose()
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM cancels the run like Ctrl-C does, so run.json says "interrupted" instead of "running"."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)  # type: ignore[union-attr]
+    except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _one_line(text: str) -> str:
@@ -272,4 +365,9 @@ def _one_line(text: str) -> str:
 
 
 def main_from_config(cfg: DictConfig, run_dir: Path) -> int:
-    return asyncio.run(run_experiment(cfg, run_dir))
+    try:
+        return asyncio.run(run_experiment(cfg, run_dir))
+    except asyncio.CancelledError:  # SIGTERM (see _stopped_by_sigterm): reported like Ctrl-C
+        raise KeyboardInterrupt from None
+    finally:
+        discard_unused_run_dir(run_dir)

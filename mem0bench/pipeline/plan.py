@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.tokens import count_tokens
@@ -99,7 +100,9 @@ def _plan(
 
 def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[Line], float]:
     """USD of a plan line at the configured prices (local embeddings are free)."""
-    prices = {k: dict(v) for k, v in cfg.llm.prices.items()}
+    settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
+    # OpenAI's prices apply to OpenAI's server only (as in the client's ledger).
+    prices = {k: dict(v) for k, v in settings.prices.items()} if settings.priced() else {}
     chat = prices.get(str(cfg.llm.model), {"prompt": 0.0, "completion": 0.0})
     judge_price = prices.get(judge.model, chat)
     embed_price = prices.get(str(cfg.embedder.model), {"prompt": 0.0, "completion": 0.0})

@@ -43,7 +43,7 @@ class JsonlAppender:
         self.path = path
         self._lock = threading.Lock()
         self._repair_torn_tail()
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
 
     def _repair_torn_tail(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -88,10 +88,26 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; done once, at import
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def file_mode() -> int:
+    """The mode an ordinary new file gets (0o666 less the umask): every run file is made with it, so
+    that the group reads all of them or none (mkstemp alone would make some 0600)."""
+    return _FILE_MODE
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write a whole file so that readers see the old or the new content, never a half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, file_mode())
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
@@ -173,8 +189,11 @@ class RunDirectory:
         path = self.file("run.json")
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
-    def start(self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str) -> None:
-        """Record what this run is. A continued run keeps its id and first start time."""
+    def start(
+        self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str, **extra: Any
+    ) -> None:
+        """Record what this run is (`extra`: more top-level run.json fields, e.g. the server). A continued
+        run keeps its id and first start time."""
         previous = self.manifest()
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = {
@@ -188,6 +207,7 @@ class RunDirectory:
             "versions": package_versions(),
             "platform": platform.platform(),
             "command": _scrubbed_argv(),
+            **extra,
         }
         write_json(self.file("run.json"), manifest)
         write_atomic(self.file("config.yaml"), config_yaml)
@@ -195,6 +215,7 @@ class RunDirectory:
     def finish(self, status: str, **extra: Any) -> None:
         manifest = self.manifest()
         manifest.update(status=status, finished=datetime.now(UTC).isoformat(timespec="seconds"))
+        manifest.pop("reason", None)  # why an earlier attempt stopped is not this one's story
         manifest.update(extra)
         write_json(self.file("run.json"), manifest)
 
@@ -206,3 +227,25 @@ def _scrubbed_argv() -> list[str]:
         key, sep, _ = arg.partition("=")
         out.append(f"{key}=***" if sep and "key" in key.lower() else arg)
     return out
+
+
+HYDRA_LOG_SUFFIX = ".log"
+
+
+def discard_unused_run_dir(path: Path) -> bool:
+    """Remove a run folder that no run ever started in (a dry run, or a run stopped by a configuration,
+    key or server error before its first file): it holds nothing but Hydra's job log, if that. A folder
+    with a run.json, or with anything else in it, is kept. -> whether it was removed."""
+    path = Path(path)
+    if not path.is_dir() or (path / "run.json").exists():
+        return False
+    entries = list(path.iterdir())
+    if any(not (e.is_file() and e.suffix == HYDRA_LOG_SUFFIX) for e in entries):
+        return False
+    try:
+        for entry in entries:
+            entry.unlink()
+        path.rmdir()
+    except OSError:
+        return False
+    return True

@@ -32,6 +32,7 @@ from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
@@ -69,6 +70,8 @@ class RunOptions:
     answer_prompt: AnswerPrompt = "default"
     """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
     bootstrap: BootstrapSettings = BootstrapSettings()
+    retry_failed: bool = False
+    """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,12 @@ class Runner:
         judge: JudgeSettings,
         options: RunOptions,
         method_name: str,
+        results_subdir: str = "",
     ):
         self.method_name = method_name
+        # Where predictions.jsonl and metrics.json go: the run folder, or (another judge re-judging the
+        # run) judges/<name>/, so that each judge's figures stay apart.
+        self.results_subdir = results_subdir
         self.dataset = dataset
         self.questions = questions
         self.system = system
@@ -112,6 +119,7 @@ class Runner:
         self.judge = judge
         self.answer_prompt = options.answer_prompt
         self.bootstrap = options.bootstrap
+        self.retry_failed = options.retry_failed
         self.session = _new_session_id()
         previous = PreviousWork.read(rundir)
         self.answers = dict(previous.answers)
@@ -150,6 +158,8 @@ class Runner:
         sid = conversation.sample_id
         previous = self.ingests.get(sid)
         final = previous is not None and previous.is_final
+        if final and self.retry_failed and previous.has_failures:
+            final = False  # run.retry_failed=true: ingest again; the failed steps are asked afresh
         if not final:
             # No record that this conversation's ingestion finished cleanly: whatever state a killed or
             # failed attempt left is not trusted; ingestion starts over (the cache makes it free).
@@ -214,6 +224,8 @@ class Runner:
             return True
         if done.ingest_session != self._ingest_session(sample_id):
             return True  # answered from a memory that has since been built again
+        if self.retry_failed and done.degraded:
+            return True
         # A prediction made from a context degraded by a transient failure is made again.
         return any(d.split(":", 1)[0].strip() in TRANSIENT_KINDS for d in done.degraded)
 
@@ -298,6 +310,8 @@ class Runner:
                     group.create_task(self._conversation(conversation))
         except* RunAborted as aborted:
             raise aborted.exceptions[0] from None
+        except* ServerUnreachable as gone:
+            raise gone.exceptions[0] from None
         finally:
             self.progress.close()
             self.usage.save()
@@ -355,7 +369,7 @@ class Runner:
             metrics["imported_judge"] = imported
         if len(self.judges) > 1:
             metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
-        metrics = write_results(self.rundir, rows, metrics).to_dict()
+        metrics = write_results(self.rundir, rows, metrics, self.results_subdir).to_dict()
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, session=self.session
         )

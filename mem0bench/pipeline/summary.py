@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.rundir import RunDirectory
 
@@ -13,9 +14,15 @@ if TYPE_CHECKING:  # runner imports this module: the type only, to keep the impo
 
 
 def print_summary(
-    outcome: RunOutcome, rundir: RunDirectory, file: TextIO = sys.stderr, examples: int = 5
+    outcome: RunOutcome,
+    rundir: RunDirectory,
+    file: TextIO = sys.stderr,
+    examples: int = 5,
+    *,
+    retried: bool = False,
 ) -> None:
-    """The headline numbers, what is still failed (and where), the folder."""
+    """The headline numbers, what is still failed (and where) and how to retry it, the folder.
+    `retried`: the run had run.retry_failed=true."""
     m = outcome.metrics
     judge = (m.get("overall") or {}).get("judge") or {}
 
@@ -24,7 +31,8 @@ def print_summary(
 
     print(
         f"{m['method']}: {m['n_questions']} questions, J {pct(judge.get('mean'))} ± "
-        f"{pct(judge.get('std'))} over {judge.get('runs')} runs, F1 {pct(m['overall']['f1'])}, "
+        f"{pct(judge.get('std'))} over {judge.get('runs')} runs ({judge.get('judgements', 0)} successful "
+        f"judgements), F1 {pct(m['overall']['f1'])}, "
         f"BLEU-1 {pct(m['overall']['bleu1'])}, cost ${m['cost_usd']:.4f}",
         file=file,
     )
@@ -33,7 +41,8 @@ def print_summary(
         counts = ", ".join(f"{stage} {failures[stage]}" for stage in FAILURE_STAGES if stage in failures)
         extra = failures.get("questions_without_prediction")
         tail = f" ({extra} questions without a prediction)" if extra else ""
-        print(f"failures: {counts}{tail}; rerun the same command to retry them", file=file)
+        advice = rerun_advice(outcome.current_failures, retried=retried)
+        print(f"failures: {counts}{tail}; {advice}", file=file)
         for failure in outcome.current_failures[:examples]:
             where = failure.qid or failure.conversation or ""
             if failure.run is not None:

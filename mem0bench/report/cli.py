@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from mem0bench.cli.examples import with_examples
-from mem0bench.report.collect import ReportError, load_runs
+from mem0bench.report.collect import ReportError, find_unfinished, load_runs
+from mem0bench.report.identity import RUNS_CAPTION, runs_table, scope_differences
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
 from mem0bench.report.tables import (
@@ -53,6 +54,12 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     """Run the report; 0 on success, 2 on any input/output error (one line on stderr)."""
     try:
         args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        for job in find_unfinished(args.paths):  # failed sweep jobs are named, not skipped silently
+            why = f": {job.reason}" if job.reason else ""
+            print(
+                f"warning: {job.path}: {job.status}, no metrics (left out of the tables){why}",
+                file=sys.stderr,
+            )
         runs = load_runs(args.paths)
         for run in runs:
             if run.status not in (None, "complete"):
@@ -60,19 +67,29 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                     f"warning: {run.path}: run status is {run.status!r}; its metrics may be partial",
                     file=sys.stderr,
                 )
+        differences = scope_differences(runs)
+        if differences:
+            print(
+                "warning: these runs differ in scope, their figures are not comparable: "
+                + "; ".join(differences),
+                file=sys.stderr,
+            )
         out: Path = args.out
-        t1, t2 = table1(runs), table2(runs)
+        t0, t1, t2 = runs_table(runs), table1(runs), table2(runs)
+        t1_numbers = table1(runs, numeric=True)
         if args.baseline is not None:
             name, cells = baseline_column(runs, args.baseline)
             t1[name] = cells
-        written = write_table(t1, out, "table1", TABLE1_CAPTION) + write_table(
-            t2, out, "table2", TABLE2_CAPTION
-        )
+        written = write_table(t0, out, "runs", RUNS_CAPTION, numbers=runs_table(runs, numeric=True))
+        written += write_table(t1, out, "table1", TABLE1_CAPTION, numbers=t1_numbers)
+        written += write_table(t2, out, "table2", TABLE2_CAPTION, numbers=table2(runs, numeric=True))
+        print(to_markdown(t0, RUNS_CAPTION))
         print(to_markdown(t1, TABLE1_CAPTION))
         print(to_markdown(t2, TABLE2_CAPTION))
         if args.labels == "paper":
             t1p = table1(runs, labels="paper")
-            written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION)
+            numbers = table1(runs, labels="paper", numeric=True)
+            written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION, numbers=numbers)
             print(to_markdown(t1p, PAPER_CAPTION))
         written.append(plot_judge_by_category(runs, out / "judge_by_category.png"))
         written.append(plot_judge_vs_latency(runs, out / "judge_vs_latency.png"))

@@ -17,7 +17,9 @@ from mem0bench.schema import SchemaError, read_metrics
 __all__ = [
     "ReportError",
     "RunSummary",
+    "UnfinishedRun",
     "find_run_dirs",
+    "find_unfinished",
     "flatten",
     "load_run",
     "load_runs",
@@ -48,6 +50,13 @@ class RunSummary:
     config: dict[str, Any] = field(default_factory=dict)
     status: str | None = None
     """run.json's status ('complete', ...), None if the run has no run.json."""
+    manifest: dict[str, Any] = field(default_factory=dict)
+    """run.json as a whole (dataset, scope, server, ...); empty when the run has none."""
+
+    @property
+    def name(self) -> str:
+        """The run folder's name; a sweep job's numbered folder is named with its sweep's."""
+        return f"{self.path.parent.name}/{self.path.name}" if self.path.name.isdigit() else self.path.name
 
 
 def _natural_key(path: Path) -> list[Any]:
@@ -126,11 +135,49 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
         if not isinstance(tree, Mapping):
             raise ReportError(f"{config_path}: expected a mapping at the top level")
         config = flatten(tree)
-    status = None
-    if (folder / RUN_INFO).is_file():
-        status = _read_json(folder / RUN_INFO).get("status")
+    manifest = _read_json(folder / RUN_INFO) if (folder / RUN_INFO).is_file() else {}
+    status = manifest.get("status")
     method = metrics.get("method") or config.get("method.name") or folder.name
-    return RunSummary(path=folder, method=str(method), metrics=metrics, config=config, status=status)
+    return RunSummary(
+        path=folder, method=str(method), metrics=metrics, config=config, status=status, manifest=manifest
+    )
+
+
+@dataclass(frozen=True)
+class UnfinishedRun:
+    """A run (or sweep job) folder with a run.json but no metrics.json: it stopped before its end."""
+
+    path: Path
+    status: str
+    reason: str | None
+
+
+def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]:
+    """Run folders at or below each path that never wrote metrics.json (failed, stopped or interrupted
+    runs, and sweep jobs that failed), so a report can name them instead of skipping them silently."""
+    found: list[UnfinishedRun] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            continue
+        infos = (
+            [path / RUN_INFO]
+            if (path / RUN_INFO).is_file()
+            else sorted(path.rglob(RUN_INFO), key=_natural_key)
+        )
+        for info in infos:
+            folder = info.parent
+            if (folder / METRICS).is_file() or any(u.path == folder for u in found):
+                continue
+            try:
+                manifest = json.loads(info.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                manifest = {}
+            manifest = manifest if isinstance(manifest, dict) else {}
+            found.append(
+                UnfinishedRun(folder, str(manifest.get("status", "unknown")), manifest.get("reason"))
+            )
+    return found
 
 
 def load_runs(paths: Iterable[str | PathLike[str]]) -> list[RunSummary]:

@@ -84,11 +84,16 @@ def fmt_pct(value: Any) -> str:
     return MISSING if num is None else f"{100 * num:.2f}"
 
 
+NO_JUDGEMENT = "n/a"
+"""A judge figure that stands on no successful judgement (every judge call failed)."""
+
+
 def fmt_judge(judge: Any) -> str:
-    """J as 'mean ± std' in % (std omitted when unknown or from a single run)."""
+    """J as 'mean ± std' in % (std omitted when unknown or from a single run); 'n/a' when the run was
+    judged but no judgement succeeded, '-' when there is no judge figure at all."""
     mean = _num(_get(judge, "mean"))
     if mean is None:
-        return MISSING
+        return NO_JUDGEMENT if isinstance(judge, dict) else MISSING
     std = _num(_get(judge, "std"))
     runs = _get(judge, "runs")
     if std is None or (isinstance(runs, int) and runs < 2):
@@ -137,19 +142,35 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     return cats
 
 
-def _lead_columns(runs: Sequence[RunSummary], hyper: Sequence[str]) -> list[dict[str, str]]:
+def _lead_columns(runs: Sequence[RunSummary], hyper: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
-        row = {"method": run.method}
+        row = {"run": run.name, "method": run.method}
         for key in hyper:
             row[short_key(key)] = format_value(run.config[key]) if key in run.config else MISSING
         rows.append(row)
     return rows
 
 
-def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFrame:
-    """One row per run: method, varying hyperparameters, then per category and overall F1, BLEU-1 and
-    J (mean ± std), all in %."""
+def _pct_number(value: Any) -> float | None:
+    num = _num(value)
+    return None if num is None else round(100 * num, 4)
+
+
+def _judge_cells(row: dict[str, Any], label: str, judge: Any, numeric: bool) -> None:
+    """J as one 'mean ± std' cell, or (numeric) as separate mean and std columns in %."""
+    if not numeric:
+        row[label] = fmt_judge(judge)
+        return
+    row[f"{label} mean"] = _pct_number(_get(judge, "mean"))
+    row[f"{label} std"] = _pct_number(_get(judge, "std"))
+
+
+def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: bool = False) -> pd.DataFrame:
+    """One row per run: run name, method, varying hyperparameters, then per category and overall F1,
+    BLEU-1 and J (mean ± std), all in %. `numeric`: numbers instead of display strings (for CSV), J as
+    separate mean and std columns, missing values empty."""
+    pct = _pct_number if numeric else fmt_pct
     hyper = varying_hyperparameters(runs)
     cats = categories_in(runs, labels)
     rows = _lead_columns(runs, hyper)
@@ -158,15 +179,25 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official") -> pd.DataFr
             scores = (
                 _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
             )
-            row[f"{label} F1"] = fmt_pct(_get(scores, "f1"))
-            row[f"{label} BLEU-1"] = fmt_pct(_get(scores, "bleu1"))
-            row[f"{label} J"] = fmt_judge(_get(scores, "judge"))
-            row[f"{label} J 95% CI"] = fmt_interval(_get(scores, "ci95", "judge"))
-        row["judge"] = str(_get(run.metrics, "judge_name") or MISSING)
+            row[f"{label} F1"] = pct(_get(scores, "f1"))
+            row[f"{label} BLEU-1"] = pct(_get(scores, "bleu1"))
+            _judge_cells(row, f"{label} J", _get(scores, "judge"), numeric)
+            _interval_cells(row, f"{label} J 95% CI", _get(scores, "ci95", "judge"), numeric)
+        row["judge"] = _get(run.metrics, "judge_name") or (None if numeric else MISSING)
         imported = _get(run.metrics, "imported_judge")
         if imported:  # the file's own judge, kept apart once ours has labelled the same answers
-            row[f"overall J by {imported.get('name')}"] = fmt_judge(_get(imported, "overall"))
-    return pd.DataFrame(rows).fillna(MISSING)
+            _judge_cells(row, f"overall J by {imported.get('name')}", _get(imported, "overall"), numeric)
+    return pd.DataFrame(rows) if numeric else pd.DataFrame(rows).fillna(MISSING)
+
+
+def _interval_cells(row: dict[str, Any], label: str, interval: Any, numeric: bool) -> None:
+    """A 95% interval as one '[lo, hi]' cell, or (numeric) as separate low and high columns in %."""
+    if not numeric:
+        row[label] = fmt_interval(interval)
+        return
+    lo, hi = interval if isinstance(interval, (list, tuple)) and len(interval) == 2 else (None, None)
+    row[f"{label} low"] = _pct_number(lo)
+    row[f"{label} high"] = _pct_number(hi)
 
 
 def _memory_mean(tokens: Any) -> float | None:
@@ -178,19 +209,25 @@ def _memory_mean(tokens: Any) -> float | None:
     return mean
 
 
-def table2(runs: Sequence[RunSummary]) -> pd.DataFrame:
-    """One row per run: method, varying hyperparameters, context and memory tokens, search and total
-    latency p50/p95 (s), overall J (mean ± std, %)."""
+def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
+    """One row per run: run name, method, varying hyperparameters, context and memory tokens, search and
+    total latency p50/p95 (s), overall J (mean ± std, %). `numeric`: numbers, as for `table1`."""
+    tokens = _num if numeric else _fmt_tokens
+    seconds = _num if numeric else _fmt_seconds
     hyper = varying_hyperparameters(runs)
     rows = _lead_columns(runs, hyper)
     for row, run in zip(rows, runs):
         m = run.metrics
-        row["context tokens (mean)"] = _fmt_tokens(_get(m, "tokens", "context_mean"))
-        row["memory tokens (mean / conversation)"] = _fmt_tokens(_memory_mean(_get(m, "tokens")))
+        row["context tokens (mean)"] = tokens(_get(m, "tokens", "context_mean"))
+        row["memory tokens (mean / conversation)"] = tokens(_memory_mean(_get(m, "tokens")))
         for stage in ("search", "total"):
             for q in ("p50", "p95"):
-                row[f"{stage} {q} (s)"] = _fmt_latency(_get(m, "latency_s"), stage, q)
-        row["overall J (%)"] = fmt_judge(_get(m, "overall", "judge"))
+                row[f"{stage} {q} (s)"] = (
+                    seconds(_get(m, "latency_s", stage, q))
+                    if numeric
+                    else _fmt_latency(_get(m, "latency_s"), stage, q)
+                )
+        _judge_cells(row, "overall J (%)", _get(m, "overall", "judge"), numeric)
     return pd.DataFrame(rows)
 
 
@@ -244,12 +281,20 @@ def to_markdown(df: pd.DataFrame, title: str | None = None) -> str:
     return f"**{title}**\n\n{body}\n" if title else f"{body}\n"
 
 
-def write_table(df: pd.DataFrame, out_dir: str | Path, stem: str, title: str | None = None) -> list[Path]:
-    """Write `stem`.md (pipe table), .csv and .tex to out_dir; return the paths written."""
+def write_table(
+    df: pd.DataFrame,
+    out_dir: str | Path,
+    stem: str,
+    title: str | None = None,
+    *,
+    numbers: pd.DataFrame | None = None,
+) -> list[Path]:
+    """Write `stem`.md (pipe table), .csv and .tex to out_dir; return the paths written. The CSV holds
+    `numbers` (the same table with `numeric=True`: plain numbers, J mean and std apart) when given."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.md", out / f"{stem}.csv", out / f"{stem}.tex"]
     paths[0].write_text(to_markdown(df, title), encoding="utf-8")
-    df.to_csv(paths[1], index=False)
+    (df if numbers is None else numbers).to_csv(paths[1], index=False)
     paths[2].write_text(to_latex(df, caption=title, label=f"tab:{stem}"), encoding="utf-8")
     return paths

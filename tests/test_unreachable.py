@@ -1,0 +1,144 @@
+"""A server that goes away mid-run: the run stops within `llm.unreachable_after_s` with one line, keeps
+what it finished, and the same command finishes the run once the server is back, paying nothing twice.
+
+The stand-in runs as its own process and is killed with SIGKILL, as a crashed server would be: its open
+keep-alive connections die with it, and new connections are refused until it is started again on the
+same port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import REPO, TEST_KEY, cli_env, read_jsonl
+from tests.reliability import finish_cli, small_conv30, start_cli
+from tests.standin.server import StandinServer
+
+pytestmark = pytest.mark.slow
+
+WINDOW_S = 3
+QUESTIONS = 4
+CONCURRENCY = 4
+# Calls would retry for a long time on their own (100 retries each with backoff up to 2 s: minutes per
+# call, item after item): only the window can stop the run early.
+SETTINGS = (
+    f"llm.unreachable_after_s={WINDOW_S}", "llm.max_retries=100", f"llm.max_concurrency={CONCURRENCY}",
+    "llm.backoff_base_s=0.5", "llm.backoff_max_s=2", "llm.timeout_s=5", "run.progress=false",
+    f"eval.max_questions={QUESTIONS}", "judge.runs=1",
+)  # fmt: skip
+
+
+def _args(dataset: Path, run_dir: Path) -> list[str]:
+    return [
+        "run", "+exp=mem0", f"dataset.path={dataset}", "dataset.conversations=[conv-30]",
+        f"hydra.run.dir={run_dir}", *SETTINGS,
+    ]  # fmt: skip
+
+
+def _start_server(port: int = 0) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "STANDIN_KEY": TEST_KEY}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.standin.server", "--port", str(port), "--latency-ms", "20",
+         "--api-key-env", "STANDIN_KEY"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    line = proc.stdout.readline()
+    if not line.strip().isdigit():
+        proc.kill()
+        raise AssertionError(f"the stand-in did not start: {proc.stderr.read()[-2000:]}")
+    return proc, int(line)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def _paid_calls(run_dir: Path) -> list[int]:
+    """Calls each process paid for (not served from the cache), from usage.json."""
+    sessions = json.loads((run_dir / "usage.json").read_text())["sessions"]
+    return [s["total"]["calls"] - s["total"]["cached_calls"] for s in sessions]
+
+
+def _answers(run_dir: Path) -> dict[str, str]:
+    return {r["qid"]: r["prediction"] for r in read_jsonl(run_dir / "predictions.jsonl")}
+
+
+def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, locomo_path):
+    dataset = small_conv30(tmp_path, locomo_path)
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    server, port = _start_server()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    env = cli_env(base_url, cache)
+    args = _args(dataset, run_dir)
+    try:
+        proc = start_cli(args, env)
+        # Mid-ingestion: a few memory operations have been written, the conversation is not done.
+        ops = run_dir / "state" / "conv-30"
+        deadline = time.monotonic() + 120
+        while sum(len(p.read_text().splitlines()) for p in ops.glob("*.ops.jsonl")) < 6:
+            assert proc.poll() is None, proc.stderr.read()[-3000:]
+            assert time.monotonic() < deadline, "ingestion never got going"
+            time.sleep(0.01)
+        _kill(server)
+        killed = time.monotonic()
+        first = finish_cli(proc, timeout=240)
+        stopped_after = time.monotonic() - killed
+    finally:
+        _kill(server)
+
+    assert first.returncode == 1, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, first.stderr[-3000:]
+    assert (
+        base_url in errors[0] and "unreachable" in errors[0] and "last error: connection error" in errors[0]
+    )
+    assert "rerun the same command" in errors[0]
+    # While calls were failing, a line said so and since when.
+    assert any(
+        line.startswith(f"warning: calls to {base_url} have been failing since")
+        for line in first.stderr.splitlines()
+    ), first.stderr[-3000:]
+    # Without the window each call would retry 100 times and the stream would go on pair after pair
+    # (many minutes); the bound here is loose on purpose (a shared, busy machine), not a timing figure.
+    assert stopped_after < 90
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "stopped" and base_url in manifest["reason"]
+    assert manifest["server"]["base_url"] == base_url
+    assert not (run_dir / "metrics.json").exists()
+    paid_before = sum(_paid_calls(run_dir))
+    assert paid_before > 0
+
+    # The server comes back on the same port: the same command finishes the run.
+    server, again = _start_server(port)
+    try:
+        assert again == port
+        second = finish_cli(start_cli(args, env), timeout=300)
+    finally:
+        _kill(server)
+    assert second.returncode == 0, second.stderr[-3000:]
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "complete" and "reason" not in manifest
+    assert len(_answers(run_dir)) == QUESTIONS
+
+    # Nothing paid twice: both processes together paid no more than one uninterrupted run of the same
+    # command (plus the requests in flight when the server died, which may have been answered unseen).
+    reference_dir = tmp_path / "reference"
+    with StandinServer(api_key=TEST_KEY, latency_ms=20) as reference:
+        ref_env = cli_env(reference.base_url, tmp_path / "reference-cache")
+        ref = finish_cli(start_cli(_args(dataset, reference_dir), ref_env), timeout=300)
+    assert ref.returncode == 0, ref.stderr[-3000:]
+    paid = _paid_calls(run_dir)
+    assert len(paid) == 2
+    assert sum(paid) <= sum(_paid_calls(reference_dir)) + CONCURRENCY
+    assert _answers(run_dir) == _answers(reference_dir)
