@@ -9,7 +9,7 @@ import pytest
 
 from mem0bench.pipeline.aggregate import metrics
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.reliability import request_stage, small_conv30
+from tests.reliability import request_stage, small_sample
 from tests.standin.server import HTTPError, StandinServer, ToolCall
 
 QUESTIONS = 4
@@ -63,8 +63,8 @@ class _JudgeFails:
 
 
 @pytest.mark.slow
-def test_all_failed_judge_reads_na_in_summary_metrics_and_report(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=QUESTIONS)
+def test_all_failed_judge_reads_na_in_summary_metrics_and_report(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(_JudgeFails())
@@ -98,8 +98,8 @@ def test_all_failed_judge_reads_na_in_summary_metrics_and_report(tmp_path, locom
 
 
 @pytest.mark.slow
-def test_second_judge_keeps_its_metrics_apart(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=QUESTIONS)
+def test_second_judge_keeps_its_metrics_apart(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         env = cli_env(server.base_url, tmp_path / "cache")

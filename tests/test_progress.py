@@ -15,16 +15,16 @@ from mem0bench.pipeline import progress as progress_module
 from mem0bench.pipeline.progress import StageProgress
 from tests.e2e import TEST_KEY, cli_env
 from tests.pty_cli import run_in_pty, screen_lines
-from tests.reliability import run_args, small_conv30
+from tests.reliability import run_args, small_sample
 from tests.standin.server import StandinServer
 
 INGEST_BAR = re.compile(r"^\s*ingest:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[.*pair/s")
 
 
 @pytest.mark.slow
-def test_ingest_bar_advances_during_one_conversation(tmp_path, locomo_path):
+def test_ingest_bar_advances_during_one_conversation(tmp_path, locomo_mini):
     """One conversation, Mem0 (two speakers' streams): the bar counts message pairs, not conversations."""
-    data = small_conv30(tmp_path, locomo_path, sessions=2, questions=3)
+    data = small_sample(tmp_path, locomo_mini, sessions=2, questions=3)
     pairs = len(message_pairs(load_dataset(data).conversations[0]))
     args = run_args("mem0", data, tmp_path / "run", "judge.runs=2", "run.progress=true")
     with StandinServer(api_key=TEST_KEY, latency_ms=20) as server:

@@ -11,7 +11,7 @@ import pytest
 
 from mem0bench.report import report_main
 from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
-from tests.reliability import small_conv30
+from tests.reliability import small_sample
 from tests.standin.server import StandinServer
 from tests.test_report import make_config, make_metrics, write_run
 
@@ -93,8 +93,8 @@ def test_failed_sweep_jobs_are_named(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_sweep_job_that_fails_at_once_leaves_a_run_json(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=1)
+def test_a_sweep_job_that_fails_at_once_leaves_a_run_json(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=1)
     sweep = tmp_path / "sweep"
     with StandinServer(api_key=TEST_KEY) as server:
         env = cli_env(server.base_url, tmp_path / "cache")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.reliability import finish_cli, request_stage, small_conv30, start_cli
+from tests.reliability import finish_cli, request_stage, small_sample, start_cli
 from tests.standin.server import StandinServer, ToolCall
 
 pytestmark = pytest.mark.slow
@@ -50,8 +50,8 @@ def _args(dataset, run_dir, *extra):
     ]
 
 
-def test_malformed_failures_need_retry_failed_and_it_really_retries(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=QUESTIONS)
+def test_malformed_failures_need_retry_failed_and_it_really_retries(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
     run_dir = tmp_path / "run"
     judge = _BrokenJudge()
     with StandinServer(api_key=TEST_KEY) as server:
@@ -81,8 +81,8 @@ def test_malformed_failures_need_retry_failed_and_it_really_retries(tmp_path, lo
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_interrupted_run_is_recorded_and_resumes(sig, tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=QUESTIONS)
+def test_interrupted_run_is_recorded_and_resumes(sig, tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY, latency_ms=300) as server:
         env = cli_env(server.base_url, tmp_path / "cache")
@@ -103,8 +103,8 @@ def test_interrupted_run_is_recorded_and_resumes(sig, tmp_path, locomo_path):
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
 
 
-def test_local_server_is_not_priced_as_openai(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path, questions=2)
+def test_local_server_is_not_priced_as_openai(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, questions=2)
     with StandinServer(api_key=TEST_KEY) as server:
         base_url = server.base_url
         env = cli_env(base_url, tmp_path / "cache")

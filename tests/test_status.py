@@ -16,7 +16,7 @@ import pytest
 from mem0bench.pipeline.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
 from tests.e2e import REPO, TEST_KEY, cli_env, run_cli
 from tests.pty_cli import run_in_pty, screen_lines
-from tests.reliability import Gate, kill, run_args, small_conv30, start_cli, wait_for
+from tests.reliability import Gate, kill, run_args, small_sample, start_cli, wait_for
 from tests.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
@@ -33,11 +33,11 @@ def _line(lines: list[str], label: str) -> str:
     return next(line for line in lines if line.strip().startswith(label))
 
 
-def test_status_of_a_run_killed_mid_ingest_names_what_is_left_and_resumes_it(tmp_path, locomo_path):
-    data = small_conv30(tmp_path, locomo_path, sessions=2, questions=QUESTIONS)
+def test_status_of_a_run_killed_mid_ingest_names_what_is_left_and_resumes_it(tmp_path, locomo_mini):
+    data = small_sample(tmp_path, locomo_mini, sessions=2, questions=QUESTIONS)
     run_dir = tmp_path / "run"
-    args = run_args("mem0", data, run_dir, "judge.runs=2")
-    gate = Gate(lambda stage, n: stage == "ingest" and n == 60)  # frozen mid-ingest, then killed
+    args = run_args("mem0", data, run_dir, "judge.runs=2", "llm.price_any_server=true")
+    gate = Gate(lambda stage, n: stage == "ingest" and n == 20)  # frozen mid-ingest, then killed
     with StandinServer(api_key=TEST_KEY, latency_ms=5) as server:
         server.set_handler(gate)
         env = cli_env(server.base_url, tmp_path / "cache")
@@ -58,7 +58,7 @@ def test_status_of_a_run_killed_mid_ingest_names_what_is_left_and_resumes_it(tmp
         assert lines[0].startswith(f"{run_dir}  mem0  (run.json status: running)")
         assert re.search(rf"process\s+no process: pid {proc.pid} stopped without exiting cleanly", text)
         ingest = _line(lines, "ingest")
-        assert "0/1 conversations, 1 left: conv-30" in ingest
+        assert "0/1 conversations, 1 left: mini-1" in ingest
         assert re.search(r"last heartbeat: \d+/\d+ pairs", ingest), ingest
         assert f"0/{QUESTIONS} questions, {QUESTIONS} left" in _line(lines, "answer")
         assert f"0/{2 * QUESTIONS} labels (2 judge runs), {2 * QUESTIONS} left" in _line(lines, "judge")
@@ -113,8 +113,8 @@ def _beat_with_progress(run_dir) -> bool:
     return beat.get("progress", {}).get("done", {}).get("ingest", 0) > 0
 
 
-def test_status_of_a_run_still_going_says_a_process_works_on_it(tmp_path, locomo_path):
-    data = small_conv30(tmp_path, locomo_path, sessions=1, questions=QUESTIONS)
+def test_status_of_a_run_still_going_says_a_process_works_on_it(tmp_path, locomo_mini):
+    data = small_sample(tmp_path, locomo_mini, sessions=1, questions=QUESTIONS)
     run_dir = tmp_path / "run"
     gate = Gate(lambda stage, n: stage == "judge" and n == 3)  # frozen mid-judge
     with StandinServer(api_key=TEST_KEY, latency_ms=5) as server:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import REPO, TEST_KEY, cli_env, read_jsonl
-from tests.reliability import finish_cli, small_conv30, start_cli
+from tests.reliability import finish_cli, small_sample, start_cli
 from tests.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ SETTINGS = (
 
 def _args(dataset: Path, run_dir: Path) -> list[str]:
     return [
-        "run", "+exp=mem0", f"dataset.path={dataset}", "dataset.conversations=[conv-30]",
+        "run", "+exp=mem0", f"dataset.path={dataset}", "dataset.conversations=[mini-1]",
         f"hydra.run.dir={run_dir}", *SETTINGS,
     ]  # fmt: skip
 
@@ -73,8 +73,8 @@ def _answers(run_dir: Path) -> dict[str, str]:
     return {r["qid"]: r["prediction"] for r in read_jsonl(run_dir / "predictions.jsonl")}
 
 
-def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, locomo_path):
-    dataset = small_conv30(tmp_path, locomo_path)
+def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini)
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     server, port = _start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -83,7 +83,7 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     try:
         proc = start_cli(args, env)
         # Mid-ingestion: a few memory operations have been written, the conversation is not done.
-        ops = run_dir / "state" / "conv-30"
+        ops = run_dir / "state" / "mini-1"
         deadline = time.monotonic() + 120
         while sum(len(p.read_text().splitlines()) for p in ops.glob("*.ops.jsonl")) < 6:
             assert proc.poll() is None, proc.stderr.read()[-3000:]
