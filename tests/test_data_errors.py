@@ -25,7 +25,7 @@ from mem0bench.data import (
     load_dataset,
     resolve_dataset_path,
 )
-from mem0bench.data.cli import data_main
+from mem0bench.cli.data import data_main
 
 GOOD_SAMPLE: dict[str, Any] = {
     "sample_id": "conv-1",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mem0bench.cli.report import report_main
 from mem0bench.report import (
     ReportError,
     find_run_dirs,
@@ -16,7 +17,6 @@ from mem0bench.report import (
     load_runs,
     plot_judge_by_category,
     plot_judge_vs_latency,
-    report_main,
     table1,
     table2,
     varying_hyperparameters,
