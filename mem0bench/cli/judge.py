@@ -30,7 +30,8 @@ def judge_main(argv: list[str]) -> int:
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.pipeline.experiment import build_client, judge_settings
     from mem0bench.pipeline.rundir import RunDirectory
-    from mem0bench.pipeline.runner import Runner, RunOptions, print_summary
+    from mem0bench.pipeline.runner import Runner, RunOptions
+    from mem0bench.pipeline.summary import print_summary
 
     config_file = run_dir / "config.yaml"
     if not config_file.exists():

@@ -5,32 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.data.model import Conversation, Question
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-ContextKind = Literal["memories", "graph_memories", "chunks", "full_context"]
-
-
-@dataclass(frozen=True)
-class RetrievedContext:
-    """What a system hands to the answer stage for one question."""
-
-    kind: ContextKind
-    text: str
-    """The context block, already rendered (memories with timestamps, chunks, ...)."""
-    tokens: int
-    """cl100k_base tokens of `text`."""
-    source_dia_ids: tuple[str, ...] = ()
-    """The dia_ids behind the retrieved context, where the system knows them."""
-    search_latency_s: float | None = None
-    """Wall time to build the context (query embedding and LLM calls included, queueing excluded);
-    None for systems with no search (full context)."""
-    local_search_s: float | None = None
-    """The part of the search spent outside network calls (the harness's own cost)."""
+__all__ = ["ContextKind", "IngestReport", "MemorySystem", "RetrievedContext", "SystemContext"]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
@@ -47,14 +46,14 @@ from mem0bench.pipeline.failures import (
     settle_failures_file,
 )
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
+from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.pipeline.rundir import RunDirectory, write_json
-from mem0bench.pipeline.summary import print_summary
 from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
 
-__all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner", "print_summary"]
+__all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
 
 @dataclass(frozen=True)
@@ -62,21 +61,6 @@ class RunOptions:
     strict: bool = False
     max_failure_rate: float = 0.05
     progress: ProgressMode = True
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    metrics: dict[str, Any]
-    """The metrics.json object."""
-    failure_rates: dict[str, float]
-    """Each stage's share of failed items."""
-    current_failures: list[FailureRecord]
-    """The failures.jsonl rows still unresolved, in file order."""
-
-    @property
-    def failure_rate(self) -> float:
-        """The worst stage's failure rate (compared with run.max_failure_rate)."""
-        return max(self.failure_rates.values(), default=0.0)
 
 
 def _new_session_id() -> str:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from mem0bench.pipeline.failures import FAILURE_STAGES
+from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.rundir import RunDirectory
-
-if TYPE_CHECKING:  # runner imports this module: the type only, to keep the import one way
-    from mem0bench.pipeline.runner import RunOutcome
 
 
 def print_summary(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import Message
-from mem0bench.memory.base import ContextKind, RetrievedContext
 
 # What each kind of context is, in the prompt's words.
 _CONTEXT_INTRO: dict[ContextKind, str] = {
