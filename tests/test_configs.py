@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,11 @@ def test_sweepable_hyperparameters_are_in_config():
 
 
 def test_saved_config_has_no_secret(monkeypatch):
+    # The key goes to the environment: monkeypatch restores it afterwards, so no later test sees it.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     argv = _take_secrets(["+exp=mem0", "llm.api_key=sk-secret-value-123", "judge.runs=2"])
     assert argv == ["+exp=mem0", "judge.runs=2"]
+    assert os.environ["OPENAI_API_KEY"] == "sk-secret-value-123"
     cfg = _compose(*argv)
     assert "sk-secret-value-123" not in OmegaConf.to_yaml(OmegaConf.create(public_config(cfg)))
 

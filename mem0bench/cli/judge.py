@@ -12,7 +12,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.run import _take_secrets
@@ -41,11 +41,15 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
             f"{run_dir} has no answers.jsonl: run it first (python -m mem0bench run ...)"
         )
     cfg = OmegaConf.load(config_file)
+    if not isinstance(cfg, DictConfig):
+        raise ConfigurationError(f"{config_file} is not a mapping: is {run_dir} a mem0bench run directory?")
     OmegaConf.set_struct(cfg, True)
     try:
-        cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
+        merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
     except Exception as exc:  # omegaconf raises several types for a bad key
         raise ConfigurationError(f"bad override: {exc}".split("\n")[0]) from None
+    assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
+    cfg = merged
     judge = judge_settings(cfg)
     client = build_client(cfg)
     try:

@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mem0bench.memory.graph import GraphSnapshot
 from mem0bench.memory.graph.graphml import write_graphml
@@ -47,7 +48,7 @@ def _pick(speakers: list[SpeakerState], wanted: str | None) -> list[SpeakerState
 
 
 def _show_memories(speakers: list[SpeakerState], as_json: bool) -> str:
-    docs = []
+    docs: list[dict[str, Any]] = []
     for sp in speakers:
         docs.append(
             {

@@ -33,6 +33,7 @@ def _take_secrets(argv: list[str]) -> list[str]:
 def run_main(argv: list[str]) -> int:
     import hydra
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
     from omegaconf import DictConfig
 
     from mem0bench.cli.errors import report_errors
@@ -58,7 +59,7 @@ def run_main(argv: list[str]) -> int:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         code = report_errors(lambda: main_from_config(cfg, run_dir))
         exit_codes.append(code)
-        if code and HydraConfig.get().mode.name != "MULTIRUN":
+        if code and HydraConfig.get().mode != RunMode.MULTIRUN:
             sys.exit(code)
         return code
 

@@ -148,7 +148,7 @@ class ResponseCache:
     def close(self) -> None:
         """Checkpoint the WAL and close the connection (idempotent)."""
         with self._lock:
-            if self._conn is None:  # type: ignore[comparison-overlap]
+            if self._conn is None:
                 return
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -104,7 +104,7 @@ class FaissVectorStore(Generic[R]):
             v = self._check(vector)
             int_id = self._int_of[id]
             assert self._index is not None
-            self._index.remove_ids(np.array([int_id], dtype=np.int64))
+            self._index.remove_ids(np.array([int_id], dtype=np.int64))  # type: ignore[arg-type]  # SWIG takes arrays too
             self._index.add_with_ids(v.reshape(1, -1), np.array([int_id], dtype=np.int64))
             self._vectors[id] = v
         self._records[id] = record
@@ -115,7 +115,7 @@ class FaissVectorStore(Generic[R]):
         int_id = self._int_of.pop(id)
         del self._str_of[int_id]
         assert self._index is not None
-        self._index.remove_ids(np.array([int_id], dtype=np.int64))
+        self._index.remove_ids(np.array([int_id], dtype=np.int64))  # type: ignore[arg-type]  # SWIG takes arrays too
         self._vectors.pop(id)
         return self._records.pop(id)
 

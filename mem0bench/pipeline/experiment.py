@@ -44,8 +44,16 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
     return strip(data)
 
 
+def config_section(node: Any) -> dict[str, Any]:
+    """A config group (a DictConfig node) as a plain resolved dict."""
+    data = OmegaConf.to_container(node, resolve=True)
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"expected a config group, found {type(data).__name__}")
+    return {str(key): value for key, value in data.items()}
+
+
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
-    data = OmegaConf.to_container(cfg.judge, resolve=True)
+    data = config_section(cfg.judge)
     known = set(JudgeSettings.__dataclass_fields__)
     for key in data:
         if key not in known:
@@ -58,8 +66,8 @@ def judge_settings(cfg: DictConfig) -> JudgeSettings:
 
 
 def build_client(cfg: DictConfig) -> LLMClient:
-    settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
-    embedder = EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
+    settings = LLMSettings.from_config(config_section(cfg.llm))
+    embedder = EmbedderSettings.from_config(config_section(cfg.embedder))
     cache_path = Path(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
     if cache_path is not None:
         cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +78,7 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
     context = SystemContext(
         client=client,
         state_dir=rundir.state_dir,
-        graph={**OmegaConf.to_container(cfg.graph, resolve=True), "run_id": rundir.path.name},
+        graph={**config_section(cfg.graph), "run_id": rundir.path.name},
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
@@ -187,7 +195,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         rundir.close()
         print_summary(outcome, rundir)
         if status == "failed":
-            worst = max(outcome.failure_rates, key=outcome.failure_rates.get)
+            worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "
                 f"run.max_failure_rate={options.max_failure_rate:.1%}; rerun the same command to retry them",

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
@@ -19,7 +20,7 @@ class JudgeSettings:
     model: str
     runs: int = 10
     prompt: JudgePrompt = "lenient"
-    mode: str = "tool"
+    mode: Literal["tool", "json_schema"] = "tool"
 
     def __post_init__(self) -> None:
         if isinstance(self.runs, bool) or not isinstance(self.runs, int):

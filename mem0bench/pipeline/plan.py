@@ -66,7 +66,7 @@ def _plan(
             lines.append(Line("ingest", "embeddings (graph)", 2 * pairs, triplets * 30, 0))
             lines.append(Line("search", "query entities", n_questions, n_questions * (INSTRUCTION_TOKENS + 30),
                               n_questions * 20))  # fmt: skip
-        context = 2 * int(method.top_k) * MEMORY_TOKENS
+        context: float = 2 * int(method.top_k) * MEMORY_TOKENS
         if kind == "mem0g":
             context += 2 * int(method.get("relations_top_k", 20)) * MEMORY_TOKENS
     elif kind == "rag":

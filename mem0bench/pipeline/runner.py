@@ -123,6 +123,7 @@ class Runner:
             # No record that this conversation's ingestion finished cleanly: whatever state a killed or
             # failed attempt left is not trusted; ingestion starts over (the cache makes it free).
             self._clear_state(sid)
+        assert self.system is not None, "ingestion needs a memory system"
         try:
             with measure() as scope:
                 report = await self.system.ingest(conversation)
@@ -182,7 +183,7 @@ class Runner:
     ) -> AnswerRecord:
         sid = conversation.sample_id
         done = self.answers.get(question.qid)
-        if not self._needs_answer(done, sid):
+        if done is not None and not self._needs_answer(done, sid):
             self.progress.advance("answer")
             return done
         ingest_session = self._ingest_session(sid)
@@ -191,6 +192,7 @@ class Runner:
             self._append_answer(record)
             self.progress.advance("answer")
             return record
+        assert self.system is not None, "answering needs a memory system"
         record = await answer_question(self.system, self.client, conversation, question)
         degraded = self.system_failures.take(lambda r: r.get("qid") == question.qid)
         record = replace(
@@ -249,6 +251,7 @@ class Runner:
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
 
     async def run(self) -> RunOutcome:
+        assert self.dataset is not None, "a run needs its dataset"
         try:
             async with asyncio.TaskGroup() as group:
                 for conversation in self.dataset.conversations:
