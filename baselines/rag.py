@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mem0bench.data.model import Conversation, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
 from mem0bench.tokens import count_tokens, encode, encoding
 
 __all__ = ["RAG", "Chunk", "chunk_conversation", "chunk_lines", "split_line"]
@@ -121,7 +122,7 @@ class _Index:
     """float32 (n_chunks, dim), L2-normalized rows."""
 
 
-class RAG:
+class RAG(SystemBase):
     """Retrieve the k chunks most similar to the question (cosine over embeddings), best first."""
 
     def __init__(
@@ -135,12 +136,22 @@ class RAG:
             )
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"rag: k (chunks retrieved per question) must be an integer >= 1, got {k!r}")
+        super().__init__()
         self.name = name
         self.chunk_size = chunk_size
         self.k = k
         self.context = context
         self._indexes: dict[str, _Index] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        """One embedding call per 256 chunks (at least one per conversation); ~40 tokens a turn."""
+        chunk_size, k = int(method["chunk_size"]), int(method["k"])
+        chunks = sum(len(c.turns) * 40 for c in dataset.conversations) / chunk_size
+        calls = max(chunks / 256, len(dataset.conversations))
+        line = PlanLine("ingest", "chunk embeddings", calls, chunks * chunk_size, 0)
+        return CostPlan(context_tokens=k * chunk_size, lines=[line])
 
     # ------------------------------------------------------------------ ingest
 

@@ -28,9 +28,10 @@ def judge_main(argv: list[str]) -> int:
 
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
+    from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import build_client, judge_settings
+    from mem0bench.pipeline.rejudge import Rejudger
     from mem0bench.pipeline.rundir import RunDirectory
-    from mem0bench.pipeline.runner import Runner, RunOptions
     from mem0bench.pipeline.summary import print_summary
 
     config_file = run_dir / "config.yaml"
@@ -55,11 +56,11 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     try:
         await client.preflight()
         rundir = RunDirectory(run_dir)
-        runner = Runner(
-            dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,
+        rejudger = Rejudger(
+            client=client, rundir=rundir, judge=judge,
             options=RunOptions(progress=bool(cfg.run.progress)), method_name=str(cfg.method.name),
         )  # fmt: skip
-        outcome = await runner.judge_existing()
+        outcome = await rejudger.run()
         rundir.finish(
             rundir.manifest().get("status", "complete"), rejudged_with=OmegaConf.to_container(cfg.judge)
         )

@@ -19,12 +19,14 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.pipeline.attempt import RunOptions
+from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import print_plan
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.summary import print_summary
 
 SECRET_KEYS = ("api_key",)
@@ -42,14 +44,6 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
         return node
 
     return strip(data)
-
-
-def config_section(node: Any) -> dict[str, Any]:
-    """A config group (a DictConfig node) as a plain resolved dict."""
-    data = OmegaConf.to_container(node, resolve=True)
-    if not isinstance(data, dict):
-        raise ConfigurationError(f"expected a config group, found {type(data).__name__}")
-    return {str(key): value for key, value in data.items()}
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
@@ -204,9 +198,8 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             return 1
         return 0
     finally:
-        close = getattr(system, "aclose", None)
-        if close is not None:
-            await close()
+        if system is not None:
+            await system.aclose()
         await client.aclose()
 
 
