@@ -330,7 +330,7 @@ class LLMClient:
             except ConfigurationError:
                 raise
             except Exception as exc:  # a local model failure: report, do not crash the run
-                raise self._failure(stage, "server_error", f"local embedding failed: {exc}", 1) from None
+                raise self._failure(stage, "local_error", f"local embedding failed: {exc}", 1) from None
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise self._failure(stage, "malformed", f"embedding backend returned shape {vectors.shape}", 1)

@@ -19,9 +19,6 @@ from mem0bench.memory.base import MemorySystem, SystemFailure
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.rundir import RunDirectory
 
-TRANSIENT_KINDS = frozenset({"rate_limit", "server_error", "timeout", "connection"})
-"""Failure kinds that a later attempt may get past (the others would fail the same way again)."""
-
 FAILURE_STAGES = ("ingest", "search", "answer", "judge")
 
 

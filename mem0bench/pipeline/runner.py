@@ -31,12 +31,11 @@ from dataclasses import replace
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
-    TRANSIENT_KINDS,
     RunAborted,
     SystemFailures,
     ingest_step_failure,
