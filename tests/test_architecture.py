@@ -18,7 +18,7 @@ PACKAGES = ("mem0bench", "baselines")
 # `baselines` (a top-level package) holds systems built on memory's protocol; `bench` (the benchmark
 # command's body) is driven by the cli like the report.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"tokens"}),
+    frozenset({"tokens", "common"}),
     frozenset({"data", "llm", "metrics"}),
     frozenset({"prompts"}),
     frozenset({"memory"}),

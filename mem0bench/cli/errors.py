@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mem0bench.common.text import one_line
 from mem0bench.data.errors import DatasetError
 from mem0bench.llm.types import ConfigurationError
 
@@ -21,15 +22,11 @@ def report_errors(body: Callable[[], int]) -> int:
     try:
         return body()
     except (ConfigurationError, DatasetError) as exc:
-        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return CONFIG_ERROR_EXIT
     except KeyboardInterrupt:
         print("interrupted: rerun the same command (same hydra.run.dir) to continue", file=sys.stderr)
         return 130
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _lines(text: str) -> list[str]:
@@ -67,7 +64,7 @@ def describe_hydra_error(exc: BaseException) -> str:
             parts.append("to add a new key use " + line.split(" use ", 1)[1].strip())
         elif line.startswith("See https://"):
             parts.append(line.strip().removesuffix(" for details").replace("See ", "see ", 1))
-    return _one_line("; ".join(parts))
+    return one_line("; ".join(parts))
 
 
 def _is_config_error(exc: BaseException) -> bool:

@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 import openai
 
+from mem0bench.common.text import one_line
 from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.embedders import EmbeddingBackend, OpenAIEmbeddingBackend, build_embedding_backend
@@ -53,7 +54,6 @@ from mem0bench.llm.ratelimit import RateLimiter, estimate_tokens
 from mem0bench.llm.replies import (
     SchemaChecker,
     add_usage,
-    one_line,
     parse_structured,
     raw_reply,
     reply_usage,

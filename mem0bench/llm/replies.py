@@ -17,17 +17,11 @@ __all__ = [
     "SchemaChecker",
     "add_usage",
     "list_field",
-    "one_line",
     "parse_structured",
     "raw_reply",
     "reply_usage",
     "strip_fences",
 ]
-
-
-def one_line(text: str) -> str:
-    """Collapse whitespace, so an error message fits one log / failures.jsonl line."""
-    return " ".join(str(text).split())
 
 
 def list_field(data: Any, field: str) -> list[Any]:

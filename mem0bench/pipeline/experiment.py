@@ -12,6 +12,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from mem0bench.common.text import one_line
 from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -84,7 +85,7 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
         return factory(context=context)
     except (TypeError, ValueError) as exc:
         name = str(cfg.method.get("name"))
-        text = " ".join(str(exc).split())
+        text = one_line(exc)
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
 
 
@@ -177,7 +178,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         except RunAborted as exc:
             rundir.finish("aborted", reason=str(exc))
             rundir.close()
-            print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
+            print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
             return 1
         status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
         rundir.finish(
@@ -201,10 +202,6 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         if system is not None:
             await system.aclose()
         await client.aclose()
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def main_from_config(cfg: DictConfig, run_dir: Path) -> int:

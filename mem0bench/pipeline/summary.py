@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from mem0bench.common.text import one_line
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.rundir import RunDirectory
@@ -45,5 +46,5 @@ def print_summary(
 
 
 def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

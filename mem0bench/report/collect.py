@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from mem0bench.common.text import one_line
+
 __all__ = [
     "ReportError",
     "RunSummary",
@@ -104,7 +106,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(exc) or type(exc).__name__
 
 
 def load_run(path: str | PathLike[str]) -> RunSummary:
