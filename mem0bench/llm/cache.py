@@ -93,9 +93,6 @@ class ResponseCache:
             self._conn.execute("INSERT OR REPLACE INTO chat (key, value) VALUES (?, ?)", (key, value))
 
     # ---- embeddings ------------------------------------------------------------------------------
-    def get_embedding(self, model: str, text: str) -> np.ndarray | None:
-        return self.get_many(model, [text])[0]
-
     def get_many(self, model: str, texts: Sequence[str]) -> list[np.ndarray | None]:
         """Cached vectors for `texts` (None where missing), in input order."""
         if not texts:

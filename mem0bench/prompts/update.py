@@ -49,11 +49,6 @@ memory's id, text to null.
 Use only ids from the list. Call decide_memory_operation once."""
 
 
-def short_ids(n: int) -> list[str]:
-    """The ids the model sees for n memories: "0" .. "n-1"."""
-    return [str(i) for i in range(n)]
-
-
 def build_update_messages(
     *, fact: str, fact_date: str, memories: Sequence[tuple[str, str, str]]
 ) -> list[Message]:
