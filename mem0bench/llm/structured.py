@@ -23,6 +23,9 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema as strict structured output wants it."""
     schema = model.model_json_schema()
     definitions = schema.pop("$defs", {})
+    # A model's docstring is documentation for us, not an instruction to the LLM: only the descriptions
+    # given with Field(description=...) are sent.
+    schema.pop("description", None)
 
     def clean(node: Any) -> Any:
         if isinstance(node, list):
@@ -30,7 +33,9 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
         if not isinstance(node, dict):
             return node
         if "$ref" in node:
-            return clean(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            definition = dict(definitions[node.pop("$ref").rsplit("/", 1)[-1]])
+            definition.pop("description", None)
+            node = {**definition, **node}
         out = {key: clean(value) for key, value in node.items() if key != "title"}
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
