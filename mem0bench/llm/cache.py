@@ -135,13 +135,6 @@ class ResponseCache:
             self._conn.execute("COMMIT")
 
     # ---- housekeeping ----------------------------------------------------------------------------
-    def counts(self) -> dict[str, int]:
-        """Number of stored chat replies and embeddings."""
-        with self._lock:
-            chat = self._conn.execute("SELECT COUNT(*) FROM chat").fetchone()[0]
-            emb = self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        return {"chat": int(chat), "embeddings": int(emb)}
-
     def close(self) -> None:
         """Checkpoint the WAL and close the connection (idempotent)."""
         with self._lock:
