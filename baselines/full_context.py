@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from mem0bench.data.model import Conversation, Question
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.data.model import Conversation, Dataset, Question
+from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.tokens import count_tokens
 
 __all__ = ["FullContext"]
 
 
-class FullContext:
+class FullContext(SystemBase):
     """Hands the answer stage every turn as '(date) speaker: text' lines; no memory, no search."""
 
     def __init__(self, *, name: str = "full_context", context: SystemContext) -> None:
+        super().__init__()
         self.name = name
         self.context = context
         self._cache: dict[str, tuple[str, int, tuple[str, ...]]] = {}
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        """No calls of its own; the context is a whole conversation (the dataset's mean)."""
+        total = sum(count_tokens("\n".join(c.render_lines())) for c in dataset.conversations)
+        return CostPlan(context_tokens=total / max(len(dataset.conversations), 1), embeds_queries=False)
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Nothing to build: no LLM call, no memory store."""

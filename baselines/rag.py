@@ -19,9 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mem0bench.data.model import Conversation, Question
+from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.common.vectors import cosine_top_k
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
 from mem0bench.tokens import count_tokens, encode, encoding
 
 __all__ = ["RAG", "Chunk", "chunk_conversation", "chunk_lines", "split_line"]
@@ -121,7 +124,7 @@ class _Index:
     """float32 (n_chunks, dim), L2-normalized rows."""
 
 
-class RAG:
+class RAG(SystemBase):
     """Retrieve the k chunks most similar to the question (cosine over embeddings), best first."""
 
     def __init__(
@@ -135,12 +138,22 @@ class RAG:
             )
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"rag: k (chunks retrieved per question) must be an integer >= 1, got {k!r}")
+        super().__init__()
         self.name = name
         self.chunk_size = chunk_size
         self.k = k
         self.context = context
         self._indexes: dict[str, _Index] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        """One embedding call per 256 chunks (at least one per conversation); ~40 tokens a turn."""
+        chunk_size, k = int(method["chunk_size"]), int(method["k"])
+        chunks = sum(len(c.turns) * 40 for c in dataset.conversations) / chunk_size
+        calls = max(chunks / 256, len(dataset.conversations))
+        line = PlanLine("ingest", "chunk embeddings", calls, chunks * chunk_size, 0)
+        return CostPlan(context_tokens=k * chunk_size, lines=[line])
 
     # ------------------------------------------------------------------ ingest
 
@@ -172,10 +185,8 @@ class RAG:
         done = folder / "done.json"
         done.unlink(missing_ok=True)
         chunks = [{"text": c.text, "dia_ids": list(c.dia_ids), "tokens": c.tokens} for c in index.chunks]
-        _atomic_write(folder / "chunks.json", json.dumps(chunks, ensure_ascii=False).encode("utf-8"))
-        tmp = folder / "embeddings.tmp.npy"
-        np.save(tmp, index.matrix)
-        os.replace(tmp, folder / "embeddings.npy")
+        atomic_write(folder / "chunks.json", json.dumps(chunks, ensure_ascii=False))
+        atomic_write_npy(folder / "embeddings.npy", index.matrix)
         meta = {
             "format": _FORMAT,
             "chunk_size": self.chunk_size,
@@ -183,7 +194,7 @@ class RAG:
             "dim": int(index.matrix.shape[1]) if index.matrix.ndim == 2 else 0,
             "fingerprint": _fingerprint(conversation),
         }
-        _atomic_write(done, json.dumps(meta).encode("utf-8"))  # the done marker, last
+        atomic_write(done, json.dumps(meta))  # the done marker, last
 
     def _load(self, conversation: Conversation) -> _Index | None:
         """The persisted index, or None if absent, incomplete, stale or unreadable (then rebuild)."""
@@ -214,7 +225,7 @@ class RAG:
         with measure() as t:
             if index.chunks:
                 query = await self.context.client.embed([question.question], stage="search")
-                order = top_k(index.matrix, _as_matrix(query, 1)[0], self.k)
+                order = cosine_top_k(index.matrix, _as_matrix(query, 1)[0], self.k)
             else:
                 order = []
             picked = [index.chunks[i] for i in order]
@@ -230,16 +241,6 @@ class RAG:
         )
 
 
-def top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
-    """Row indices of the k rows most cosine-similar to `query`, best first (ties: earlier row first)."""
-    if matrix.shape[0] == 0:
-        return []
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-    scores = (matrix @ query) / np.where(norms == 0, 1.0, norms)
-    order = np.argsort(-scores, kind="stable")
-    return [int(i) for i in order[:k]]
-
-
 def _as_matrix(value: object, rows: int) -> np.ndarray:
     matrix = np.asarray(value, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[0] != rows:
@@ -252,9 +253,3 @@ def _fingerprint(conversation: Conversation) -> str:
     for line, turn in zip(conversation.render_lines(), conversation.turns):
         digest.update(f"{turn.dia_id}\t{line}\n".encode())
     return digest.hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

@@ -44,11 +44,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return judge_main(rest)
     if command == "report":
-        from mem0bench.report.cli import report_main
+        from mem0bench.cli.report import report_main
 
         return report_main(rest)
     if command == "memories":
-        from mem0bench.memory.inspect import memories_main
+        from mem0bench.cli.memories import memories_main
 
         return memories_main(rest)
     if command == "status":
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return status_main(rest)
     if command == "data":
-        from mem0bench.data.cli import data_main
+        from mem0bench.cli.data import data_main
 
         return data_main(rest)
     if command == "import":

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import tiktoken
 
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 
 ENCODING = "cl100k_base"
 

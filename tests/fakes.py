@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pytest
+
+from mem0bench.llm.types import ChatReply, StructuredReply, StructuredSpec, Usage
 
 
 def bow_embed(text: str, dim: int = 256) -> np.ndarray:
@@ -16,3 +23,80 @@ def bow_embed(text: str, dim: int = 256) -> np.ndarray:
     if not v.any():
         v[0] = 1.0
     return v / np.linalg.norm(v)
+
+
+# ---- a scripted fake LLM client ------------------------------------------------------------------------
+CHAT = "chat"
+"""The route of plain chat calls (structured calls are routed by their spec's name)."""
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """One call the fake answered: its route, stage, messages and the typed inputs of its prompt."""
+
+    route: str
+    stage: str
+    messages: list[dict[str, Any]]
+    inputs: dict[str, Any]
+    """The keyword arguments the prompt builder was called with (empty if no builder was captured)."""
+
+
+Handler = Callable[[FakeCall], Any]
+"""Returns the reply: a dict (structured data), a str (chat text), or an exception to raise."""
+
+
+class ScriptedLLM:
+    """The LLMClient surface the memory systems use, for unit tests.
+
+    Replies are routed by the structured spec's name (`CHAT` for chat calls) to handlers that read the
+    typed inputs the prompt was built from, never the prompt's prose: `capture` wraps a prompt builder
+    where a module imported it and remembers each call's keyword arguments by the messages it returned.
+    Rewording a prompt therefore breaks no test that uses this fake.
+    """
+
+    def __init__(self, embed: Callable[[str], np.ndarray] = bow_embed) -> None:
+        self.handlers: dict[str, Handler] = {}
+        self.calls: list[FakeCall] = []
+        self.embedded: list[tuple[list[str], str]] = []
+        self._embed = embed
+        self._inputs: dict[int, dict[str, Any]] = {}
+
+    def on(self, route: str, handler: Handler) -> ScriptedLLM:
+        self.handlers[route] = handler
+        return self
+
+    def capture(self, monkeypatch: pytest.MonkeyPatch, module: str, builder: str) -> None:
+        """Record the inputs of `module.builder(...)` (the name as the module using it imported it)."""
+        original = getattr(importlib.import_module(module), builder)
+
+        def recording(**kwargs: Any) -> list[dict[str, Any]]:
+            messages = original(**kwargs)
+            self._inputs[id(messages)] = kwargs
+            return messages
+
+        monkeypatch.setattr(f"{module}.{builder}", recording)
+
+    def routed(self, route: str) -> list[FakeCall]:
+        return [call for call in self.calls if call.route == route]
+
+    def _answer(self, route: str, messages: list[dict[str, Any]], stage: str) -> Any:
+        call = FakeCall(route, stage, messages, self._inputs.pop(id(messages), {}))
+        self.calls.append(call)
+        if route not in self.handlers:
+            raise AssertionError(f"no scripted reply for {route!r}; routes: {sorted(self.handlers)}")
+        reply = self.handlers[route](call)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    async def structured(
+        self, messages: list[dict[str, Any]], spec: StructuredSpec, *, stage: str, **_: Any
+    ) -> StructuredReply:
+        return StructuredReply(data=self._answer(spec.name, messages, stage), usage=Usage())
+
+    async def chat(self, messages: list[dict[str, Any]], *, stage: str, **_: Any) -> ChatReply:
+        return ChatReply(text=self._answer(CHAT, messages, stage), usage=Usage())
+
+    async def embed(self, texts: Sequence[str], *, stage: str) -> np.ndarray:
+        self.embedded.append((list(texts), stage))
+        return np.stack([self._embed(text) for text in texts]) if texts else np.zeros((0, 1), np.float32)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 
 from mem0bench.cli.run import CONFIG_DIR, _take_secrets
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.types import ConfigurationError
 from mem0bench.pipeline.experiment import judge_settings, public_config, run_options
 
 # Recipes in sub-folders too: "paper/mem0" is `+exp=paper/mem0`.
@@ -89,8 +90,11 @@ def test_sweepable_hyperparameters_are_in_config():
 
 
 def test_saved_config_has_no_secret(monkeypatch):
+    # The key goes to the environment: monkeypatch restores it afterwards, so no later test sees it.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     argv = _take_secrets(["+exp=mem0", "llm.api_key=sk-secret-value-123", "judge.runs=2"])
     assert argv == ["+exp=mem0", "judge.runs=2"]
+    assert os.environ["OPENAI_API_KEY"] == "sk-secret-value-123"
     cfg = _compose(*argv)
     assert "sk-secret-value-123" not in OmegaConf.to_yaml(OmegaConf.create(public_config(cfg)))
 

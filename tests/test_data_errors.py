@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from mem0bench.cli.data import data_main
 from mem0bench.data import (
     LOCOMO_SHA256,
     DatasetError,
@@ -25,7 +26,6 @@ from mem0bench.data import (
     load_dataset,
     resolve_dataset_path,
 )
-from mem0bench.data.cli import data_main
 
 GOOD_SAMPLE: dict[str, Any] = {
     "sample_id": "conv-1",

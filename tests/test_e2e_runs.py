@@ -67,6 +67,16 @@ def test_experiment_finishes_with_faults(exp, tmp_path, faulty_standin, locomo_m
         assert metrics["tokens"]["context_mean"] > 500  # mini-1 rendered: ~640 tokens
     # Faults happened and were absorbed: retried, repaired or counted, never fatal.
     assert faulty_standin.count(status=429) > 0
+    # What failed for good is counted: metrics.json's counts are those of the rows and of the
+    # unresolved failures.jsonl rows, stage by stage.
+    failures = metrics["failures"]
+    missing_labels = sum(v is None for r in rows if not r.get("failure") for v in r["judge"])
+    assert failures["judge"] == missing_labels
+    assert failures["questions_without_prediction"] == sum(1 for r in rows if r.get("failure"))
+    log = read_jsonl(run_dir / "failures.jsonl") if (run_dir / "failures.jsonl").exists() else []
+    unresolved = [f for f in log if not f["resolved"]]
+    for stage in ("answer", "judge"):
+        assert failures[stage] == sum(1 for f in unresolved if f["stage"] == stage), (stage, failures, log)
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "complete"
     assert manifest["dataset"]["sha256"] == hashlib.sha256(locomo_mini.read_bytes()).hexdigest()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.memory.graph import build_graph_store, graph_name, load_graph_snapshot
 from mem0bench.memory.graph.base import GraphStore
 from tests import graph_store_cases as cases

@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.memory.graph import build_graph_store, graph_name, load_graph_snapshot
 from mem0bench.memory.graph.base import GraphStore
 from mem0bench.memory.graph.inprocess import InProcessGraphStore

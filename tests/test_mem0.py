@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mem0bench.cli.memories import memories_main
 from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import InProcessGraphStore
-from mem0bench.memory.inspect import memories_main
 from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC

@@ -468,7 +468,7 @@ async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: P
 @sync
 async def test_memories_command_exports_graphml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     nx = pytest.importorskip("networkx")
-    from mem0bench.memory.inspect import memories_main
+    from mem0bench.cli.memories import memories_main
 
     await system(tmp_path, FakeClient()).ingest(moving_conversation())
     run_dir = str(tmp_path)  # system() keeps its state in tmp_path / "state", as a run directory does

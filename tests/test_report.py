@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from mem0bench.cli.report import report_main
+from mem0bench.pipeline.schema import SCHEMA_VERSION
 from mem0bench.report import (
     ReportError,
     find_run_dirs,
@@ -16,13 +18,11 @@ from mem0bench.report import (
     load_runs,
     plot_judge_by_category,
     plot_judge_vs_latency,
-    report_main,
     table1,
     table2,
     varying_hyperparameters,
     write_table,
 )
-from mem0bench.schema import SCHEMA_VERSION
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CATS = ("multi_hop", "temporal", "open_domain", "single_hop")

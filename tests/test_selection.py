@@ -9,14 +9,14 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from mem0bench.cli.run import CONFIG_DIR
-from mem0bench.llm.types import ConfigurationError
-from mem0bench.pipeline.experiment import _load
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.pipeline.experiment import load_scope
 
 
 def _selection(fixture: Path, *overrides: str):
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose(config_name="run", overrides=["+exp=rag", f"dataset.path={fixture}", *overrides])
-    return _load(cfg)
+    return load_scope(cfg)
 
 
 def test_one_id_given_as_a_string_is_one_id(locomo_mini: Path) -> None:

@@ -100,7 +100,7 @@ def test_bootstrap_skips_missing_values_and_handles_empty():
 def test_bootstrap_settings_are_checked_in_one_line():
     from omegaconf import OmegaConf
 
-    from mem0bench.llm.types import ConfigurationError
+    from mem0bench.common.errors import ConfigurationError
     from mem0bench.pipeline.experiment import bootstrap_settings
 
     assert bootstrap_settings(OmegaConf.create({"eval": {}})).replicates == 2000  # configs from before

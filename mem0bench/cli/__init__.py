@@ -1,1 +1,2 @@
-"""Command-line entry points; each command's body lives with the code it drives."""
+"""Command-line entry points, one module per command; each parses its arguments, calls the packages
+below and turns their errors into one line and an exit code."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 
 
 def compare_main(argv: list[str]) -> int:
@@ -31,10 +31,11 @@ def compare_main(argv: list[str]) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from mem0bench.common.files import atomic_write
     from mem0bench.pipeline.compare import CompareError, compare_pairs, pair_rows, panel_ranking
-    from mem0bench.pipeline.rundir import write_atomic, write_json
+    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.pipeline.schema import SchemaError, read_metrics, read_predictions
     from mem0bench.pipeline.statistics import BootstrapSettings
-    from mem0bench.schema import SchemaError, read_metrics, read_predictions
 
     try:
         settings = BootstrapSettings(args.bootstrap or 2000, args.seed)
@@ -73,7 +74,7 @@ def _compare(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "compare.json", result)
     text = render_markdown(result)
-    write_atomic(out / "compare.md", text)
+    atomic_write(out / "compare.md", text)
     print(text)
     print(f"wrote {out / 'compare.json'} and {out / 'compare.md'}")
     return 0

@@ -11,8 +11,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.text import one_line
 from mem0bench.data.errors import DatasetError
-from mem0bench.llm.types import ConfigurationError
 
 CONFIG_ERROR_EXIT = 2
 
@@ -22,7 +23,7 @@ def report_errors(body: Callable[[], int], errors: list[str] | None = None) -> i
     try:
         return body()
     except (ConfigurationError, DatasetError) as exc:
-        line = _one_line(str(exc))
+        line = one_line(str(exc))
         if errors is not None:
             errors.append(line)
         print(f"error: {line}", file=sys.stderr)
@@ -30,10 +31,6 @@ def report_errors(body: Callable[[], int], errors: list[str] | None = None) -> i
     except KeyboardInterrupt:
         print("interrupted: rerun the same command (same hydra.run.dir) to continue", file=sys.stderr)
         return 130
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _lines(text: str) -> list[str]:
@@ -71,7 +68,7 @@ def describe_hydra_error(exc: BaseException) -> str:
             parts.append("to add a new key use " + line.split(" use ", 1)[1].strip())
         elif line.startswith("See https://"):
             parts.append(line.strip().removesuffix(" for details").replace("See ", "see ", 1))
-    return _one_line("; ".join(parts))
+    return one_line("; ".join(parts))
 
 
 def _is_config_error(exc: BaseException) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 
 
 def import_main(argv: list[str]) -> int:

@@ -16,13 +16,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.reachability import ServerUnreachable
-from mem0bench.llm.types import ConfigurationError
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.judge import JudgeSettings
@@ -45,9 +45,12 @@ def judge_folder(judge: JudgeSettings) -> str:
 
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
+    from mem0bench.common.files import atomic_write
+    from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
-    from mem0bench.pipeline.rundir import RunDirectory, write_atomic
-    from mem0bench.pipeline.runner import Runner, RunOptions, print_summary
+    from mem0bench.pipeline.rejudge import Rejudger
+    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.summary import print_summary
 
     config_file = run_dir / "config.yaml"
     if not config_file.exists():
@@ -57,12 +60,16 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
             f"{run_dir} has no answers.jsonl: run it first (python -m mem0bench run ...)"
         )
     cfg = OmegaConf.load(config_file)
+    if not isinstance(cfg, DictConfig):
+        raise ConfigurationError(f"{config_file} is not a mapping: is {run_dir} a mem0bench run directory?")
     own_judge = judge_settings(cfg)  # the judge that made the run's own metrics.json
     OmegaConf.set_struct(cfg, True)
     try:
-        cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
+        merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
     except Exception as exc:  # omegaconf raises several types for a bad key
         raise ConfigurationError(f"bad override: {exc}".split("\n")[0]) from None
+    assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
+    cfg = merged
     judge = judge_settings(cfg)
     # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
     subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)
@@ -71,13 +78,13 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     try:
         await client.preflight()
         rundir = RunDirectory(run_dir)
-        runner = Runner(
-            dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,
+        rejudger = Rejudger(
+            client=client, rundir=rundir, judge=judge,
             options=RunOptions(progress=bool(cfg.run.progress), bootstrap=bootstrap_settings(cfg)),
             method_name=str(cfg.method.name), results_subdir=subdir,
         )  # fmt: skip
         try:
-            outcome = await runner.judge_existing()
+            outcome = await rejudger.run()
         except ServerUnreachable as exc:
             rundir.close()
             print(
@@ -88,7 +95,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
         # answers) with the judge section of this judge.
         produced = OmegaConf.load(config_file)
         produced.judge = cfg.judge
-        write_atomic(
+        atomic_write(
             rundir.file(f"{subdir}/config.yaml" if subdir else "config.yaml"), OmegaConf.to_yaml(produced)
         )
         manifest = rundir.manifest()

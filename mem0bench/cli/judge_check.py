@@ -19,7 +19,7 @@ from typing import Any
 from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 
 
 def judge_check_main(argv: list[str]) -> int:
@@ -166,11 +166,12 @@ async def _judge_all(
         ours_list = await asyncio.gather(*(majority(a) for a in answers))
         ours = {a.qid: v for a, v in zip(answers, ours_list)}
         theirs = _imported_labels(opinion)
-        block = {"run": str(opinion), "overall": second_opinion(ours, theirs), "categories": {}}
+        categories: dict[str, Any] = {}
         for category in sorted({a.category for a in answers}):
             qids = {a.qid for a in answers if a.category == category}
             subset = {q: v for q, v in ours.items() if q in qids}
-            block["categories"][category] = second_opinion(subset, theirs)
+            categories[category] = second_opinion(subset, theirs)
+        block = {"run": str(opinion), "overall": second_opinion(ours, theirs), "categories": categories}
         result["second_opinion"] = block
     return result
 
@@ -216,11 +217,12 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def _write(out: Path, result: dict[str, Any]) -> None:
-    from mem0bench.pipeline.rundir import write_atomic, write_json
+    from mem0bench.common.files import atomic_write
+    from mem0bench.pipeline.rundir import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "judge_check.json", result)
     text = render_markdown(result)
-    write_atomic(out / "judge_check.md", text)
+    atomic_write(out / "judge_check.md", text)
     print(text)
     print(f"wrote {out / 'judge_check.json'} and {out / 'judge_check.md'}", file=sys.stdout)

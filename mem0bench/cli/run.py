@@ -48,6 +48,7 @@ def record_failed_job(run_dir: Path, reason: str) -> None:
 def run_main(argv: list[str]) -> int:
     import hydra
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
     from omegaconf import DictConfig
 
     from mem0bench.cli.errors import report_errors
@@ -74,7 +75,7 @@ def run_main(argv: list[str]) -> int:
         errors: list[str] = []
         code = report_errors(lambda: main_from_config(cfg, run_dir), errors)
         exit_codes.append(code)
-        if code and HydraConfig.get().mode.name != "MULTIRUN":
+        if code and HydraConfig.get().mode != RunMode.MULTIRUN:
             sys.exit(code)
         if code and errors:
             record_failed_job(run_dir, errors[-1])  # so that `report` on the sweep can name it

@@ -19,7 +19,7 @@ import yaml
 
 from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.pipeline.status import RunStatus, find_run_dirs, read_status, sweep_resume_command
 
 

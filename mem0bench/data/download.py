@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from mem0bench.common.text import one_line
 from mem0bench.data.errors import DatasetError
 
 __all__ = ["LOCOMO_URL", "LOCOMO_SHA256", "LOCOMO_FILENAME", "download_locomo", "resolve_dataset_path"]
@@ -123,4 +124,4 @@ def resolve_dataset_path(path: str | None, data_dir: Path) -> Path:
 
 
 def _one_line(reason: object) -> str:
-    return " ".join(str(reason).split()) or type(reason).__name__
+    return one_line(reason) or type(reason).__name__

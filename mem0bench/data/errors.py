@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mem0bench.common.text import one_line
+
 
 class DatasetError(Exception):
     """A dataset file is missing, unreadable, malformed, or cannot be downloaded.
@@ -41,7 +43,7 @@ class DatasetError(Exception):
             parts.append(f"sample {self.sample}")
         if self.field:
             parts.append(self.field)
-        parts.append(" ".join(self.message.split()))  # keep it on one line
+        parts.append(one_line(self.message))
         return ": ".join(parts)
 
     def __reduce__(self):  # keep the keyword-only fields when pickled (e.g. across processes)

@@ -139,7 +139,7 @@ def load_dataset(
         ids.append(sid)
 
     if conversations is None:
-        chosen = range(len(data))
+        chosen: Sequence[int] = range(len(data))
     else:
         if isinstance(conversations, str):
             conversations = [conversations]

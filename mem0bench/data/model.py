@@ -21,20 +21,6 @@ class Category(IntEnum):
         """The official snake_case name: multi_hop, temporal, open_domain, single_hop, adversarial."""
         return self.name.lower()
 
-    @property
-    def paper_label(self) -> str:
-        """The Mem0 paper's (different) labelling of the same category; see BRIEF section 2."""
-        return _PAPER_LABELS[self]
-
-
-_PAPER_LABELS = {
-    Category.MULTI_HOP: "single_hop (paper)",
-    Category.TEMPORAL: "temporal (paper)",
-    Category.OPEN_DOMAIN: "multi_hop (paper)",
-    Category.SINGLE_HOP: "open_domain (paper)",
-    Category.ADVERSARIAL: "adversarial (paper)",
-}
-
 
 @dataclass(frozen=True)
 class Turn:

@@ -93,9 +93,6 @@ class ResponseCache:
             self._conn.execute("INSERT OR REPLACE INTO chat (key, value) VALUES (?, ?)", (key, value))
 
     # ---- embeddings ------------------------------------------------------------------------------
-    def get_embedding(self, model: str, text: str) -> np.ndarray | None:
-        return self.get_many(model, [text])[0]
-
     def get_many(self, model: str, texts: Sequence[str]) -> list[np.ndarray | None]:
         """Cached vectors for `texts` (None where missing), in input order."""
         if not texts:
@@ -138,17 +135,10 @@ class ResponseCache:
             self._conn.execute("COMMIT")
 
     # ---- housekeeping ----------------------------------------------------------------------------
-    def counts(self) -> dict[str, int]:
-        """Number of stored chat replies and embeddings."""
-        with self._lock:
-            chat = self._conn.execute("SELECT COUNT(*) FROM chat").fetchone()[0]
-            emb = self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        return {"chat": int(chat), "embeddings": int(emb)}
-
     def close(self) -> None:
         """Checkpoint the WAL and close the connection (idempotent)."""
         with self._lock:
-            if self._conn is None:  # type: ignore[comparison-overlap]
+            if self._conn is None:
                 return
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -43,6 +43,8 @@ from typing import Any, TypeVar
 import numpy as np
 import openai
 
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.text import one_line
 from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.embedders import EmbeddingBackend, OpenAIEmbeddingBackend, build_embedding_backend
@@ -54,7 +56,6 @@ from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
     SchemaChecker,
     add_usage,
-    one_line,
     parse_structured,
     raw_reply,
     reply_usage,
@@ -65,7 +66,6 @@ from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import (
     CallFailure,
     ChatReply,
-    ConfigurationError,
     LLMCallError,
     Message,
     StructuredReply,
@@ -370,7 +370,7 @@ class LLMClient:
             except ConfigurationError:
                 raise
             except Exception as exc:  # a local model failure: report, do not crash the run
-                raise self._failure(stage, "server_error", f"local embedding failed: {exc}", 1) from None
+                raise self._failure(stage, "local_error", f"local embedding failed: {exc}", 1) from None
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise self._failure(stage, "malformed", f"embedding backend returned shape {vectors.shape}", 1)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm import timing
 from mem0bench.llm.settings import EmbedderSettings
 from mem0bench.llm.transport import JsonTransport
-from mem0bench.llm.types import ConfigurationError
 from mem0bench.llm.windows import Tokenizer, merge_windows, plan_windows
 from mem0bench.tokens import encode, encoding
 

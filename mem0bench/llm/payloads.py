@@ -12,8 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.llm.types import ConfigurationError, Message, StructuredSpec
+from mem0bench.llm.types import Message, StructuredSpec
 
 __all__ = [
     "chat_payload",

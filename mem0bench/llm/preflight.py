@@ -11,9 +11,9 @@ from typing import Any
 import httpx2
 import openai
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.llm.types import ConfigurationError
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "run_preflight"]
 

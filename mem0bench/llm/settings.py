@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -19,7 +19,17 @@ FailureKind = Literal[
     "malformed",  # output that never validated against the schema, repair included
     "empty",  # no choices / no content
     "bad_request",  # 4xx other than 429: not retried
+    "local_error",  # an exception in our own process (a local model's failure, a bug): not the server's
 ]
+
+TRANSIENT_KINDS: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
+"""The failure kinds a later attempt may get past (the others would fail the same way again). The one
+definition: ingestion replays, answer reruns and the run's retry bookkeeping all read it."""
+
+
+class ReplyShapeError(ValueError):
+    """A validated reply whose data a parser still cannot read (a field of the wrong type): the reply is
+    malformed. Parsers raise it so callers never mistake a bug of ours for a malformed reply."""
 
 
 @dataclass(frozen=True)
@@ -75,10 +85,6 @@ class LLMCallError(Exception):
             f"{failure.stage}: {failure.kind} after {failure.attempts} attempt(s): {failure.message}"
         )
         self.failure = failure
-
-
-class ConfigurationError(Exception):
-    """A problem the user must fix before any work (missing key, unreachable server, unknown model)."""
 
 
 @dataclass

@@ -5,32 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from mem0bench.data.model import Conversation, Question
+from mem0bench.data.context import ContextKind, RetrievedContext
+from mem0bench.data.model import Conversation, Dataset, Question
+from mem0bench.memory.costs import CostPlan, MethodConfig
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-ContextKind = Literal["memories", "graph_memories", "chunks", "full_context"]
-
-
-@dataclass(frozen=True)
-class RetrievedContext:
-    """What a system hands to the answer stage for one question."""
-
-    kind: ContextKind
-    text: str
-    """The context block, already rendered (memories with timestamps, chunks, ...)."""
-    tokens: int
-    """cl100k_base tokens of `text`."""
-    source_dia_ids: tuple[str, ...] = ()
-    """The dia_ids behind the retrieved context, where the system knows them."""
-    search_latency_s: float | None = None
-    """Wall time to build the context (query embedding and LLM calls included, queueing excluded);
-    None for systems with no search (full context)."""
-    local_search_s: float | None = None
-    """The part of the search spent outside network calls (the harness's own cost)."""
+__all__ = [
+    "ContextKind",
+    "IngestReport",
+    "MemorySystem",
+    "RetrievedContext",
+    "SystemBase",
+    "SystemContext",
+    "SystemFailure",
+]
 
 
 @dataclass(frozen=True)
@@ -54,9 +46,19 @@ class SystemContext:
     """The `graph` config group (backend, host, port, prefix); only Mem0^g reads it."""
 
 
+SystemFailure = dict[str, Any]
+"""A row of a memory system's own `failures` list (kind, message, stage, sample_id, qid, ...)."""
+
+
 @runtime_checkable
 class MemorySystem(Protocol):
+    """Everything the pipeline uses of a system; `SystemBase` gives the defaults of all but ingest and
+    retrieve."""
+
     name: str
+    failures: list[SystemFailure]
+    """The steps that failed inside this process's ingest and retrieve calls, appended as they fail;
+    the pipeline records each row once (the calls themselves do not raise for them)."""
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Build the system's memory of one conversation. Idempotent: resumes from its state_dir."""
@@ -65,3 +67,29 @@ class MemorySystem(Protocol):
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
         """Build the answer context for one question about an ingested conversation."""
         ...
+
+    async def aclose(self) -> None:
+        """Release connections; awaited once after the run, also after an error."""
+        ...
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        """The dry run's estimate of this system's own calls (ingest and search) for `dataset`, built from
+        the `method` config group without constructing the system."""
+        ...
+
+
+class SystemBase:
+    """Defaults for a MemorySystem: no failed steps yet, nothing to close, no calls of its own."""
+
+    name: str
+
+    def __init__(self) -> None:
+        self.failures: list[SystemFailure] = []
+
+    async def aclose(self) -> None:
+        return None
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        return CostPlan(context_tokens=0.0)

@@ -7,7 +7,6 @@ in a dict so that a snapshot can be written without reconstructing them from the
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -15,6 +14,8 @@ from typing import Any, Generic, TypeVar
 import faiss
 import numpy as np
 
+from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.common.vectors import normalize
 from mem0bench.memory.records import MemoryRecord
 
 # One query against a few hundred vectors is microseconds of work; faiss's OpenMP threads turn it into
@@ -26,22 +27,6 @@ R = TypeVar("R")
 
 RECORDS_FILE = "records.json"
 VECTORS_FILE = "vectors.npy"
-
-
-def _normalize(vector: np.ndarray) -> np.ndarray:
-    v = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(v))
-    # The client already normalizes; doing it again keeps scores cosine for any caller.
-    return v / norm if norm > 0 else v
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class FaissVectorStore(Generic[R]):
@@ -71,7 +56,7 @@ class FaissVectorStore(Generic[R]):
         self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
     def _check(self, vector: np.ndarray) -> np.ndarray:
-        v = _normalize(vector)
+        v = normalize(vector)
         if self._index is None:
             self._make_index(int(v.shape[0]))  # dim learned from the first vector
         if v.shape[0] != self.dim:
@@ -104,7 +89,7 @@ class FaissVectorStore(Generic[R]):
             v = self._check(vector)
             int_id = self._int_of[id]
             assert self._index is not None
-            self._index.remove_ids(np.array([int_id], dtype=np.int64))
+            self._index.remove_ids(np.array([int_id], dtype=np.int64))  # type: ignore[arg-type]  # SWIG takes arrays too
             self._index.add_with_ids(v.reshape(1, -1), np.array([int_id], dtype=np.int64))
             self._vectors[id] = v
         self._records[id] = record
@@ -115,7 +100,7 @@ class FaissVectorStore(Generic[R]):
         int_id = self._int_of.pop(id)
         del self._str_of[int_id]
         assert self._index is not None
-        self._index.remove_ids(np.array([int_id], dtype=np.int64))
+        self._index.remove_ids(np.array([int_id], dtype=np.int64))  # type: ignore[arg-type]  # SWIG takes arrays too
         self._vectors.pop(id)
         return self._records.pop(id)
 
@@ -152,12 +137,7 @@ class FaissVectorStore(Generic[R]):
         ids = list(self._records)
         dim = self.dim or 0
         matrix = np.stack([self._vectors[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
-        tmp = directory / (VECTORS_FILE + ".tmp")
-        with open(tmp, "wb") as fh:
-            np.save(fh, matrix.astype(np.float32))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, directory / VECTORS_FILE)
+        atomic_write_npy(directory / VECTORS_FILE, matrix.astype(np.float32))
         doc = {
             "dim": self.dim,
             "next": self._next,
@@ -165,7 +145,7 @@ class FaissVectorStore(Generic[R]):
                 {"id": i, "int_id": self._int_of[i], "record": self._encode(self._records[i])} for i in ids
             ],
         }
-        _atomic_write(directory / RECORDS_FILE, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
+        atomic_write(directory / RECORDS_FILE, json.dumps(doc, ensure_ascii=False, indent=1))
 
     @classmethod
     def load(

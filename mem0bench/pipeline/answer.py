@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
@@ -20,7 +22,7 @@ async def answer_question(
     prompt: AnswerPrompt = "default",
 ) -> AnswerRecord:
     """One question through retrieval and answering. A failed call gives a record with `failure` set."""
-    base = {
+    base: dict[str, Any] = {
         "qid": question.qid,
         "conversation": conversation.sample_id,
         "question": question.question,

@@ -17,6 +17,8 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.text import one_line
 from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -24,10 +26,11 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
+from mem0bench.pipeline.attempt import RunOptions
+from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
@@ -35,7 +38,7 @@ from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
-from mem0bench.pipeline.runner import Runner, RunOptions
+from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
@@ -73,7 +76,7 @@ def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
-    data = OmegaConf.to_container(cfg.judge, resolve=True)
+    data = config_section(cfg.judge)
     known = set(JudgeSettings.__dataclass_fields__)
     for key in data:
         if key not in known:
@@ -86,8 +89,8 @@ def judge_settings(cfg: DictConfig) -> JudgeSettings:
 
 
 def build_client(cfg: DictConfig) -> LLMClient:
-    settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
-    embedder = EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
+    settings = LLMSettings.from_config(config_section(cfg.llm))
+    embedder = EmbedderSettings.from_config(config_section(cfg.embedder))
     cache_path = cache_home(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
     try:
         if cache_path is not None:
@@ -103,7 +106,7 @@ def build_client(cfg: DictConfig) -> LLMClient:
 def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    return _one_line(str(exc)) or type(exc).__name__
+    return one_line(exc) or type(exc).__name__
 
 
 def check_run_dir(run_dir: Path) -> None:
@@ -124,7 +127,7 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
     context = SystemContext(
         client=client,
         state_dir=rundir.state_dir,
-        graph={**OmegaConf.to_container(cfg.graph, resolve=True), "run_id": rundir.path.name},
+        graph={**config_section(cfg.graph), "run_id": rundir.path.name},
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
@@ -136,7 +139,7 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
         return factory(context=context)
     except (TypeError, ValueError) as exc:
         name = str(cfg.method.get("name"))
-        text = " ".join(str(exc).split())
+        text = one_line(exc)
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
 
 
@@ -293,15 +296,15 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         )  # fmt: skip
         # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
         # this process is about to overwrite: keep it in usage.json.
-        runner.usage.earlier = with_heartbeat_cost(rundir.path, runner.usage.earlier)
+        runner.attempt.usage.earlier = with_heartbeat_cost(rundir.path, runner.attempt.usage.earlier)
         estimates = stage_estimates(cfg, dataset, questions, judge)
-        runner.progress.plan({stage: e.calls for stage, e in estimates.items()})
-        with _stopped_by_sigterm(), beating(rundir.path, runner.session, runner.progress.snapshot):
+        runner.attempt.progress.plan({stage: e.calls for stage, e in estimates.items()})
+        with _stopped_by_sigterm(), beating(rundir.path, runner.attempt.id, runner.attempt.progress.snapshot):
             try:
                 outcome = await runner.run()
             except RunAborted as exc:
                 rundir.finish("aborted", reason=str(exc))
-                print(f"error: run.strict=true and {_one_line(str(exc))}", file=sys.stderr)
+                print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
                 return 1
             except ServerUnreachable as exc:
                 rundir.finish("stopped", reason=str(exc))
@@ -315,7 +318,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
                 rundir.finish("interrupted")
                 raise
             except BaseException as exc:
-                rundir.finish("failed", reason=_one_line(f"{type(exc).__name__}: {exc}"))
+                rundir.finish("failed", reason=one_line(f"{type(exc).__name__}: {exc}"))
                 raise
         status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
         rundir.finish(
@@ -326,7 +329,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         )
         print_summary(outcome, rundir, retried=options.retry_failed)
         if status == "failed":
-            worst = max(outcome.failure_rates, key=outcome.failure_rates.get)
+            worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "
                 f"run.max_failure_rate={options.max_failure_rate:.1%}; "
@@ -338,9 +341,8 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     finally:
         if rundir is not None:
             rundir.close()
-        close = getattr(system, "aclose", None)
-        if close is not None:
-            await close()
+        if system is not None:
+            await system.aclose()
         await client.aclose()
 
 
@@ -358,10 +360,6 @@ def _stopped_by_sigterm() -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def main_from_config(cfg: DictConfig, run_dir: Path) -> int:

@@ -15,17 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mem0bench.llm.types import CallFailure
-from mem0bench.memory.base import MemorySystem
+from mem0bench.memory.base import MemorySystem, SystemFailure
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.rundir import RunDirectory
 
-TRANSIENT_KINDS = frozenset({"rate_limit", "server_error", "timeout", "connection"})
-"""Failure kinds that a later attempt may get past (the others would fail the same way again)."""
-
 FAILURE_STAGES = ("ingest", "search", "answer", "judge")
-
-SystemFailure = dict[str, Any]
-"""A row of a memory system's own `failures` list (kind, message, stage, sample_id, qid, ...)."""
 
 
 class RunAborted(Exception):
@@ -35,9 +29,9 @@ class RunAborted(Exception):
 class FailureLog:
     """Appends this process's failures to failures.jsonl; with run.strict=true the first one ends the run."""
 
-    def __init__(self, rundir: RunDirectory, session: str, *, strict: bool) -> None:
+    def __init__(self, rundir: RunDirectory, attempt: str, *, strict: bool) -> None:
         self.rundir = rundir
-        self.session = session
+        self.attempt = attempt
         self.strict = strict
         # Only the first failure raises: calls failing while the run is torn down are recorded as usual.
         self._aborting = False
@@ -58,21 +52,21 @@ class FailureLog:
             raise RunAborted(f"{failure.stage} failed ({failure.kind}) {where}: {failure.message}".strip())
 
     def _append(self, failure: FailureRecord) -> None:
-        self.rundir.appender("failures.jsonl").append(replace(failure, session=self.session).to_dict())
+        self.rundir.appender("failures.jsonl").append(replace(failure, session=self.attempt).to_dict())
 
 
 class SystemFailures:
     """Hands out the rows a memory system adds to its `failures` list, each row once."""
 
-    def __init__(self, system: MemorySystem | None) -> None:
+    def __init__(self, system: MemorySystem) -> None:
         self.system = system
         self._taken: set[int] = set()  # by identity: two failures may have equal contents
 
     def take(self, match: Callable[[SystemFailure], bool]) -> list[SystemFailure]:
         """The rows not taken yet that `match` accepts."""
         taken = []
-        for row in list(getattr(self.system, "failures", None) or []):
-            if id(row) in self._taken or not isinstance(row, dict) or not match(row):
+        for row in list(self.system.failures):
+            if id(row) in self._taken or not match(row):
                 continue
             self._taken.add(id(row))
             taken.append(row)
@@ -152,7 +146,7 @@ def settle_failures_file(
     labels: Mapping[str, list[bool | None]],
     ingests: Mapping[str, IngestRecord],
     runs: int,
-    session: str,
+    attempt: str,
 ) -> list[FailureRecord]:
     """Mark every failures.jsonl row resolved or not (the file is rewritten whole); -> the unresolved."""
     if not rundir.file("failures.jsonl").exists():
@@ -182,7 +176,7 @@ def settle_failures_file(
             latest = latest_for_item.get(("judge", row["qid"], row.get("run"))) == i
             current = latest and not a.failure and run < len(label) and label[run] is None
         elif stage not in FAILURE_STAGES:
-            current = row.get("session") == session  # e.g. the call that stopped a strict run
+            current = row.get("session") == attempt  # e.g. the call that stopped a strict run
         settled.append({**row, "resolved": not current})
     rundir.rewrite("failures.jsonl", settled)
     return [FailureRecord.from_dict(row) for row in settled if not row["resolved"]]

@@ -8,14 +8,14 @@ predictions.jsonl / metrics.json are built by the same aggregate and statistics 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.imported import ImportResult
 from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.schema import write_results
 from mem0bench.pipeline.statistics import IMPORTED_PREFIX, BootstrapSettings, add_statistics
-from mem0bench.schema import write_results
 
 
 def write_imported_run(
@@ -36,7 +36,7 @@ def write_imported_run(
         answers.append(answer)
         rundir.appender("answers.jsonl").append(answer.to_dict())
         if item.label is not None:
-            label = "CORRECT" if item.label else "WRONG"
+            label: Literal["CORRECT", "WRONG"] = "CORRECT" if item.label else "WRONG"
             judgement = Judgement(q.qid, 0, label, signature, answer_session=session, session=session)
             judgements.append(judgement)
             rundir.appender("judgements.jsonl").append(judgement.to_dict())

@@ -199,7 +199,11 @@ def match_records(
 
     for record in records:
         data = record.data
-        question_text = data[fields.pick("question", data)]
+        question_field = fields.pick("question", data)
+        if question_field is None:
+            problem("unmatched", record, "no question field")
+            continue
+        question_text = data[question_field]
         prediction_field = fields.pick("prediction", data)
         conversation = _conversation(record.conversation, dataset)
         if conversation is None:
@@ -248,7 +252,9 @@ def match_records(
         label, understood = _label(data.get(judge_field) if judge_field else None)
         if not understood:
             problem(
-                "bad_judge", record, f"{question.qid}: judge value {data.get(judge_field)!r} is not a label"
+                "bad_judge",
+                record,
+                f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label",
             )
         answers.append(ImportedAnswer(question, str(data.get(prediction_field) or ""), label))
     counts["matched"] = len(answers)

@@ -6,12 +6,14 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import LLMCallError, ReplyShapeError
 from mem0bench.pipeline.records import AnswerRecord, Judgement
-from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, build_judge_messages
+from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, Verdict, build_judge_messages
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,7 @@ class JudgeSettings:
     model: str
     runs: int = 10
     prompt: JudgePrompt = "lenient"
-    mode: str = "tool"
+    mode: Literal["tool", "json_schema"] = "tool"
     panel: tuple[str, ...] = ()
     """More judge models over the same answers (same prompt, mode and runs), each kept apart."""
 
@@ -76,11 +78,18 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
                 qid=answer.qid, run=run, label=None, signature=settings.signature,
                 failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
             )  # fmt: skip
+    try:
+        verdict = parse_reply(Verdict, reply.data)
+    except ReplyShapeError as exc:  # the client validated the same schema: only a server bypassing it
+        return Judgement(
+            qid=answer.qid, run=run, label=None, signature=settings.signature,
+            failure=f"malformed: {exc}", usage=scope.usage,
+        )  # fmt: skip
     return Judgement(
         qid=answer.qid,
         run=run,
-        label=reply.data["label"],
+        label=verdict.label,
         signature=settings.signature,
-        reasoning=str(reply.data.get("reasoning", "")),
+        reasoning=verdict.reasoning,
         usage=scope.usage,
     )

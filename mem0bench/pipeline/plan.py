@@ -1,8 +1,8 @@
 """`run.dry_run=true`: the LLM calls, tokens and USD a configuration would spend, without calling anything.
 
-An estimate, not a promise: what is counted exactly (message pairs, questions, judge runs, conversation
-tokens) is counted; what depends on the model's replies (facts per pair, triplets per pair, reply
-lengths) uses the per-item figures below, which are stated in the printout.
+An estimate, not a promise: the system's own calls come from its class (`MemorySystem.cost_plan`, with
+the assumptions in `mem0bench.memory.costs`); the query embeddings, answers and judge runs every method
+shares are added here.
 """
 
 from __future__ import annotations
@@ -10,97 +10,56 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from omegaconf import DictConfig, OmegaConf
+from hydra.utils import get_class
+from omegaconf import DictConfig
 
 from mem0bench.data.model import Dataset, Question
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.memory.stream import message_pairs
+from mem0bench.memory.base import MemorySystem
+from mem0bench.memory.costs import (
+    FACTS_PER_PAIR,
+    INSTRUCTION_TOKENS,
+    REPLY_TOKENS,
+    TRIPLETS_PER_PAIR,
+    CostPlan,
+    PlanLine,
+)
+from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.tokens import count_tokens
-
-# Assumptions for what the replies decide (round figures; tune with a real run's metrics.json).
-FACTS_PER_PAIR = 1.0
-TRIPLETS_PER_PAIR = 1.0
-INSTRUCTION_TOKENS = 450  # a prompt's fixed instructions
-MEMORY_TOKENS = 25  # one rendered memory or relation line
-REPLY_TOKENS = {"extract": 60, "update": 40, "summary": 250, "graph": 60, "answer": 10, "judge": 40}
 
 
-@dataclass
-class Line:
-    stage: str
-    what: str
-    calls: float
-    prompt: float
-    completion: float
-    model: str | None = None
-    """Priced as this model when set (a judge.panel member)."""
+def system_cost_plan(cfg: DictConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+    """The configured system's own estimate, from its class (the system is not constructed)."""
+    system_class: type[MemorySystem] = get_class(str(cfg.method._target_))
+    return system_class.cost_plan(config_section(cfg.method), dataset, n_questions)
 
 
-def _plan(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
-) -> list[Line]:
-    method = cfg.method
-    kind = str(method.name)
-    lines: list[Line] = []
-    n_questions = sum(len(qs) for qs in questions.values())
-    is_mem0 = kind.startswith("mem0")
-    if is_mem0:
-        streams = 2 if method.get("per_speaker", True) else 1
-        pairs = sum(len(message_pairs(c)) for c in dataset.conversations) * streams
-        turn_tokens = sum(count_tokens(t.text) + 8 for c in dataset.conversations for t in c.turns) * streams
-        avg_turn = turn_tokens / max(pairs * 2, 1)
-        m, s, every = int(method.m), int(method.s), int(method.summary_every)
-        facts = pairs * FACTS_PER_PAIR
-        lines.append(Line("ingest", "extraction", pairs, pairs * (INSTRUCTION_TOKENS + 300 + (m + 2) * avg_turn),
-                          pairs * REPLY_TOKENS["extract"]))  # fmt: skip
-        if str(method.get("update", "per_fact")) == "batched":  # one call per pair over all its facts
-            lines.append(Line("ingest", "update decisions", pairs, pairs * INSTRUCTION_TOKENS
-                              + facts * s * MEMORY_TOKENS, facts * REPLY_TOKENS["update"]))  # fmt: skip
-        else:
-            lines.append(Line("ingest", "update decisions", facts, facts * (INSTRUCTION_TOKENS + s * MEMORY_TOKENS),
-                              facts * REPLY_TOKENS["update"]))  # fmt: skip
-        refreshes = pairs / max(every, 1)
-        lines.append(Line("ingest", "summary refreshes", refreshes,
-                          refreshes * (INSTRUCTION_TOKENS + 300 + 2 * every * avg_turn),
-                          refreshes * REPLY_TOKENS["summary"]))  # fmt: skip
-        lines.append(Line("ingest", "embeddings (facts)", pairs, facts * 20, 0))
-        if kind == "mem0g":
-            triplets = pairs * TRIPLETS_PER_PAIR
-            lines.append(Line("ingest", "entities + relations", 2 * pairs,
-                              2 * pairs * (INSTRUCTION_TOKENS + 2 * avg_turn), 2 * pairs * REPLY_TOKENS["graph"]))  # fmt: skip
-            lines.append(Line("ingest", "conflict resolution", triplets,
-                              triplets * (INSTRUCTION_TOKENS + 10 * MEMORY_TOKENS), triplets * 20))  # fmt: skip
-            lines.append(Line("ingest", "embeddings (graph)", 2 * pairs, triplets * 30, 0))
-            lines.append(Line("search", "query entities", n_questions, n_questions * (INSTRUCTION_TOKENS + 30),
-                              n_questions * 20))  # fmt: skip
-        context = 2 * int(method.top_k) * MEMORY_TOKENS
-        if kind == "mem0g":
-            context += 2 * int(method.get("relations_top_k", 20)) * MEMORY_TOKENS
-    elif kind == "rag":
-        chunks = sum(len(c.turns) * 40 for c in dataset.conversations) / int(method.chunk_size)
-        lines.append(Line("ingest", "chunk embeddings", max(chunks / 256, len(dataset.conversations)),
-                          chunks * int(method.chunk_size), 0))  # fmt: skip
-        context = int(method.k) * int(method.chunk_size)
-    else:
-        context = sum(count_tokens("\n".join(c.render_lines())) for c in dataset.conversations) / max(
-            len(dataset.conversations), 1
-        )
-    if kind != "full_context":
-        lines.append(Line("search", "query embeddings", n_questions, n_questions * 15, 0))
-    lines.append(Line("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + context),
-                      n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
-    lines.append(Line("judge", f"judge x{judge.runs}", n_questions * judge.runs,
-                      n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
-    for other in judge.panel_judges():  # judge.panel: the same judging again, per model at its own price
-        lines.append(Line("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
-                          n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
+def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list[PlanLine]:
+    """The system's lines, then the query embeddings, answers and judge runs of `n_questions` (each
+    judge.panel member priced at its own model)."""
+    lines = list(system.lines)
+    if system.embeds_queries:
+        lines.append(PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0))
+    lines.append(PlanLine("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + system.context_tokens),
+                          n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
+    lines.append(PlanLine("judge", f"judge x{judge.runs}", n_questions * judge.runs,
+                          n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
+    for other in judge.panel_judges():
+        lines.append(PlanLine("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
+                              n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
     return lines
 
 
-def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[Line], float]:
+def _lines(
+    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
+) -> list[PlanLine]:
+    n_questions = sum(len(qs) for qs in questions.values())
+    return plan_lines(system_cost_plan(cfg, dataset, n_questions), n_questions, judge)
+
+
+def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[PlanLine], float]:
     """USD of a plan line at the configured prices (local embeddings are free)."""
-    settings = LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
+    settings = LLMSettings.from_config(config_section(cfg.llm))
     # OpenAI's prices apply to OpenAI's server only (as in the client's ledger).
     prices = {k: dict(v) for k, v in settings.prices.items()} if settings.priced() else {}
     chat = prices.get(str(cfg.llm.model), {"prompt": 0.0, "completion": 0.0})
@@ -109,7 +68,7 @@ def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[Line], float]:
     if cfg.embedder.backend != "openai":
         embed_price = {"prompt": 0.0, "completion": 0.0}
 
-    def usd(line: Line) -> float:
+    def usd(line: PlanLine) -> float:
         price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
         if line.model is not None:  # a panel judge, priced at its own model's rate
             price = prices.get(line.model, judge_price)
@@ -130,7 +89,7 @@ def stage_estimates(
     """The plan summed per stage (ingest, search, answer, judge): what the progress ETA and `status` use."""
     usd = _pricer(cfg, judge)
     totals: dict[str, StageEstimate] = {}
-    for line in _plan(cfg, dataset, questions, judge):
+    for line in _lines(cfg, dataset, questions, judge):
         held = totals.get(line.stage, StageEstimate(0.0, 0.0))
         totals[line.stage] = StageEstimate(held.calls + line.calls, held.usd + usd(line))
     return totals
@@ -144,7 +103,7 @@ def print_plan(
     print(f"dry run: {cfg.method.name} on {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
-    for line in _plan(cfg, dataset, questions, judge):
+    for line in _lines(cfg, dataset, questions, judge):
         usd = line_usd(line)
         total_calls += line.calls
         total_usd += usd

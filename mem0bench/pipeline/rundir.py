@@ -20,13 +20,14 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from mem0bench.common.files import atomic_write
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
@@ -88,33 +89,8 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; done once, at import
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_umask()
-
-
-def file_mode() -> int:
-    """The mode an ordinary new file gets (0o666 less the umask): every run file is made with it, so
-    that the group reads all of them or none (mkstemp alone would make some 0600)."""
-    return _FILE_MODE
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file so that readers see the old or the new content, never a half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, file_mode())
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def write_json(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def package_versions() -> dict[str, str]:
@@ -152,7 +128,7 @@ class RunDirectory:
         self._remove_stale_temporaries()
 
     def _remove_stale_temporaries(self) -> None:
-        """Temporary files of `write_atomic` left by a process killed mid-write (never read, only clutter)."""
+        """Temporary files of `atomic_write` left by a process killed mid-write (never read, only clutter)."""
         for tmp in self.path.glob(".*.tmp"):
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -174,7 +150,7 @@ class RunDirectory:
         appender = self._appenders.pop(name, None)
         if appender is not None:
             appender.close()
-        write_atomic(
+        atomic_write(
             self.file(name),
             "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows),
         )
@@ -210,7 +186,7 @@ class RunDirectory:
             **extra,
         }
         write_json(self.file("run.json"), manifest)
-        write_atomic(self.file("config.yaml"), config_yaml)
+        atomic_write(self.file("config.yaml"), config_yaml)
 
     def finish(self, status: str, **extra: Any) -> None:
         manifest = self.manifest()

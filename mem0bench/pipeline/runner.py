@@ -26,139 +26,64 @@ import asyncio
 import os
 import shutil
 from collections import Counter
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any
+from dataclasses import replace
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
+from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
-    TRANSIENT_KINDS,
-    FailureLog,
     RunAborted,
     SystemFailures,
-    count_failures,
     ingest_step_failure,
     search_step_failure,
-    settle_failures_file,
 )
-from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.progress import ProgressMode, StageProgress
+from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
-from mem0bench.pipeline.summary import print_summary
-from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
-from mem0bench.prompts.answer import AnswerPrompt
-from mem0bench.schema import write_results
 
-__all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner", "print_summary"]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    strict: bool = False
-    max_failure_rate: float = 0.05
-    progress: ProgressMode = True
-    answer_prompt: AnswerPrompt = "default"
-    """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
-    bootstrap: BootstrapSettings = BootstrapSettings()
-    retry_failed: bool = False
-    """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    metrics: dict[str, Any]
-    """The metrics.json object."""
-    failure_rates: dict[str, float]
-    """Each stage's share of failed items."""
-    current_failures: list[FailureRecord]
-    """The failures.jsonl rows still unresolved, in file order."""
-
-    @property
-    def failure_rate(self) -> float:
-        """The worst stage's failure rate (compared with run.max_failure_rate)."""
-        return max(self.failure_rates.values(), default=0.0)
-
-
-def _new_session_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
+__all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
 
 class Runner:
+    """A full run of one experiment: ingest, answer and judge every question in scope, then aggregate."""
+
     def __init__(
         self,
         *,
-        dataset: Dataset | None,
+        dataset: Dataset,
         questions: dict[str, list[Question]],
-        system: MemorySystem | None,
+        system: MemorySystem,
         client: LLMClient,
         rundir: RunDirectory,
         judge: JudgeSettings,
         options: RunOptions,
         method_name: str,
-        results_subdir: str = "",
     ):
-        self.method_name = method_name
-        # Where predictions.jsonl and metrics.json go: the run folder, or (another judge re-judging the
-        # run) judges/<name>/, so that each judge's figures stay apart.
-        self.results_subdir = results_subdir
         self.dataset = dataset
-        self.questions = questions
         self.system = system
-        self.client = client
-        self.rundir = rundir
-        self.judge = judge
-        self.answer_prompt = options.answer_prompt
-        self.bootstrap = options.bootstrap
-        self.retry_failed = options.retry_failed
-        self.session = _new_session_id()
-        previous = PreviousWork.read(rundir)
-        self.answers = dict(previous.answers)
-        self.ingests = dict(previous.ingests)
-        # The order of predictions.jsonl: the dataset's, or (re-judging) the answers file's.
-        self.order = [q.qid for qs in questions.values() for q in qs] or list(self.answers)
-        self.judges = [judge, *judge.panel_judges()]  # judge.panel: more judges, each kept apart
-        signatures = {j.signature for j in self.judges}
-        self.judged = {
-            (j.signature, j.qid, j.run, j.answer_session)
-            for j in previous.judgements
-            if j.signature in signatures and j.label
-        }
-        self.usage = UsageFile(rundir, self.session, client.ledger, previous.usage_sessions)
-        self.failures = FailureLog(rundir, self.session, strict=options.strict)
-        self.system_failures = SystemFailures(system)
+        self.options = options
         # Ingest progress counts the units a system reports (message pairs per stream), not conversations.
-        self.ingest_units = {
-            c.sample_id: ingest_units(system, c) for c in (dataset.conversations if dataset else ())
-        }
-        self.progress = StageProgress(
-            client.ledger,
-            totals={
-                "ingest": sum(self.ingest_units.values()),
-                "answer": len(self.order),
-                "judge": len(self.order) * judge.runs * len(self.judges),
-            },
-            enabled=options.progress,
-        )
-        if options.strict:
-            client.on_failure = self.failures.abort_on_call_failure
+        self.ingest_units = {c.sample_id: ingest_units(system, c) for c in dataset.conversations}
+        self.attempt = Attempt(
+            rundir=rundir, client=client, judge=judge, options=options, method_name=method_name,
+            questions=questions, ingest_units=sum(self.ingest_units.values()),
+        )  # fmt: skip
+        self.system_failures = SystemFailures(system)
 
     # -- stages --------------------------------------------------------------------------------------
     async def _ingest(self, conversation: Conversation) -> str | None:
         """Ingest (or restore) one conversation; None when done, else why it could not be ingested."""
         sid = conversation.sample_id
-        previous = self.ingests.get(sid)
+        previous = self.attempt.ingests.get(sid)
         final = previous is not None and previous.is_final
-        if final and self.retry_failed and previous.has_failures:
+        if final and self.options.retry_failed and previous is not None and previous.has_failures:
             final = False  # run.retry_failed=true: ingest again; the failed steps are asked afresh
         if not final:
             # No record that this conversation's ingestion finished cleanly: whatever state a killed or
@@ -170,7 +95,7 @@ class Runner:
         def on_units(n: int) -> None:
             n = min(n, units - reported[0])  # a system reporting more than it announced is capped
             reported[0] += n
-            self.progress.advance("ingest", n)
+            self.attempt.progress.advance("ingest", n)
 
         try:
             with measure() as scope, listening(on_units):
@@ -178,20 +103,20 @@ class Runner:
         except LLMCallError as exc:
             f = exc.failure
             reason = f"ingest:{f.kind}: conversation {sid} could not be ingested: {f.message}"
-            self._append_ingest(IngestRecord(sid, session=self.session, failed=reason, kind=f.kind))
-            self.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
-            self.progress.advance("ingest", units - reported[0])
+            self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=f.kind))
+            self.attempt.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
+            self.attempt.progress.advance("ingest", units - reported[0])
             return reason
         steps = self.system_failures.take(lambda r: r.get("sample_id") == sid and not r.get("qid"))
         for row in steps:
-            self.failures.record(ingest_step_failure(row, sid))
+            self.attempt.failures.record(ingest_step_failure(row, sid))
         if not final or scope.usage:
             # This attempt is the record: it ingested the whole conversation (or the system chose to).
             kinds = Counter(str(r.get("kind", "unknown")) for r in steps)
             self._append_ingest(
                 IngestRecord(
                     sid,
-                    session=self.session,
+                    session=self.attempt.id,
                     memory_tokens=report.memory_tokens,
                     failures=report.failures,
                     failure_kinds=dict(kinds),
@@ -200,31 +125,31 @@ class Runner:
                     usage=scope.usage,
                 )
             )
-            self.usage.save_if_due()
+            self.attempt.usage.save_if_due()
         # What the system did not report (restored streams, systems that report nothing) is done now.
-        self.progress.advance("ingest", units - reported[0])
+        self.attempt.progress.advance("ingest", units - reported[0])
         return None
 
     def _append_ingest(self, record: IngestRecord) -> None:
-        self.rundir.appender("ingest.jsonl").append(record.to_dict())
-        self.ingests[record.sample_id] = record
+        self.attempt.rundir.appender("ingest.jsonl").append(record.to_dict())
+        self.attempt.ingests[record.sample_id] = record
 
     def _clear_state(self, sample_id: str) -> None:
         if not sample_id or sample_id in (".", "..") or "/" in sample_id or os.sep in sample_id:
             return
-        shutil.rmtree(self.rundir.state_dir / sample_id, ignore_errors=True)
+        shutil.rmtree(self.attempt.rundir.state_dir / sample_id, ignore_errors=True)
 
-    def _ingest_session(self, sample_id: str) -> str | None:
-        """The session of the ingest row that stands for a conversation (its memory answers questions)."""
-        ingest = self.ingests.get(sample_id)
+    def _ingest_attempt(self, sample_id: str) -> str | None:
+        """The attempt of the ingest row that stands for a conversation (its memory answers questions)."""
+        ingest = self.attempt.ingests.get(sample_id)
         return ingest.session if ingest is not None else None
 
     def _needs_answer(self, done: AnswerRecord | None, sample_id: str) -> bool:
         if done is None or done.failure is not None:
             return True
-        if done.ingest_session != self._ingest_session(sample_id):
+        if done.ingest_session != self._ingest_attempt(sample_id):
             return True  # answered from a memory that has since been built again
-        if self.retry_failed and done.degraded:
+        if self.options.retry_failed and done.degraded:
             return True
         # A prediction made from a context degraded by a transient failure is made again.
         return any(d.split(":", 1)[0].strip() in TRANSIENT_KINDS for d in done.degraded)
@@ -233,33 +158,33 @@ class Runner:
         self, conversation: Conversation, question: Question, not_ingested: str | None
     ) -> AnswerRecord:
         sid = conversation.sample_id
-        done = self.answers.get(question.qid)
-        if not self._needs_answer(done, sid):
-            self.progress.advance("answer")
+        done = self.attempt.answers.get(question.qid)
+        if done is not None and not self._needs_answer(done, sid):
+            self.attempt.progress.advance("answer")
             return done
-        ingest_session = self._ingest_session(sid)
+        ingest_attempt = self._ingest_attempt(sid)
         if not_ingested is not None:
-            record = _failed_answer(conversation, question, not_ingested, self.session, ingest_session)
+            record = _failed_answer(conversation, question, not_ingested, self.attempt.id, ingest_attempt)
             self._append_answer(record)
-            self.progress.advance("answer")
+            self.attempt.progress.advance("answer")
             return record
         record = await answer_question(
-            self.system, self.client, conversation, question, prompt=self.answer_prompt
+            self.system, self.attempt.client, conversation, question, prompt=self.options.answer_prompt
         )
         degraded = self.system_failures.take(lambda r: r.get("qid") == question.qid)
         record = replace(
             record,
-            session=self.session,
-            ingest_session=ingest_session,
+            session=self.attempt.id,
+            ingest_session=ingest_attempt,
             degraded=tuple(f"{r.get('kind', 'unknown')}: {r.get('message', '')}" for r in degraded),
         )
         self._append_answer(record)
-        self.usage.save_if_due()
-        self.progress.advance("answer")
+        self.attempt.usage.save_if_due()
+        self.attempt.progress.advance("answer")
         for row in degraded:
-            self.failures.record(search_step_failure(row, sid, question.qid))
+            self.attempt.failures.record(search_step_failure(row, sid, question.qid))
         if record.failure:
-            self.failures.record(
+            self.attempt.failures.record(
                 FailureRecord(
                     record.failed_stage or "answer", record.failure_kind, record.failure, sid, question.qid
                 )
@@ -267,26 +192,8 @@ class Runner:
         return record
 
     def _append_answer(self, record: AnswerRecord) -> None:
-        self.rundir.appender("answers.jsonl").append(record.to_dict())
-        self.answers[record.qid] = record
-
-    async def _judge(self, answer: AnswerRecord, run: int, judge: JudgeSettings | None = None) -> None:
-        judge = judge or self.judge
-        if (judge.signature, answer.qid, run, answer.session) not in self.judged:
-            judgement = await judge_once(self.client, judge, answer, run)
-            judgement = replace(judgement, session=self.session, answer_session=answer.session)
-            self.rundir.appender("judgements.jsonl").append(judgement.to_dict())
-            self.usage.save_if_due()
-            if judgement.label is not None:
-                self.judged.add((judge.signature, answer.qid, run, answer.session))
-            else:
-                kind = (judgement.failure or "unknown").split(":", 1)[0]
-                self.failures.record(
-                    FailureRecord(
-                        "judge", kind, judgement.failure or "", answer.conversation, answer.qid, run=run
-                    )
-                )
-        self.progress.advance("judge")
+        self.attempt.rundir.appender("answers.jsonl").append(record.to_dict())
+        self.attempt.answers[record.qid] = record
 
     async def _question(
         self, conversation: Conversation, question: Question, not_ingested: str | None
@@ -294,13 +201,13 @@ class Runner:
         answer = await self._answer(conversation, question, not_ingested)
         if answer.failure:
             # No prediction: nothing to judge. It scores as WRONG and is counted under failures.
-            self.progress.advance("judge", self.judge.runs * len(self.judges))
+            self.attempt.progress.advance("judge", self.attempt.labels_per_answer)
             return
-        await asyncio.gather(*(self._judge(answer, run, j) for j in self.judges for run in range(j.runs)))
+        await self.attempt.judge_all(answer)
 
     async def _conversation(self, conversation: Conversation) -> None:
         not_ingested = await self._ingest(conversation)
-        qs = self.questions[conversation.sample_id]
+        qs = self.attempt.questions[conversation.sample_id]
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
 
     async def run(self) -> RunOutcome:
@@ -313,78 +220,16 @@ class Runner:
         except* ServerUnreachable as gone:
             raise gone.exceptions[0] from None
         finally:
-            self.progress.close()
-            self.usage.save()
-        return self.finish()
-
-    async def judge_existing(self) -> RunOutcome:
-        """Judge the answers already in the run directory (missing runs only); no ingestion, no answers."""
-        answers = [a for qid in self.order if (a := self.answers[qid]).failure is None]
-        try:
-            await asyncio.gather(
-                *(self._judge(a, run, j) for a in answers for j in self.judges for run in range(j.runs))
-            )
-        finally:
-            self.progress.close()
-            self.usage.save()
-        return self.finish()
-
-    # -- aggregate -----------------------------------------------------------------------------------
-    def finish(self) -> RunOutcome:
-        """Write predictions.jsonl and metrics.json from the rows that stand, and settle failures.jsonl."""
-        # Imported here: the scorers pull in NLTK (1.5 s of imports), which no earlier step needs; a run that
-        # stops at a configuration error, or is killed before the end, never waits for it.
-        from mem0bench.pipeline import aggregate
-        from mem0bench.pipeline.panel import panel_block
-
-        runs = self.judge.runs
-        answers = [self.answers[qid] for qid in self.order if qid in self.answers]
-        standing = current_judgements(
-            read_judgements(self.rundir), self.judge.signature, runs, {a.qid: a for a in answers}
-        )
-        labels = aggregate.judge_labels(standing.values(), self.judge.signature, runs)
-        rows = aggregate.prediction_rows(answers, labels, runs)
-        ingests = {sid: row for sid, row in self.ingests.items() if self._in_scope(sid)}
-        # Tokens the results needed (cached replies included): the standing record of every item, each once.
-        answered = {a.qid for a in answers}
-        usage_rows = [row.usage for row in ingests.values()]
-        usage_rows += [a.usage for a in answers]
-        usage_rows += [j.usage for (qid, _), j in standing.items() if qid in answered]
-        tally = count_failures(answers, rows, ingests, runs)
-        metrics = aggregate.metrics(
-            rows,
-            method=self.method_name,
-            runs=runs,
-            memory_tokens={sid: row.memory_tokens for sid, row in ingests.items() if not row.failed},
-            llm_usage=sum_usage(usage_rows),
-            cost_usd=paid_cost_usd(self.rundir),
-            failures=tally.counts,
-        )
-        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
-            row.details for row in ingests.values() if not row.failed
-        )
-        metrics = add_statistics(metrics, rows, self.bootstrap, judge_name=self.judge.name)
-        imported = imported_judge_block(read_judgements(self.rundir), rows)
-        if imported is not None:
-            metrics["imported_judge"] = imported
-        if len(self.judges) > 1:
-            metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
-        metrics = write_results(self.rundir, rows, metrics, self.results_subdir).to_dict()
-        current = settle_failures_file(
-            self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, session=self.session
-        )
-        return RunOutcome(metrics, tally.rates, current)
-
-    def _in_scope(self, sample_id: str) -> bool:
-        return not self.questions or sample_id in self.questions
+            self.attempt.close()
+        return self.attempt.finish()
 
 
 def _failed_answer(
-    conversation: Conversation, question: Question, reason: str, session: str, ingest_session: str | None
+    conversation: Conversation, question: Question, reason: str, attempt: str, ingest_attempt: str | None
 ) -> AnswerRecord:
     return AnswerRecord(
         qid=question.qid, conversation=conversation.sample_id, question=question.question,
         gold=question.answer, category=question.category.label, category_id=int(question.category),
         evidence=question.evidence, prediction="", context_tokens=None, search_latency_s=None,
-        total_latency_s=None, failure=reason, session=session, ingest_session=ingest_session,
+        total_latency_s=None, failure=reason, session=attempt, ingest_session=ingest_attempt,
     )  # fmt: skip

@@ -15,14 +15,14 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
-from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
@@ -167,7 +167,7 @@ def _scope(
     from mem0bench.pipeline.experiment import load_scope  # hydra and the systems: only when needed
 
     cwd = heartbeat.cwd if heartbeat else ""
-    cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+    cfg = cast(DictConfig, OmegaConf.create(OmegaConf.to_container(cfg, resolve=False)))
     recorded = (manifest.get("dataset") or {}).get("path")
     cfg.dataset.path = _absolute(recorded or cfg.dataset.get("path"), cwd)
     if cfg.dataset.get("answer_key"):
@@ -203,7 +203,7 @@ def _standing_answers(previous: PreviousWork) -> dict[str, AnswerRecord]:
 
 
 def _transient() -> frozenset[str]:
-    from mem0bench.pipeline.failures import TRANSIENT_KINDS
+    from mem0bench.llm.types import TRANSIENT_KINDS
 
     return TRANSIENT_KINDS
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from mem0bench.common.text import one_line
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import FAILURE_STAGES
+from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.rundir import RunDirectory
-
-if TYPE_CHECKING:  # runner imports this module: the type only, to keep the import one way
-    from mem0bench.pipeline.runner import RunOutcome
 
 
 def print_summary(
@@ -56,5 +55,5 @@ def print_summary(
 
 
 def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -55,10 +55,10 @@ class UsageFile:
     """Keeps this process's entry in usage.json current, after the entries of earlier processes."""
 
     def __init__(
-        self, rundir: RunDirectory, session: str, ledger: UsageLedger, earlier: list[UsageSession]
+        self, rundir: RunDirectory, attempt: str, ledger: UsageLedger, earlier: list[UsageSession]
     ) -> None:
         self.rundir = rundir
-        self.session = session
+        self.attempt = attempt
         self.ledger = ledger
         self.earlier = earlier
         self._last_save = time.monotonic()
@@ -71,5 +71,5 @@ class UsageFile:
             self.save()
 
     def save(self) -> None:
-        snapshot = {"session": self.session, **self.ledger.snapshot()}
+        snapshot = {"session": self.attempt, **self.ledger.snapshot()}
         write_json(self.rundir.file("usage.json"), {"sessions": [*self.earlier, snapshot]})

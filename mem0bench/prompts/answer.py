@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import Message
-from mem0bench.memory.base import ContextKind, RetrievedContext
 
 AnswerPrompt = Literal["default", "paper"]
 ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mem0bench.data.model import Turn
+from mem0bench.llm.replies import list_field
 from mem0bench.llm.types import Message, StructuredSpec
 
 EXTRACTION_SPEC = StructuredSpec(
@@ -102,7 +103,7 @@ def parse_facts(data: dict) -> list[str]:
     """The non-empty, de-duplicated facts of a validated reply, in order."""
     seen: set[str] = set()
     facts: list[str] = []
-    for raw in data.get("facts", []):
+    for raw in list_field(data, "facts"):
         fact = " ".join(str(raw).split())
         if fact and fact.lower() not in seen:
             seen.add(fact.lower())

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.types import Message, StructuredSpec
+from mem0bench.llm.replies import list_field
+from mem0bench.llm.types import Message, ReplyShapeError, StructuredSpec
 
 T = TypeVar("T")
 
@@ -242,7 +243,7 @@ def parse_entities(data: dict[str, Any]) -> list[tuple[str, str]]:
     """(name, type) pairs, deduplicated case-insensitively, in order; malformed items dropped."""
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
-    for item in data.get("entities") or []:
+    for item in list_field(data, "entities"):
         if not isinstance(item, dict):
             continue
         name = clean_name(item.get("name"))
@@ -257,7 +258,7 @@ def parse_relations(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(source, relation, destination) triplets with snake_case relations, deduplicated, in order."""
     seen: set[tuple[str, str, str]] = set()
     out: list[tuple[str, str, str]] = []
-    for item in data.get("relations") or []:
+    for item in list_field(data, "relations"):
         if not isinstance(item, dict):
             continue
         triplet = (
@@ -276,7 +277,7 @@ def parse_obsolete(data: dict[str, Any], shown: int) -> tuple[list[int], list[An
     """(valid short ids in 0..shown-1, deduplicated, in order; ids the model invented)."""
     valid: list[int] = []
     invented: list[Any] = []
-    for raw in data.get("obsolete") or []:
+    for raw in list_field(data, "obsolete"):
         try:
             sid = int(str(raw).strip().strip("\"'[]"))
         except ValueError:
@@ -293,7 +294,7 @@ def parse_obsolete(data: dict[str, Any], shown: int) -> tuple[list[int], list[An
 def parse_query_entities(data: dict[str, Any]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
-    for raw in data.get("entities") or []:
+    for raw in list_field(data, "entities"):
         name = clean_name(
             raw if isinstance(raw, str) else (raw.get("name") if isinstance(raw, dict) else None)
         )
@@ -309,5 +310,5 @@ def parse_or_none(parse: Callable[[dict[str, Any]], T], data: dict[str, Any] | N
         return None
     try:
         return parse(data)
-    except (TypeError, ValueError, AttributeError):
+    except ReplyShapeError:
         return None

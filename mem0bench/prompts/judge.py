@@ -13,24 +13,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mem0bench.llm.types import Message, StructuredSpec
+from pydantic import BaseModel, Field
+
+from mem0bench.llm.structured import spec_from_model
+from mem0bench.llm.types import Message
 
 JudgePrompt = Literal["lenient", "strict", "paper"]
 JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict", "paper")
 
-JUDGE_SPEC = StructuredSpec(
-    name="record_verdict",
-    description="Record whether the generated answer is correct.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string", "description": "One short sentence on why."},
-            "label": {"type": "string", "enum": ["CORRECT", "WRONG"]},
-        },
-        "required": ["reasoning", "label"],
-        "additionalProperties": False,
-    },
-)
+
+class Verdict(BaseModel):
+    """The judge's reply: the schema sent to the model and the parser of its reply."""
+
+    reasoning: str = Field(description="One short sentence on why.")
+    label: Literal["CORRECT", "WRONG"]
+
+
+JUDGE_SPEC = spec_from_model("record_verdict", "Record whether the generated answer is correct.", Verdict)
 
 _GRADING: dict[JudgePrompt, str] = {
     "lenient": (

@@ -112,11 +112,6 @@ Decide the facts in order, as if each earlier decision had already been applied.
 memory in at most one operation. Use only ids from the list. Call decide_memory_operations once."""
 
 
-def short_ids(n: int) -> list[str]:
-    """The ids the model sees for n memories: "0" .. "n-1"."""
-    return [str(i) for i in range(n)]
-
-
 def _listing(memories: Sequence[tuple[str, str, str]]) -> str:
     if not memories:
         return "[] (the store has no similar memory)"

@@ -1,6 +1,5 @@
 """Tables and plots built only from run directories (metrics.json, config.yaml, run.json)."""
 
-from mem0bench.report.cli import report_main
 from mem0bench.report.collect import (
     ReportError,
     RunSummary,
@@ -21,7 +20,6 @@ __all__ = [
     "load_runs",
     "plot_judge_by_category",
     "plot_judge_vs_latency",
-    "report_main",
     "run_label",
     "table1",
     "table2",

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from mem0bench.schema import SchemaError, read_metrics
+from mem0bench.common.text import one_line
+from mem0bench.pipeline.schema import SchemaError, read_metrics
 
 __all__ = [
     "ReportError",
@@ -115,7 +116,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(exc) or type(exc).__name__
 
 
 def load_run(path: str | PathLike[str]) -> RunSummary:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mem0bench.llm.types import ConfigurationError
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.memory.graph.base import SNAPSHOT_JSON, Edge, GraphStore, Node, triplet_text
 from mem0bench.memory.graph.inprocess import InProcessGraphStore
 from mem0bench.memory.graph.snapshot import read_snapshot

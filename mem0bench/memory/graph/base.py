@@ -106,13 +106,6 @@ def edge_from_json(data: dict[str, Any]) -> Edge:
     )
 
 
-def normalize(vector: np.ndarray) -> np.ndarray:
-    """A float32 unit vector (zero vectors stay zero), so that a dot product is the cosine similarity."""
-    v = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(v))
-    return v / norm if norm > 0 else v
-
-
 @runtime_checkable
 class GraphStore(Protocol):
     """One graph (one speaker's stream of one conversation). Vectors need not be normalized."""

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.llm.types import ConfigurationError
-from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, normalize
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.vectors import normalize
+from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
 _NODE_FIELDS = "n.id, n.name, n.type, n.created_at"

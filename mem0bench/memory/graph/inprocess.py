@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, normalize
+from mem0bench.common.vectors import normalize
+from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node
 from mem0bench.memory.graph.graphml import write_graphml
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 

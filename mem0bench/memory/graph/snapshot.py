@@ -6,12 +6,12 @@ Both backends write the same format, so inspection and resume never need a runni
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mem0bench.common.files import atomic_write, atomic_write_npy
 from mem0bench.memory.graph.base import (
     EDGE_VECTORS,
     NODE_VECTORS,
@@ -27,13 +27,6 @@ from mem0bench.memory.graph.base import (
 FORMAT_VERSION = 1
 
 
-def _atomic_write_bytes(path: Path, write: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        write(fh)
-    os.replace(tmp, path)
-
-
 def write_snapshot(
     directory: Path,
     nodes: list[Node],
@@ -45,12 +38,8 @@ def write_snapshot(
     """Write the snapshot; graph.json goes last, so a present graph.json means complete vector files."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(
-        directory / NODE_VECTORS, lambda fh: np.save(fh, np.asarray(node_vectors, np.float32))
-    )
-    _atomic_write_bytes(
-        directory / EDGE_VECTORS, lambda fh: np.save(fh, np.asarray(edge_vectors, np.float32))
-    )
+    atomic_write_npy(directory / NODE_VECTORS, np.asarray(node_vectors, np.float32))
+    atomic_write_npy(directory / EDGE_VECTORS, np.asarray(edge_vectors, np.float32))
     doc = {
         "format": FORMAT_VERSION,
         "meta": meta or {},
@@ -58,7 +47,7 @@ def write_snapshot(
         "edges": [edge_to_json(e) for e in edges],
     }
     text = json.dumps(doc, ensure_ascii=False, indent=1)
-    _atomic_write_bytes(directory / SNAPSHOT_JSON, lambda fh: fh.write(text.encode("utf-8")))
+    atomic_write(directory / SNAPSHOT_JSON, text)
 
 
 def read_snapshot(directory: Path) -> tuple[list[Node], np.ndarray, list[Edge], np.ndarray]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import LLMCallError, ReplyShapeError
 from mem0bench.memory.mem0.failures import RecordFailure, describe
 from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.stream import PairContext
@@ -44,7 +44,7 @@ async def extract_facts(
         return []
     try:
         facts = parse_facts(reply.data)
-    except (TypeError, ValueError, AttributeError) as error:  # a reply the client let through unshaped
+    except ReplyShapeError as error:  # a reply the client let through unshaped
         record_failure(key, ctx, "extraction", "malformed", str(error), state=state)
         return []
     if not facts:

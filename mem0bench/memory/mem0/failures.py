@@ -11,20 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 
 if TYPE_CHECKING:
     from mem0bench.memory.mem0.streams import StreamState
     from mem0bench.memory.stream import PairContext
 
-__all__ = ["TRANSIENT_FAILURES", "RecordFailure", "describe", "failure_row", "has_transient"]
-
-TRANSIENT_FAILURES = frozenset({"rate_limit", "server_error", "timeout", "connection"})
+__all__ = ["RecordFailure", "describe", "failure_row", "has_transient"]
 
 
 def has_transient(rows: Iterable[Mapping[str, Any]]) -> bool:
     """True if any failure is of a kind that a replay could get past."""
-    return any(row.get("kind") in TRANSIENT_FAILURES for row in rows)
+    return any(row.get("kind") in TRANSIENT_KINDS for row in rows)
 
 
 def describe(error: LLMCallError) -> tuple[str, str]:

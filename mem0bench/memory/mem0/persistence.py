@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from mem0bench.common.files import atomic_write
 from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
@@ -105,9 +106,7 @@ def save_snapshot(directory: Path, state: StreamState) -> dict[str, Any]:
         "op_counts": dict(sorted(state.op_counts.items())),
         "failures": state.failures,
     }
-    tmp = directory / (META_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, directory / META_FILE)
+    atomic_write(directory / META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
     return meta
 
 

@@ -11,18 +11,14 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from mem0bench.common.text import one_line
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
 
-__all__ = ["Section", "dia_ids_of", "one_line", "render_hits", "render_memories", "search_sections"]
+__all__ = ["Section", "dia_ids_of", "render_hits", "render_memories", "search_sections"]
 
 Section = tuple[str, list[tuple[MemoryRecord, float]]]
 """(section title, hits best first): one store's answer to a question."""
-
-
-def one_line(text: str) -> str:
-    """`text` with its whitespace runs (newlines included) collapsed: one memory, one line."""
-    return " ".join(text.split())
 
 
 def render_memories(sections: Sequence[tuple[str, Sequence[MemoryRecord]]]) -> str:

@@ -10,14 +10,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mem0bench.data.model import Conversation
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
-
-if TYPE_CHECKING:
-    from mem0bench.memory.mem0.persistence import OpsLog
 
 __all__ = ["SHARED", "StreamSpec", "StreamState", "speaker_slug", "stream_specs"]
 
@@ -67,6 +64,13 @@ def stream_specs(conversation: Conversation, per_speaker: bool) -> list[StreamSp
     return [StreamSpec(a, a, b, slug_a, False), StreamSpec(b, b, a, slug_b, False)]
 
 
+class OpSink(Protocol):
+    """Where a stream's operations are appended (persistence.OpsLog); a protocol, so this module does not
+    import the persistence module that imports it."""
+
+    def write(self, op: MemoryOp) -> None: ...
+
+
 @dataclass
 class StreamState:
     """One stream while it is being ingested: its store, op log, counters, summaries and failures."""
@@ -74,7 +78,7 @@ class StreamState:
     sample_id: str
     spec: StreamSpec
     store: FaissVectorStore[MemoryRecord]
-    ops_log: OpsLog | None = None
+    ops_log: OpSink | None = None
     next_id: int = 0
     summaries: dict[int, str] = field(default_factory=lambda: {0: ""})
     """S_k by refresh number k (S_0 = '')."""

@@ -18,8 +18,8 @@ example.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mem0bench.prompts.summary import build_summary_messages
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Refresh", "SummarySchedule", "refresh_summary", "uncovered_pairs"]
 
-Refresh = Callable[[str, list[str], int], Awaitable[str]]
+Refresh = Callable[[str, list[str], int], Coroutine[Any, Any, str]]
 """refresh(previous summary, rendered lines of the period, pair index that started it) -> new summary."""
 
 

@@ -20,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Conversation, Question, Turn
+from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.types import LLMCallError
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.mem0.costs import mem0_cost_plan
 from mem0bench.memory.mem0.extraction import extract_facts
 from mem0bench.memory.mem0.failures import describe, failure_row, has_transient
 from mem0bench.memory.mem0.persistence import (
@@ -49,7 +51,7 @@ from mem0bench.tokens import count_tokens
 __all__ = ["Mem0"]
 
 
-class Mem0:
+class Mem0(SystemBase):
     """Mem0 as a MemorySystem.
 
     Extension points for subclasses (Mem0^g):
@@ -87,6 +89,7 @@ class Mem0:
         ):
             if int(value) < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
+        super().__init__()
         self.name = name
         self.m = int(m)
         self.s = int(s)
@@ -96,8 +99,6 @@ class Mem0:
         self.per_speaker = bool(per_speaker)
         self.client = context.client
         self.state_dir = Path(context.state_dir)
-        self.failures: list[dict[str, Any]] = []
-        """Failures of this process, one dict per failed call (failures.jsonl rows)."""
         self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
         self._specs: dict[str, dict[str, StreamSpec]] = {}
         """Per conversation, the streams' specs by key, speaker_a first once retrieval has run."""
@@ -129,6 +130,10 @@ class Mem0:
         return self.state_dir / sample_id / slug
 
     # ---- hooks for subclasses -----------------------------------------------------------------------
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        return mem0_cost_plan(method, dataset, n_questions, graph=False)
 
     async def ingest_pair_extra(self, ctx: PairContext) -> None:
         """Extra per-pair work, run concurrently with the memory step (Mem0^g's graph). No-op here."""

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mem0bench.common.text import one_line
 from mem0bench.llm.types import LLMCallError, StructuredSpec
 from mem0bench.memory.mem0.failures import RecordFailure, describe
 from mem0bench.memory.mem0.guard import adds_information
-from mem0bench.memory.mem0.retrieval import one_line
 from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext

@@ -7,13 +7,13 @@ in Mem0's ``finish_stream_extra`` hook, i.e. before Mem0's done marker.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mem0bench.common.files import atomic_write
 from mem0bench.memory.graph import build_graph_store
 from mem0bench.memory.graph.base import GraphStore
 
@@ -55,6 +55,4 @@ def save_graph_stream(stream: GraphStream, directory: Path, *, backend: str, gra
         "counts": dict(sorted(stream.counts.items())),
         "failures": stream.failures,
     }
-    tmp = directory / (GRAPH_STREAM_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, directory / GRAPH_STREAM_FILE)
+    atomic_write(directory / GRAPH_STREAM_FILE, json.dumps(meta, ensure_ascii=False, indent=1))

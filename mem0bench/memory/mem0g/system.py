@@ -19,12 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Conversation, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
 from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.graph import graph_name, has_snapshot
 from mem0bench.memory.graph.base import Edge, Node
 from mem0bench.memory.mem0 import SHARED, Mem0
+from mem0bench.memory.mem0.costs import mem0_cost_plan
 from mem0bench.memory.mem0.failures import has_transient
 from mem0bench.memory.mem0.retrieval import dia_ids_of, render_hits
 from mem0bench.memory.mem0g.ingestion import GraphIngestion
@@ -138,6 +140,10 @@ class Mem0G(Mem0):
     async def aclose(self) -> None:
         """The harness's shutdown hook (it awaits ``aclose`` after a run): `close`."""
         self.close()
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        return mem0_cost_plan(method, dataset, n_questions, graph=True)
 
     # ---- ingest ---------------------------------------------------------------------------------------
 

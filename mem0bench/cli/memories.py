@@ -1,9 +1,8 @@
 """`python -m mem0bench memories RUN_DIR --conversation conv-26 [--speaker NAME] [--json]
 [--history ID | --export-graphml PATH]`.
 
-Reads what Mem0 (and Mem0^g) left under RUN_DIR/state/<conversation>/: each speaker's store snapshot
-(<slug>/records.json, meta.json), operation log (<slug>.ops.jsonl) and, for Mem0^g, graph snapshot
-(<slug>/graph/). Shows the memories (and relations), the history of one memory, or writes each speaker's
+Reads what Mem0 (and Mem0^g) left under RUN_DIR/state/<conversation>/ (mem0bench.memory.inspection) and
+shows the memories (and relations), the history of one memory, or writes each speaker's
 graph as GraphML for a graph viewer. Needs no LLM and no server (FalkorDB runs are read from their snapshots).
 """
 
@@ -13,105 +12,21 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mem0bench.cli.examples import with_examples
-from mem0bench.memory.graph import GraphSnapshot, has_snapshot, load_graph_snapshot
+from mem0bench.memory.graph import GraphSnapshot
 from mem0bench.memory.graph.graphml import write_graphml
-from mem0bench.memory.mem0.persistence import DONE_MARKER, META_FILE
-from mem0bench.memory.mem0g.persistence import GRAPH_DIR
-from mem0bench.memory.records import MemoryOp, MemoryRecord
-from mem0bench.memory.vector_store import RECORDS_FILE
-
-
-class InspectError(Exception):
-    """A one-line user error (exit code 2)."""
-
-
-@dataclass(frozen=True)
-class SpeakerState:
-    name: str
-    slug: str
-    directory: Path
-    complete: bool
-    memories: list[MemoryRecord]
-    ops_path: Path | None
-
-
-def _state_root(run_dir: Path) -> Path:
-    if not run_dir.is_dir():
-        raise InspectError(f"run directory not found: {run_dir}")
-    root = run_dir / "state"
-    if not root.is_dir():
-        raise InspectError(f"no state/ folder in {run_dir} (was a memory system ingested in this run?)")
-    return root
-
-
-def _conversations(root: Path) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob(f"*/{RECORDS_FILE}")))
-
-
-def load_speakers(run_dir: Path, conversation: str) -> list[SpeakerState]:
-    """Every stream snapshot of one conversation, in file-name order."""
-    root = _state_root(run_dir)
-    folder = root / conversation
-    available = _conversations(root)
-    if conversation not in available:
-        listing = ", ".join(available) or "none"
-        raise InspectError(f"no memories for conversation {conversation!r} in {root}; available: {listing}")
-    speakers = []
-    for directory in sorted(p for p in folder.iterdir() if (p / RECORDS_FILE).is_file()):
-        meta_path = directory / META_FILE
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        doc = json.loads((directory / RECORDS_FILE).read_text(encoding="utf-8"))
-        memories = [MemoryRecord.from_dict(e["record"]) for e in doc.get("entries", [])]
-        ops = folder / f"{directory.name}.ops.jsonl"
-        partial = ops.with_name(ops.name + ".partial")
-        ops_path = ops if ops.is_file() else (partial if partial.is_file() else None)
-        name = meta.get("key") or meta.get("user") or directory.name
-        speakers.append(
-            SpeakerState(
-                name, directory.name, directory, (directory / DONE_MARKER).is_file(), memories, ops_path
-            )
-        )
-    return speakers
-
-
-def read_ops(path: Path) -> list[MemoryOp]:
-    ops = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                ops.append(MemoryOp.from_dict(json.loads(line)))
-            except (ValueError, KeyError):
-                continue  # a torn last line of a crashed stream's partial log
-    return ops
-
-
-def _graph(directory: Path) -> GraphSnapshot | None:
-    """The speaker's Mem0^g graph snapshot, or None (a Mem0 run, or a stream that never finished)."""
-    graph_dir = directory / GRAPH_DIR
-    return load_graph_snapshot(graph_dir) if has_snapshot(graph_dir) else None
-
-
-def _relations(directory: Path) -> list[dict[str, Any]] | None:
-    """The speaker's Mem0^g relations (invalid ones included), or None without a graph snapshot."""
-    graph = _graph(directory)
-    if graph is None:
-        return None
-    return [
-        {
-            "source": edge.source_name,
-            "relation": edge.relation,
-            "destination": edge.destination_name,
-            "valid": edge.valid,
-            "created_at": edge.created_at,
-            "invalidated_at": edge.invalidated_at,
-        }
-        for edge in graph.edges
-    ]
+from mem0bench.memory.inspection import (
+    InspectError,
+    SpeakerState,
+    load_speakers,
+    read_ops,
+    speaker_graph,
+    speaker_relations,
+)
+from mem0bench.memory.records import MemoryOp
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: int = 90) -> str:
@@ -134,14 +49,14 @@ def _pick(speakers: list[SpeakerState], wanted: str | None) -> list[SpeakerState
 
 
 def _show_memories(speakers: list[SpeakerState], as_json: bool) -> str:
-    docs = []
+    docs: list[dict[str, Any]] = []
     for sp in speakers:
         docs.append(
             {
                 "speaker": sp.name,
                 "complete": sp.complete,
                 "memories": [m.to_dict() for m in sp.memories],
-                "relations": _relations(sp.directory),
+                "relations": speaker_relations(sp.directory),
             }
         )
     if as_json:
@@ -207,7 +122,7 @@ def _export_graphml(speakers: list[SpeakerState], conversation: str, target: Pat
     graphs: list[tuple[SpeakerState, GraphSnapshot]] = []
     missing: list[str] = []
     for sp in speakers:
-        graph = _graph(sp.directory)
+        graph = speaker_graph(sp.directory)
         if graph is None:
             missing.append(sp.name)
         else:

@@ -1,0 +1,51 @@
+"""Whole-file writes that a crash cannot leave half done."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; done once, at import
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def file_mode() -> int:
+    """The mode an ordinary new file gets (0o666 less the umask): every run file is made with it, so
+    that the group reads all of them or none (mkstemp alone would make some 0600)."""
+    return _FILE_MODE
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace `path` with `data` (str is written as UTF-8): readers see the old content or the new, never
+    a part, and the new content is on disk (fsync) before it replaces the old. The parent folder is
+    created if missing; the temporary file sits beside `path` so the rename stays on one file system."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_npy(path: Path, array: np.ndarray) -> None:
+    """`atomic_write` of `array` in NumPy's .npy format."""
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    atomic_write(path, buffer.getvalue())

@@ -1,0 +1,62 @@
+"""Structured-output specs and their parsing from one definition: a pydantic model.
+
+`spec_from_model` turns the model into the JSON schema sent to the server, in the form OpenAI's
+`strict: true` accepts (every property required, `additionalProperties: false` on every object, nested
+models inlined, no titles); `parse_reply` validates a reply's data against the same model. So the schema
+the model is asked to follow and the check of what it returned cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from mem0bench.llm.types import ReplyShapeError, StructuredSpec
+
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = ["parse_reply", "spec_from_model", "strict_schema"]
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema as strict structured output wants it."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+    # A model's docstring is documentation for us, not an instruction to the LLM: only the descriptions
+    # given with Field(description=...) are sent.
+    schema.pop("description", None)
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            definition = dict(definitions[node.pop("$ref").rsplit("/", 1)[-1]])
+            definition.pop("description", None)
+            node = {**definition, **node}
+        out = {key: clean(value) for key, value in node.items() if key != "title"}
+        if out.get("type") == "object" and "properties" in out:
+            out["required"] = list(out["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    cleaned: dict[str, Any] = clean(schema)
+    return cleaned
+
+
+def spec_from_model(
+    name: str, description: str, model: type[BaseModel], mode: Literal["tool", "json_schema"] = "tool"
+) -> StructuredSpec:
+    return StructuredSpec(name=name, description=description, parameters=strict_schema(model), mode=mode)
+
+
+def parse_reply(model: type[M], data: Any) -> M:
+    """The reply's data as `model`; ReplyShapeError (one line) when it does not fit."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = "/".join(str(p) for p in first["loc"]) or "the top level"
+        raise ReplyShapeError(f"{first['msg']} (at {where})") from None

@@ -1,0 +1,45 @@
+"""What a system's ingestion and search would cost, for the dry run (`run.dry_run=true`).
+
+Each system class states its own part (`MemorySystem.cost_plan`); the pipeline adds the answer and judge
+calls every method shares. What is counted exactly (message pairs, questions, conversation tokens) is
+counted; what the replies decide (facts and triplets per pair, reply lengths) uses the round figures
+below, which the printout states. Tune them with a real run's metrics.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+FACTS_PER_PAIR = 1.0
+TRIPLETS_PER_PAIR = 1.0
+INSTRUCTION_TOKENS = 450  # a prompt's fixed instructions
+MEMORY_TOKENS = 25  # one rendered memory or relation line
+REPLY_TOKENS = {"extract": 60, "update": 40, "summary": 250, "graph": 60, "answer": 10, "judge": 40}
+
+MethodConfig = Mapping[str, Any]
+"""The `method` config group (the system's hyperparameters), as given to the system's constructor."""
+
+
+@dataclass(frozen=True)
+class PlanLine:
+    """One kind of call: how many, and their prompt and completion tokens in total."""
+
+    stage: str
+    what: str
+    calls: float
+    prompt: float
+    completion: float
+    model: str | None = None
+    """Priced as this model when set (a judge.panel member)."""
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """A system's own calls for the whole dataset, and the tokens of one answer context."""
+
+    context_tokens: float
+    lines: list[PlanLine] = field(default_factory=list)
+    embeds_queries: bool = True
+    """Whether each question is embedded for the search."""

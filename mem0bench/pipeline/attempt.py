@@ -1,0 +1,183 @@
+"""One process's attempt at a run directory: what earlier attempts left there, this attempt's id, usage,
+failure log and progress; judging one answer; and the aggregate written at the end.
+
+Both a full run (`runner.Runner`) and re-judging an existing run (`rejudge.Rejudger`) work through one
+attempt. (In run files an attempt's id is stored under the key "session" for compatibility; in the code a
+"session" is only ever a LOCOMO conversation session.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from mem0bench.data.model import Question
+from mem0bench.llm.client import LLMClient
+from mem0bench.pipeline.failures import FailureLog, count_failures, settle_failures_file
+from mem0bench.pipeline.judge import JudgeSettings, judge_once
+from mem0bench.pipeline.outcome import RunOutcome
+from mem0bench.pipeline.progress import ProgressMode, StageProgress
+from mem0bench.pipeline.records import AnswerRecord, FailureRecord
+from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
+from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.schema import write_results
+from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
+from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
+from mem0bench.prompts.answer import AnswerPrompt
+
+__all__ = ["Attempt", "RunOptions", "new_attempt_id"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    strict: bool = False
+    max_failure_rate: float = 0.05
+    progress: ProgressMode = True
+    answer_prompt: AnswerPrompt = "default"
+    """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
+    bootstrap: BootstrapSettings = BootstrapSettings()
+    retry_failed: bool = False
+    """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
+
+
+def new_attempt_id() -> str:
+    """Time and process id: attempts at the same run directory never share one."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
+
+
+class Attempt:
+    def __init__(
+        self,
+        *,
+        rundir: RunDirectory,
+        client: LLMClient,
+        judge: JudgeSettings,
+        options: RunOptions,
+        method_name: str,
+        questions: dict[str, list[Question]],
+        ingest_units: int = 0,
+        results_subdir: str = "",
+    ) -> None:
+        """`questions` (by conversation) are the run's scope; empty when re-judging, where the scope is
+        the answers already in the run directory. `ingest_units`: what the ingest bar counts (message
+        pairs per stream, see `memory.ingest_progress`). `results_subdir`: where predictions.jsonl and
+        metrics.json go: the run folder, or (another judge re-judging the run) judges/<name>/, so that
+        each judge's figures stay apart."""
+        self.rundir = rundir
+        self.options = options
+        self.results_subdir = results_subdir
+        self.client = client
+        self.judge = judge
+        self.method_name = method_name
+        self.questions = questions
+        self.id = new_attempt_id()
+        previous = PreviousWork.read(rundir)
+        self.answers = dict(previous.answers)
+        self.ingests = dict(previous.ingests)
+        # The order of predictions.jsonl: the dataset's, or (re-judging) the answers file's.
+        self.order = [q.qid for qs in questions.values() for q in qs] or list(self.answers)
+        self.judges = [judge, *judge.panel_judges()]  # judge.panel: more judges, each kept apart
+        signatures = {j.signature for j in self.judges}
+        self.judged = {
+            (j.signature, j.qid, j.run, j.answer_session)
+            for j in previous.judgements
+            if j.signature in signatures and j.label
+        }
+        self.usage = UsageFile(rundir, self.id, client.ledger, previous.usage_sessions)
+        self.failures = FailureLog(rundir, self.id, strict=options.strict)
+        self.progress = StageProgress(
+            client.ledger,
+            totals={
+                "ingest": ingest_units,
+                "answer": len(self.order),
+                "judge": len(self.order) * self.labels_per_answer,
+            },
+            enabled=options.progress,
+        )
+        if options.strict:
+            client.on_failure = self.failures.abort_on_call_failure
+
+    @property
+    def labels_per_answer(self) -> int:
+        """Judge calls one answer needs: every run of every judge (the panel's included)."""
+        return sum(j.runs for j in self.judges)
+
+    async def judge_all(self, answer: AnswerRecord) -> None:
+        """Every judge's runs of one answer."""
+        await asyncio.gather(
+            *(self.judge_answer(answer, run, j) for j in self.judges for run in range(j.runs))
+        )
+
+    async def judge_answer(self, answer: AnswerRecord, run: int, judge: JudgeSettings | None = None) -> None:
+        """Judge run `run` of one answer, unless a label of this judge for this very answer stands."""
+        judge = judge or self.judge
+        if (judge.signature, answer.qid, run, answer.session) not in self.judged:
+            judgement = await judge_once(self.client, judge, answer, run)
+            judgement = replace(judgement, session=self.id, answer_session=answer.session)
+            self.rundir.appender("judgements.jsonl").append(judgement.to_dict())
+            self.usage.save_if_due()
+            if judgement.label is not None:
+                self.judged.add((judge.signature, answer.qid, run, answer.session))
+            else:
+                kind = (judgement.failure or "unknown").split(":", 1)[0]
+                self.failures.record(
+                    FailureRecord(
+                        "judge", kind, judgement.failure or "", answer.conversation, answer.qid, run=run
+                    )
+                )
+        self.progress.advance("judge")
+
+    def close(self) -> None:
+        """Stop the progress display and save this attempt's usage (also after an error)."""
+        self.progress.close()
+        self.usage.save()
+
+    def finish(self) -> RunOutcome:
+        """Write predictions.jsonl and metrics.json from the rows that stand, and settle failures.jsonl."""
+        # Imported here: the scorers pull in NLTK (1.5 s of imports), which no earlier step needs; a run that
+        # stops at a configuration error, or is killed before the end, never waits for it.
+        from mem0bench.pipeline import aggregate
+        from mem0bench.pipeline.panel import panel_block
+
+        runs = self.judge.runs
+        answers = [self.answers[qid] for qid in self.order if qid in self.answers]
+        standing = current_judgements(
+            read_judgements(self.rundir), self.judge.signature, runs, {a.qid: a for a in answers}
+        )
+        labels = aggregate.judge_labels(standing.values(), self.judge.signature, runs)
+        rows = aggregate.prediction_rows(answers, labels, runs)
+        ingests = {sid: row for sid, row in self.ingests.items() if self._in_scope(sid)}
+        # Tokens the results needed (cached replies included): the standing record of every item, each once.
+        answered = {a.qid for a in answers}
+        usage_rows = [row.usage for row in ingests.values()]
+        usage_rows += [a.usage for a in answers]
+        usage_rows += [j.usage for (qid, _), j in standing.items() if qid in answered]
+        tally = count_failures(answers, rows, ingests, runs)
+        metrics = aggregate.metrics(
+            rows,
+            method=self.method_name,
+            runs=runs,
+            memory_tokens={sid: row.memory_tokens for sid, row in ingests.items() if not row.failed},
+            llm_usage=sum_usage(usage_rows),
+            cost_usd=paid_cost_usd(self.rundir),
+            failures=tally.counts,
+        )
+        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
+            row.details for row in ingests.values() if not row.failed
+        )
+        metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
+        imported = imported_judge_block(read_judgements(self.rundir), rows)
+        if imported is not None:
+            metrics["imported_judge"] = imported
+        if len(self.judges) > 1:
+            metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
+        metrics = write_results(self.rundir, rows, metrics, self.results_subdir).to_dict()
+        current = settle_failures_file(
+            self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, attempt=self.id
+        )
+        return RunOutcome(metrics, tally.rates, current)
+
+    def _in_scope(self, sample_id: str) -> bool:
+        return not self.questions or sample_id in self.questions
