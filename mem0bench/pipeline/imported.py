@@ -256,7 +256,8 @@ def match_records(
                 record,
                 f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label",
             )
-        answers.append(ImportedAnswer(question, str(data.get(prediction_field) or ""), label))
+        prediction = data.get(prediction_field) if prediction_field else None
+        answers.append(ImportedAnswer(question, str(prediction or ""), label))
     counts["matched"] = len(answers)
     counts["missing"] = sum(
         1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
