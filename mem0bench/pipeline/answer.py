@@ -7,7 +7,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
-from mem0bench.pipeline.records import AnswerRecord
+from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import build_answer_messages
 
 
@@ -45,4 +45,5 @@ async def answer_question(
         local_search_s=context.local_search_s,
         context_dia_ids=context.source_dia_ids,
         usage=whole.usage,
+        context=keep_context(context.text),
     )
