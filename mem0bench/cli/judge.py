@@ -28,6 +28,7 @@ def judge_main(argv: list[str]) -> int:
 
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
+    from mem0bench.llm.preflight import Probe
     from mem0bench.pipeline.experiment import build_client, judge_settings
     from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.runner import Runner, RunOptions, print_summary
@@ -48,7 +49,8 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     judge = judge_settings(cfg)
     client = build_client(cfg)
     try:
-        await client.preflight()
+        await client.preflight(extra_models=[judge.model])
+        await client.probe([Probe(judge.model, judge.mode, "judge.mode")])
         rundir = RunDirectory(run_dir)
         runner = Runner(
             dataset=None, questions={}, system=None, client=client, rundir=rundir, judge=judge,

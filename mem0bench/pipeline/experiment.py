@@ -16,6 +16,7 @@ from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.preflight import Probe
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import ConfigurationError
 from mem0bench.memory.base import MemorySystem, SystemContext
@@ -160,6 +161,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model])
         dataset, questions = _load(cfg)
+        await client.probe([Probe(judge.model, judge.mode, "judge.mode")])
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))),
             method=str(cfg.method.name),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, StructuredMode
 from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, build_judge_messages
 
@@ -19,7 +19,7 @@ class JudgeSettings:
     model: str
     runs: int = 10
     prompt: JudgePrompt = "lenient"
-    mode: str = "tool"
+    mode: StructuredMode = "tool"
 
     def __post_init__(self) -> None:
         if isinstance(self.runs, bool) or not isinstance(self.runs, int):
@@ -28,8 +28,8 @@ class JudgeSettings:
             raise ValueError(f"judge.model must be a model name, not {self.model!r}")
         if self.prompt not in JUDGE_PROMPTS:
             raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {self.prompt!r}")
-        if self.mode not in ("tool", "json_schema"):
-            raise ValueError(f"judge.mode must be tool or json_schema, not {self.mode!r}")
+        if self.mode not in STRUCTURED_MODES:
+            raise ValueError(f"judge.mode must be one of {', '.join(STRUCTURED_MODES)}, not {self.mode!r}")
         if self.runs < 1:
             raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
 
