@@ -157,3 +157,11 @@ def test_what_a_person_sees_in_chromium(report, tmp_path):
         assert any("I moved to" in line for line in marked), marked  # the evidence turn D1:2 of the fixture
         shot = browser.screenshot(ARTIFACTS / "report_html.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_long_context_is_cut_with_a_note():
+    from mem0bench.pipeline.records import CONTEXT_KEEP_CHARS, keep_context
+
+    assert keep_context("short") == "short"
+    kept = keep_context("x" * (CONTEXT_KEEP_CHARS + 500))
+    assert kept.startswith("x" * CONTEXT_KEEP_CHARS) and kept.endswith("[... 500 more characters not kept]")
