@@ -46,6 +46,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
                 "judge.runs=3",
                 f"hydra.run.dir={run_dir}",
                 *FAST,
+                "llm.timeout_s=60",  # the stand-in is fast; a loaded machine is not
             ]
             result = run_cli(args, env)
             assert result.returncode == 0, result.stderr[-2000:]
