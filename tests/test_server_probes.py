@@ -37,9 +37,9 @@ def _probe(client: LLMClient, probes: list[Probe] | None = None) -> None:
 
 
 def _like_llama_cpp(endpoint: str, body: dict[str, Any]) -> Any:
-    """llama-cpp-python's server: no `json_schema` response format (a validation error, HTTP 422)."""
+    """llama-cpp-python's server: no `json_schema` response format (a validation error sent as HTTP 500)."""
     if endpoint == "chat" and (body.get("response_format") or {}).get("type") == "json_schema":
-        return HTTPError(422, message="Input should be 'text' or 'json_object'")
+        return HTTPError(500, message="1 validation error: Input should be 'text' or 'json_object'")
     return None
 
 
@@ -56,7 +56,7 @@ def test_a_rejected_mode_names_the_setting_and_the_mode_that_works(standin):
     assert "\n" not in message
     assert (
         "llm.structured=json_schema" in message
-        and "HTTP 422" in message
+        and "HTTP 500" in message
         and "set llm.structured=tool" in message
     )
 
