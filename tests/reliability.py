@@ -102,6 +102,8 @@ def request_stage(endpoint: str, body: dict[str, Any]) -> str:
     names.add(((body.get("response_format") or {}).get("json_schema") or {}).get("name"))
     if "record_verdict" in names:
         return "judge"
+    if "preflight_check" in names:  # the client's structured-output probe, before any work
+        return "preflight"
     if not tools and not body.get("response_format"):
         text = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
         return "answer" if "How to answer:" in text and "<context>" in text else "ingest"

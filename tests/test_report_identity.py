@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mem0bench.report import report_main
+from mem0bench.cli.report import report_main
 from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
 from tests.reliability import small_sample
 from tests.standin.server import StandinServer

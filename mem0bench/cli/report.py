@@ -1,5 +1,5 @@
-"""`python -m mem0bench report PATH... --out DIR [--labels official|paper]`: tables and plots from run
-directories (and sweep directories holding them)."""
+"""`python -m mem0bench report PATH... --out DIR [--labels official|paper]`: tables, plots and a
+self-contained report.html from run directories (and sweep directories holding them)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, find_unfinished, load_runs
+from mem0bench.report.html import write_html
 from mem0bench.report.identity import RUNS_CAPTION, runs_table, scope_differences
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
@@ -39,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         **with_examples("report"),
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="run directories or sweep directories")
-    parser.add_argument("--out", required=True, type=Path, help="folder for the tables and plots")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="folder for the tables, the plots and report.html"
+    )
     parser.add_argument(
         "--labels",
         choices=("official", "paper"),
@@ -91,8 +94,15 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             numbers = table1(runs, labels="paper", numeric=True)
             written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION, numbers=numbers)
             print(to_markdown(t1p, PAPER_CAPTION))
-        written.append(plot_judge_by_category(runs, out / "judge_by_category.png"))
-        written.append(plot_judge_vs_latency(runs, out / "judge_vs_latency.png"))
+        plots = [
+            plot_judge_by_category(runs, out / "judge_by_category.png"),
+            plot_judge_vs_latency(runs, out / "judge_vs_latency.png"),
+        ]
+        written += plots
+        tables = [(TABLE1_CAPTION, t1), (TABLE2_CAPTION, t2)]
+        if args.labels == "paper":
+            tables.append((PAPER_CAPTION, t1p))
+        written.append(write_html(runs, out, tables, plots))
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except ReportError as exc:

@@ -9,6 +9,7 @@ CONTRACT (implemented by the llm package; other packages rely only on this surfa
     await client.embed(texts: Sequence[str], *, stage) -> np.ndarray  # float32, shape (n, dim), L2-normalized
     client.ledger -> UsageLedger  (per-stage calls, cached calls, tokens, failures, cost)
     await client.preflight() -> None  # raises ConfigurationError with one clear line
+    await client.probe(probes) -> None  # one tiny structured + embedding request; ConfigurationError
     await client.aclose()
 
 Failures after bounded retries raise `LLMCallError(CallFailure)`; nothing else escapes a call.
@@ -34,6 +35,7 @@ One client per event loop (its semaphore, limiter and HTTP pool belong to the lo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -49,8 +51,14 @@ from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.embedders import EmbeddingBackend, OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
-from mem0bench.llm.payloads import chat_payload, encode_body, request_key, structured_request
-from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
+from mem0bench.llm.payloads import (
+    chat_payload,
+    encode_body,
+    json_object_instruction,
+    request_key,
+    structured_request,
+)
+from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, Probe, probe_server, run_preflight
 from mem0bench.llm.ratelimit import RateLimiter, estimate_tokens
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
@@ -303,7 +311,14 @@ class LLMClient:
         salt: str = "",
         model: str | None = None,
     ) -> StructuredReply:
-        """A reply that validates against `spec.parameters` (a function call, or a JSON-schema response)."""
+        """A reply that validates against `spec.parameters` (a function call, or a JSON-schema response).
+
+        The spec's own mode wins (the judge sets `judge.mode`); a spec without one uses `llm.structured`.
+        """
+        if spec.mode is None:
+            spec = dataclasses.replace(spec, mode=self.settings.structured)
+        if spec.mode == "json_object":
+            messages = [*messages, json_object_instruction(spec)]
         payload = chat_payload(self.settings, messages, model, None, None)
         fields, ask = structured_request(spec)
         payload.update(fields)
@@ -433,6 +448,15 @@ class LLMClient:
             scrub=self._scrub,
             extra_models=extra_models,
         )
+
+    async def probe(self, probes: Sequence[Probe] = ()) -> None:
+        """With `llm.probe`: one tiny uncached structured request in `llm.structured` mode (plus one per
+        entry of `probes`, e.g. the judge's model and mode) and one embedding request, so a server that
+        rejects the mode or returns unpooled embeddings is named (`ConfigurationError`, one line) before any
+        work is paid for. Called after the offline checks, so a typo costs no request at all."""
+        if self.settings.probe:
+            own = Probe(model=self.settings.model, mode=self.settings.structured, setting="llm.structured")
+            await probe_server(self, [own, *probes])
 
     async def aclose(self) -> None:
         """Close the HTTP pool (and the cache, when this client created it)."""

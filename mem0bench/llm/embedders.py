@@ -113,6 +113,13 @@ class OpenAIEmbeddingBackend:
             emb = item.get("embedding")
             if isinstance(emb, str):
                 rows.append(np.frombuffer(base64.b64decode(emb), dtype=np.float32))
+            elif emb and isinstance(emb[0], list):
+                # llama.cpp serving a model without pooling: one vector per token, not per text.
+                # A configuration problem, not a transient one: not retried (the client retries ValueError).
+                raise ConfigurationError(
+                    f"embedding model '{self.model}' returned {len(emb)} per-token vectors for one text, not "
+                    "one pooled vector: serve it with pooling (llama.cpp: --pooling mean)"
+                )
             else:
                 rows.append(np.asarray(emb, dtype=np.float32))
         vectors = np.vstack(rows) if rows else np.zeros((0, self.dim or 0), dtype=np.float32)

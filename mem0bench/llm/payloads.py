@@ -20,6 +20,7 @@ __all__ = [
     "chat_payload",
     "encode_body",
     "is_reasoning_model",
+    "json_object_instruction",
     "request_adaptation",
     "request_key",
     "structured_request",
@@ -121,4 +122,22 @@ def structured_request(spec: StructuredSpec) -> tuple[dict[str, Any], str]:
             fields,
             "Reply again with only a corrected JSON object that satisfies the required JSON schema.",
         )
+    if spec.mode == "json_object":
+        # llama.cpp's server takes the schema inside a json_object response format and turns it into a
+        # grammar; servers that only force some JSON (vLLM, OpenAI) ignore it, so the schema is also
+        # given in the prompt (`json_object_instruction`).
+        fields = {"response_format": {"type": "json_object", "schema": spec.parameters}}
+        return (
+            fields,
+            "Reply again with only a corrected JSON object that satisfies the required JSON schema.",
+        )
     raise ConfigurationError(f"unknown structured output mode {spec.mode!r}")
+
+
+def json_object_instruction(spec: StructuredSpec) -> Message:
+    """The system message that tells the model the schema when the server is only asked for JSON."""
+    schema = json.dumps(spec.parameters, sort_keys=True, separators=(",", ":"))
+    return {
+        "role": "system",
+        "content": f"Reply with one JSON object only (no prose, no code fence) that satisfies this JSON schema: {schema}",
+    }

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.llm.types import STRUCTURED_MODES, StructuredMode
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -91,6 +92,12 @@ class LLMSettings:
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     check_models: bool = True
+    structured: StructuredMode = "tool"
+    """How structured output is asked for: a forced function call (`tool`), a `json_schema` response format,
+    or a `json_object` response format carrying the schema (llama.cpp's server)."""
+    probe: bool = True
+    """Preflight sends one tiny request in the `structured` mode and one embedding request, so a server
+    that rejects them stops the run before any work."""
     prices: dict[str, dict[str, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     api_key: str | None = field(default=None, repr=False, compare=False)
     """An explicit key (command-line override). Never shown, never serialized, never cached."""
@@ -98,6 +105,10 @@ class LLMSettings:
     def __post_init__(self) -> None:
         if not self.model:
             raise ConfigurationError("llm.model must be a non-empty model name")
+        if self.structured not in STRUCTURED_MODES:
+            raise ConfigurationError(
+                f"llm.structured must be one of {', '.join(STRUCTURED_MODES)}, not {self.structured!r}"
+            )
         _positive("llm.timeout_s", self.timeout_s)
         _positive("llm.max_retries", self.max_retries, allow_zero=True)
         _positive("llm.backoff_base_s", self.backoff_base_s, allow_zero=True)

@@ -8,6 +8,9 @@ from typing import Any, Literal
 Stage = Literal["ingest", "search", "answer", "judge", "preflight"]
 STAGES: tuple[Stage, ...] = ("ingest", "search", "answer", "judge")
 
+StructuredMode = Literal["tool", "json_schema", "json_object"]
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("tool", "json_schema", "json_object")
+
 Message = dict[str, Any]
 """An OpenAI chat message, e.g. {"role": "user", "content": "..."}."""
 
@@ -36,13 +39,14 @@ class ReplyShapeError(ValueError):
 class StructuredSpec:
     """A structured-output contract: a JSON schema the reply must satisfy.
 
-    Sent as a function (tool) call by default, or as a `response_format` JSON schema.
+    Sent as a function (tool) call, a `response_format` JSON schema, or a `json_object` response format
+    carrying the schema (llama.cpp's form). `mode=None`: the client's `llm.structured` setting decides.
     """
 
     name: str
     description: str
     parameters: dict[str, Any]
-    mode: Literal["tool", "json_schema"] = "tool"
+    mode: StructuredMode | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
-from mem0bench.pipeline.records import AnswerRecord
+from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 
 
@@ -53,4 +53,5 @@ async def answer_question(
         context_dia_ids=context.source_dia_ids,
         usage=whole.usage,
         cached=whole.cached_calls > 0,
+        context=keep_context(context.text),
     )

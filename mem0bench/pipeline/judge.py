@@ -6,12 +6,11 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
 
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError, ReplyShapeError
+from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, ReplyShapeError, StructuredMode
 from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, Verdict, build_judge_messages
 
@@ -21,7 +20,7 @@ class JudgeSettings:
     model: str
     runs: int = 10
     prompt: JudgePrompt = "lenient"
-    mode: Literal["tool", "json_schema"] = "tool"
+    mode: StructuredMode = "tool"
     panel: tuple[str, ...] = ()
     """More judge models over the same answers (same prompt, mode and runs), each kept apart."""
 
@@ -36,8 +35,8 @@ class JudgeSettings:
             raise ValueError(f"judge.model must be a model name, not {self.model!r}")
         if self.prompt not in JUDGE_PROMPTS:
             raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {self.prompt!r}")
-        if self.mode not in ("tool", "json_schema"):
-            raise ValueError(f"judge.mode must be tool or json_schema, not {self.mode!r}")
+        if self.mode not in STRUCTURED_MODES:
+            raise ValueError(f"judge.mode must be one of {', '.join(STRUCTURED_MODES)}, not {self.mode!r}")
         if self.runs < 1:
             raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
 

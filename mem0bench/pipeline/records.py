@@ -19,6 +19,18 @@ def _from_dict(cls: type[T], row: dict[str, Any]) -> T:
     return cls(**kwargs)
 
 
+CONTEXT_KEEP_CHARS = 16_000
+"""Characters of the retrieved context kept in an answer row (Mem0's contexts are ~7,000, Mem0^g's
+~14,000; a full-context run's ~100,000 are cut)."""
+
+
+def keep_context(text: str) -> str:
+    """`text`, cut at `CONTEXT_KEEP_CHARS` with a last line saying how much was left out."""
+    if len(text) <= CONTEXT_KEEP_CHARS:
+        return text
+    return text[:CONTEXT_KEEP_CHARS] + f"\n[... {len(text) - CONTEXT_KEEP_CHARS:,} more characters not kept]"
+
+
 @dataclass(frozen=True)
 class AnswerRecord:
     """The answer stage's output for one question. `failure` set means no prediction was produced;
@@ -52,6 +64,9 @@ class AnswerRecord:
     cached: bool | None = None
     """True when any call behind this row (search or answer) was served from the cache, so its latencies
     are not a server's: latency percentiles leave it out. None in rows written before the field existed."""
+    context: str | None = None
+    """The retrieved context as the answer model saw it, for reading (the HTML report); cut after
+    `CONTEXT_KEEP_CHARS` characters so a full-context run's rows stay small."""
 
     @property
     def failed_stage(self) -> str | None:

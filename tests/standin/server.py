@@ -7,7 +7,8 @@ produce good scores: it knows nothing about mem0bench's prompts.
     - `tools` + `tool_choice`: a `tool_calls` reply whose arguments are generated from the function's JSON
       schema (objects with their required properties, strings of words from the last user message, enums
       picked deterministically, arrays of 0..3 items, numbers, integers, booleans);
-    - `response_format: json_schema`: JSON content generated the same way;
+    - `response_format: json_schema` (or llama.cpp's `json_object` with a `schema`): JSON content generated
+      the same way;
     - otherwise: a short text of words from the prompt.
   Everything is deterministic from a hash of the request body. Usage: cl100k tokens of the message
   contents (+ tool schema) and of the output.
@@ -652,6 +653,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         json_schema = None
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             json_schema = (fmt.get("json_schema") or {}).get("schema") or {}
+        elif isinstance(fmt, dict) and fmt.get("type") == "json_object":  # llama.cpp's form: schema inside
+            json_schema = fmt.get("schema") or {"type": "object"}
 
         content: str | None = None
         tool_call: tuple[str, str] | None = None
