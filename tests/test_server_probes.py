@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.preflight import Probe
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.llm.types import ConfigurationError
 from tests.standin.server import HTTPError, Raw
 
 
