@@ -26,4 +26,4 @@ def test_help_lists_the_comparison_commands(capsys):
         with pytest.raises(SystemExit) as exc:
             main([command, "--help"])
         assert exc.value.code == 0
-        assert "example: python -m mem0bench" in capsys.readouterr().out
+        assert "examples:\n  python -m mem0bench" in capsys.readouterr().out

@@ -71,12 +71,15 @@ def test_a_reply_ends_the_streak():
 
 def test_backoff_sleep_stops_at_the_window_edge_and_when_the_server_goes_down():
     async def go() -> None:
-        watch, clock, _ = _watch(window=0.2)
+        watch, clock, out = _watch(window=0.2)
         clock.now = 0.0
         watch._clock = lambda: asyncio.get_running_loop().time()  # a real clock for the sleeps
         watch.failed("refused")
         loop = asyncio.get_running_loop()
         start = loop.time()
+        await watch.sleep(30.0)  # capped where the first warning is due (half the window here)
+        watch.failed("refused")
+        assert not watch.down and "failing since" in out.getvalue()
         await watch.sleep(30.0)  # capped at the window's end
         assert loop.time() - start < 5
         watch.failed("refused")

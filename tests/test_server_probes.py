@@ -15,7 +15,7 @@ import pytest
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
-from mem0bench.llm.preflight import Probe
+from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.settings import LLMSettings
 from tests.standin.server import HTTPError, Raw
 
@@ -29,7 +29,7 @@ def _client(standin: Any, *, dimensions: int | None = None, **settings: Any) -> 
 def _probe(client: LLMClient, probes: list[Probe] | None = None) -> None:
     async def go() -> None:
         try:
-            await client.probe(probes or [])
+            await probe(client, probes or [])
         finally:
             await client.aclose()
 

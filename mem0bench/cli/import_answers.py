@@ -16,6 +16,7 @@ from pathlib import Path
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.paths import data_home
 
 
 def import_main(argv: list[str]) -> int:
@@ -63,7 +64,7 @@ def _import(args: argparse.Namespace) -> int:
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
         cfg = compose(config_name="run", overrides=overrides)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)))
+    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {

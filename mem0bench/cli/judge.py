@@ -46,7 +46,7 @@ def judge_folder(judge: JudgeSettings) -> str:
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.common.files import atomic_write
-    from mem0bench.llm.preflight import Probe
+    from mem0bench.llm.probes import Probe, probe
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
     from mem0bench.pipeline.rejudge import Rejudger
@@ -78,7 +78,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     client.retry_cached_failures = bool(cfg.run.get("retry_failed", False))
     try:
         await client.preflight(extra_models=[judge.model])
-        await client.probe([Probe(judge.model, judge.mode, "judge.mode")])
+        await probe(client, [Probe(judge.model, judge.mode, "judge.mode")])
         rundir = RunDirectory(run_dir)
         rejudger = Rejudger(
             client=client, rundir=rundir, judge=judge,

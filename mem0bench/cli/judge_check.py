@@ -20,6 +20,7 @@ from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.paths import data_home
 
 
 def judge_check_main(argv: list[str]) -> int:
@@ -54,7 +55,7 @@ async def _check(args: argparse.Namespace) -> int:
 
     cfg = _compose(args.overrides)
     judge = judge_settings(cfg)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, Path(cfg.dataset.data_dir)))
+    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
     if cfg.dataset.get("answer_key"):
         key = read_answer_key(cfg.dataset.answer_key, dataset)
         dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))

@@ -9,7 +9,6 @@ CONTRACT (implemented by the llm package; other packages rely only on this surfa
     await client.embed(texts: Sequence[str], *, stage) -> np.ndarray  # float32, shape (n, dim), L2-normalized
     client.ledger -> UsageLedger  (per-stage calls, cached calls, tokens, failures, cost)
     await client.preflight() -> None  # raises ConfigurationError with one clear line
-    await client.probe(probes) -> None  # one tiny structured + embedding request; ConfigurationError
     await client.aclose()
 
 Failures after bounded retries raise `LLMCallError(CallFailure)`; nothing else escapes a call.
@@ -58,7 +57,7 @@ from mem0bench.llm.payloads import (
     request_key,
     structured_request,
 )
-from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, Probe, probe_server, run_preflight
+from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
 from mem0bench.llm.ratelimit import RateLimiter, estimate_tokens
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
@@ -448,15 +447,6 @@ class LLMClient:
             scrub=self._scrub,
             extra_models=extra_models,
         )
-
-    async def probe(self, probes: Sequence[Probe] = ()) -> None:
-        """With `llm.probe`: one tiny uncached structured request in `llm.structured` mode (plus one per
-        entry of `probes`, e.g. the judge's model and mode) and one embedding request, so a server that
-        rejects the mode or returns unpooled embeddings is named (`ConfigurationError`, one line) before any
-        work is paid for. Called after the offline checks, so a typo costs no request at all."""
-        if self.settings.probe:
-            own = Probe(model=self.settings.model, mode=self.settings.structured, setting="llm.structured")
-            await probe_server(self, [own, *probes])
 
     async def aclose(self) -> None:
         """Close the HTTP pool (and the cache, when this client created it)."""

@@ -6,8 +6,7 @@ A run that would fail on its first call should say why in one line, not after mi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx2
 import openai
@@ -15,12 +14,8 @@ import openai
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, StructuredMode, StructuredSpec
 
-if TYPE_CHECKING:
-    from mem0bench.llm.client import LLMClient
-
-__all__ = ["PREFLIGHT_TIMEOUT_S", "Probe", "probe_server", "run_preflight"]
+__all__ = ["PREFLIGHT_TIMEOUT_S", "run_preflight"]
 
 PREFLIGHT_TIMEOUT_S = 5.0
 """Short on purpose: a server that does not answer GET /models in 5 s is down or misconfigured."""
@@ -90,101 +85,3 @@ async def run_preflight(
         if model not in listed:
             shown = ", ".join(sorted(listed)[:20]) + (" ..." if len(listed) > 20 else "")
             raise ConfigurationError(f"model '{model}' is not served by {url}; available: {shown}")
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One structured-output probe: this model, asked in this mode; `setting` is what the user changes."""
-
-    model: str
-    mode: StructuredMode
-    setting: str
-    """The config key that chose `mode`, named in the error (`llm.structured`, `judge.mode`)."""
-
-
-_PROBE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"ok": {"type": "boolean"}},
-    "required": ["ok"],
-    "additionalProperties": False,
-}
-_PROBE_MESSAGES = [{"role": "user", "content": "Connectivity check: reply with ok set to true."}]
-_EMBED_PROBE = ["mem0bench preflight probe"]
-
-
-def _probe_spec(mode: StructuredMode) -> StructuredSpec:
-    return StructuredSpec(
-        "preflight_check", "Confirms the server follows the output format.", _PROBE_SCHEMA, mode
-    )
-
-
-async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> str | None:
-    """None when `model` answers a tiny request in `mode` with valid output, else why not (one line)."""
-    try:
-        await client.structured(
-            _PROBE_MESSAGES,
-            _probe_spec(mode),
-            stage="preflight",
-            salt=f"probe {client.base_url}",
-            model=model,
-        )
-    except LLMCallError as exc:
-        return f"{exc.failure.kind}: {exc.failure.message}"
-    return None
-
-
-async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
-    """Raise `ConfigurationError` naming the setting to change when a probe fails.
-
-    Each distinct (model, mode) is asked once; on failure the other modes are tried too, so the message
-    can say which one this server accepts. Then the embedding endpoint is asked for one vector, and its
-    shape is checked (a model without pooling returns one vector per token).
-    """
-    # A probe's failure is not a failure of the run. Its reply is cached like any other, under a salt
-    # holding the server's URL: a rerun against the same server pays nothing, another server is asked.
-    hook, client.on_failure = client.on_failure, None
-    try:
-        seen: set[tuple[str, str]] = set()
-        for probe in probes:
-            if (probe.model, probe.mode) in seen:
-                continue
-            seen.add((probe.model, probe.mode))
-            error = await _try_mode(client, probe.model, probe.mode)
-            if error is None:
-                continue
-            working = [
-                m
-                for m in STRUCTURED_MODES
-                if m != probe.mode and await _try_mode(client, probe.model, m) is None
-            ]
-            hint = (
-                f"set {probe.setting}={working[0]}"
-                if working
-                else f"no mode worked ({'|'.join(STRUCTURED_MODES)})"
-            )
-            raise ConfigurationError(
-                f"model '{probe.model}' at {client.base_url} failed a structured-output probe with "
-                f"{probe.setting}={probe.mode} ({error}); {hint}"
-            )
-        await _probe_embeddings(client)
-    finally:
-        client.on_failure = hook
-
-
-async def _probe_embeddings(client: LLMClient) -> None:
-    backend = client.embedder
-    if not isinstance(backend, OpenAIEmbeddingBackend):
-        return  # a local model: checked when it loads
-    where = f"embedding model '{backend.model}' at {client.base_url}"
-    try:
-        vectors = await client.embed(list(_EMBED_PROBE), stage="preflight")
-    except LLMCallError as exc:
-        raise ConfigurationError(
-            f"{where} failed an embedding request ({exc.failure.kind}: {exc.failure.message}); "
-            "set embedder.model, or use local embeddings with embedder=minilm"
-        ) from None
-    if backend.dimensions and vectors.shape[1] != backend.dimensions:
-        raise ConfigurationError(
-            f"{where} returned {vectors.shape[1]}-dimensional vectors, not embedder.dimensions="
-            f"{backend.dimensions} (the server may ignore `dimensions`): set embedder.dimensions=null"
-        )

@@ -129,8 +129,13 @@ class ReachabilityWatch:
         """A backoff pause that ends early when the server is declared down meanwhile, and that never
         sleeps past the end of the window (so the attempt that decides comes on time)."""
         if self._started is not None:
-            left = self.window_s - (self._clock() - self._started)
-            delay = min(delay, max(left, 0.0) + 0.01)
+            age = self._clock() - self._started
+            delay = min(delay, max(self.window_s - age, 0.0) + 0.01)
+            first_warning = min(5.0, self.window_s / 2)
+            if self._last_warning is None and age < first_warning:
+                # The attempt after this pause comes when the first warning is due, so a user waiting on
+                # a dead server always reads it before the stop (a long backoff would skip past it).
+                delay = min(delay, first_warning - age + 0.01)
         if delay <= 0:
             return
         if self._down_event is None:

@@ -59,7 +59,7 @@ def evidence_recall(evidence: Sequence[str], retrieved: Sequence[str]) -> float 
     return len(wanted & set(retrieved)) / len(wanted)
 
 
-def _judge(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
+def judge_figures(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
     """J over the rows, standing only on successful judgements.
 
     A question without a prediction counts as WRONG in a judge run, but only in a run where the judge
@@ -85,7 +85,7 @@ def _scores(rows: Sequence[Row], runs: int) -> dict[str, Any]:
         "f1": mean([r["f1"] for r in rows]),
         "bleu1": mean([r["bleu1"] for r in rows]),
         "locomo_f1": mean([r["locomo_f1"] for r in rows]),
-        "judge": _judge(rows, runs),
+        "judge": judge_figures(rows, runs),
     }
 
 

@@ -24,7 +24,7 @@ from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
-from mem0bench.llm.preflight import Probe
+from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.memory.base import MemorySystem, SystemContext
@@ -283,8 +283,9 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(cfg)
-        await client.probe(
-            [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])]
+        await probe(
+            client,
+            [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])],
         )
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(cfg, client.settings, judge))),

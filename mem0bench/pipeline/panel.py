@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mem0bench.data.model import Category
-from mem0bench.metrics import judge_summary
 from mem0bench.metrics.judge_stats import fleiss_kappa
-from mem0bench.pipeline.aggregate import judge_labels
+from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.pipeline.resume import current_judgements
@@ -49,13 +48,23 @@ def panel_block(
 ) -> dict[str, Any]:
     matrices = {j.name: (j, _matrix(j, judgements, answers)) for j in judges}
     out: dict[str, Any] = {}
+    failed = {a.qid for a in answers if a.failure}
     for name, (judge, matrix) in matrices.items():
-        block: dict[str, Any] = {"overall": judge_summary(list(matrix.values()), judge.runs).to_dict()}
+        # The figures of the main judge's, computed the same way (`judge_figures`): a failed answer is
+        # WRONG, a judge run with no successful label has no figure, and the count of labels is given.
+        as_rows = {
+            qid: {
+                "failure": qid in failed,
+                "judge": [None if v is None else "CORRECT" if v else "WRONG" for v in labels],
+            }
+            for qid, labels in matrix.items()
+        }
+        block: dict[str, Any] = {"overall": judge_figures(list(as_rows.values()), judge.runs)}
         categories = {}
         for category in Category:
             qids = [r["qid"] for r in rows if r["category_id"] == int(category)]
             if qids:
-                categories[category.label] = judge_summary([matrix[q] for q in qids], judge.runs).to_dict()
+                categories[category.label] = judge_figures([as_rows[q] for q in qids], judge.runs)
         block["categories"] = categories
         out[name] = block
     votes = [[_majority(m[a.qid]) for _, m in matrices.values()] for a in answers]
