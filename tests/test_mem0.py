@@ -512,13 +512,13 @@ def test_failed_and_malformed_calls_are_recorded_and_skipped(tmp_path: Path) -> 
     assert report.failures == 3
     assert report.details["failures.extraction"] == 1 and report.details["failures.update"] == 2
     rows = system.failures
-    assert {(r["stage"], r["kind"], r["pair_index"]) for r in rows} == {
+    assert {(r.stage, r.kind, r.pair_index) for r in rows} == {
         ("extraction", "malformed", 1),
         ("update", "bad_request", 2),
         ("update", "malformed", 2),
     }
-    assert all(r["sample_id"] == "conv-t" and r["speaker"] == "Ann" and r["message"] for r in rows)
-    json.dumps(rows)  # failures.jsonl-friendly
+    assert all(r.sample_id == "conv-t" and r.speaker == "Ann" and r.message for r in rows)
+    json.dumps([r.to_dict() for r in rows])  # failures.jsonl-friendly
     # Deterministic failures do not block the done marker.
     assert (tmp_path / "conv-t" / "ann" / "done").is_file()
 

@@ -406,7 +406,7 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
     client = FakeClient(fail=fail)
     mem0g = system(tmp_path, client)
     report = await mem0g.ingest(three_sessions())
-    stages = sorted(f["stage"] for f in mem0g.failures)
+    stages = sorted(f.stage for f in mem0g.failures)
     assert stages == ["graph_entities", "graph_entities", "graph_resolve", "graph_resolve"]
     assert report.failures == 4 and report.details["failures.graph_resolve"] == 2
     _, edges = mem0g.graph_snapshot("conv-t")["Caroline"]
@@ -414,7 +414,7 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
     assert [(e.destination_name, e.valid) for e in edges] == [("Boston", True), ("Denver", True)]
     context = await mem0g.retrieve(three_sessions(), question("where does caroline live in"))
     assert "Caroline -> lives_in -> Denver" in context.text  # the semantic channel still answers
-    assert mem0g.failures[-1]["stage"] == "graph_query_entities"
+    assert mem0g.failures[-1].stage == "graph_query_entities"
     # Deterministic failures do not block the done markers: the counts survive a reload from the snapshots.
     assert all((tmp_path / "state" / "conv-t" / slug / "done").is_file() for slug in ("caroline", "melanie"))
     reloaded = await system(tmp_path, FakeClient()).ingest(three_sessions())
@@ -517,7 +517,7 @@ async def test_embedding_failure_skips_the_pair(tmp_path: Path) -> None:
     await mem0g.ingest(three_sessions())
     _, edges = mem0g.graph_snapshot("conv-t")["shared"]
     assert [e.destination_name for e in edges] == ["Boston", "pottery"]
-    assert [f["stage"] for f in mem0g.failures] == ["graph_embed"]
+    assert [f.stage for f in mem0g.failures] == ["graph_embed"]
 
 
 @sync
