@@ -7,18 +7,46 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx2
+import numpy as np
 import openai
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
-from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, StructuredMode, StructuredSpec
+from mem0bench.llm.types import (
+    STRUCTURED_MODES,
+    CallFailure,
+    LLMCallError,
+    Message,
+    StructuredMode,
+    StructuredReply,
+    StructuredSpec,
+)
 
-if TYPE_CHECKING:
-    from mem0bench.llm.client import LLMClient
+
+class ProbedClient(Protocol):
+    """What the probes use of `LLMClient` (stated here so that this module need not import the client,
+    which imports it)."""
+
+    base_url: str
+    embedder: Any
+    on_failure: Callable[[CallFailure], None] | None
+
+    async def structured(
+        self,
+        messages: Sequence[Message],
+        spec: StructuredSpec,
+        *,
+        stage: str,
+        salt: str = "",
+        model: str | None = None,
+    ) -> StructuredReply: ...
+
+    async def embed(self, texts: Sequence[str], *, stage: str) -> np.ndarray: ...
+
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "Probe", "probe_server", "run_preflight"]
 
@@ -118,7 +146,7 @@ def _probe_spec(mode: StructuredMode) -> StructuredSpec:
     )
 
 
-async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> str | None:
+async def _try_mode(client: ProbedClient, model: str, mode: StructuredMode) -> str | None:
     """None when `model` answers a tiny request in `mode` with valid output, else why not (one line)."""
     try:
         await client.structured(
@@ -133,7 +161,7 @@ async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> str 
     return None
 
 
-async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
+async def probe_server(client: ProbedClient, probes: Sequence[Probe]) -> None:
     """Raise `ConfigurationError` naming the setting to change when a probe fails.
 
     Each distinct (model, mode) is asked once; on failure the other modes are tried too, so the message
@@ -171,7 +199,7 @@ async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
         client.on_failure = hook
 
 
-async def _probe_embeddings(client: LLMClient) -> None:
+async def _probe_embeddings(client: ProbedClient) -> None:
     backend = client.embedder
     if not isinstance(backend, OpenAIEmbeddingBackend):
         return  # a local model: checked when it loads
