@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from benchmarks.settings import BENCH_KEY
-from benchmarks.stats import percentile
+from mem0bench.metrics import percentile
 
 _WORDS = " ".join(f"word{i % 97} fact about the session" for i in range(170))
 _TOOL: dict[str, Any] = {"type": "function", "function": {"name": "facts", "parameters": {

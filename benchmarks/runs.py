@@ -17,6 +17,7 @@ from typing import Any
 from benchmarks.settings import REPO, BenchContext, BenchError, harness_env
 from benchmarks.standin import Standin, requests_between
 from benchmarks.stats import summary_ms
+from mem0bench.common.jsonl import read_jsonl as read_rows
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,9 @@ def measure_run(
 
 # ---- what a run directory says ----------------------------------------------------------------------
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The rows of a JSON-lines file; [] when it does not exist."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The rows of a JSON-lines file ([] when it does not exist), under the package's one reading policy
+    (a torn last line skipped)."""
+    return list(read_rows(path))
 
 
 def local_search_s(rows: list[dict[str, Any]]) -> list[float]:

@@ -1,20 +1,11 @@
-"""Small numeric helpers: percentiles, latency summaries and pass/fail checks."""
+"""Small numeric helpers: latency summaries and pass/fail checks (percentiles are the package's own)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile with linear interpolation (numpy's default); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+from mem0bench.metrics import percentile
 
 
 def percentile_ms(values: Sequence[float], q: float) -> float | None:

@@ -45,6 +45,32 @@ Handler = Callable[[FakeCall], Any]
 """Returns the reply: a dict (structured data), a str (chat text), or an exception to raise."""
 
 
+class PromptInputs:
+    """The keyword arguments prompts were built from, by the messages each build returned.
+
+    `capture` wraps a prompt builder where a module imported it; a fake client then `pop`s the inputs of
+    the messages it is sent, so it reads typed values (turns, memories, facts), never the prompt's prose.
+    """
+
+    def __init__(self) -> None:
+        self._by_messages: dict[int, dict[str, Any]] = {}
+
+    def capture(self, monkeypatch: pytest.MonkeyPatch, module: str, builder: str) -> None:
+        """Record the inputs of `module.builder(...)` (the name as the module using it imported it)."""
+        original = getattr(importlib.import_module(module), builder)
+
+        def recording(**kwargs: Any) -> list[dict[str, Any]]:
+            messages = original(**kwargs)
+            self._by_messages[id(messages)] = kwargs
+            return messages
+
+        monkeypatch.setattr(f"{module}.{builder}", recording)
+
+    def pop(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """The inputs `messages` were built from ({} if no captured builder built them)."""
+        return self._by_messages.pop(id(messages), {})
+
+
 class ScriptedLLM:
     """The LLMClient surface the memory systems use, for unit tests.
 
@@ -54,12 +80,14 @@ class ScriptedLLM:
     Rewording a prompt therefore breaks no test that uses this fake.
     """
 
-    def __init__(self, embed: Callable[[str], np.ndarray] = bow_embed) -> None:
+    def __init__(
+        self, embed: Callable[[str], np.ndarray] = bow_embed, inputs: PromptInputs | None = None
+    ) -> None:
         self.handlers: dict[str, Handler] = {}
         self.calls: list[FakeCall] = []
         self.embedded: list[tuple[list[str], str]] = []
         self._embed = embed
-        self._inputs: dict[int, dict[str, Any]] = {}
+        self._inputs = inputs or PromptInputs()
 
     def on(self, route: str, handler: Handler) -> ScriptedLLM:
         self.handlers[route] = handler
@@ -67,20 +95,13 @@ class ScriptedLLM:
 
     def capture(self, monkeypatch: pytest.MonkeyPatch, module: str, builder: str) -> None:
         """Record the inputs of `module.builder(...)` (the name as the module using it imported it)."""
-        original = getattr(importlib.import_module(module), builder)
-
-        def recording(**kwargs: Any) -> list[dict[str, Any]]:
-            messages = original(**kwargs)
-            self._inputs[id(messages)] = kwargs
-            return messages
-
-        monkeypatch.setattr(f"{module}.{builder}", recording)
+        self._inputs.capture(monkeypatch, module, builder)
 
     def routed(self, route: str) -> list[FakeCall]:
         return [call for call in self.calls if call.route == route]
 
     def _answer(self, route: str, messages: list[dict[str, Any]], stage: str) -> Any:
-        call = FakeCall(route, stage, messages, self._inputs.pop(id(messages), {}))
+        call = FakeCall(route, stage, messages, self._inputs.pop(messages))
         self.calls.append(call)
         if route not in self.handlers:
             raise AssertionError(f"no scripted reply for {route!r}; routes: {sorted(self.handlers)}")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.common.text import one_line
 from mem0bench.common.vectors import cosine_top_k, normalize
+from mem0bench.memory.inspection import read_ops
+from mem0bench.metrics import percentile
 
 
 def test_one_line_collapses_every_whitespace_run() -> None:
@@ -66,3 +70,29 @@ def test_cosine_top_k_with_real_dense_embeddings() -> None:
     query, _ = asyncio.run(backend.embed_batch(["When did Caroline go to the support group?"]))
     assert cosine_top_k(matrix, query[0], 2)[0] == 2
     assert cosine_top_k(matrix * 3.0, query[0] * 0.5, 3) == cosine_top_k(matrix, query[0], 3)  # scale-free
+
+
+def test_an_operation_log_is_read_under_the_one_jsonl_policy(tmp_path: Path) -> None:
+    # Mem0's partial op log of a killed stream: the torn last line is skipped, as in the run files ...
+    op = {
+        "kind": "ADD",
+        "memory_id": "m1",
+        "pair_index": 0,
+        "session_date": "1 May 2023",
+        "after": "Ann runs",
+    }
+    path = tmp_path / "ann.ops.jsonl.partial"
+    path.write_text(json.dumps(op) + "\n" + json.dumps({**op, "memory_id": "m2"})[:-1])
+    assert [o.memory_id for o in read_ops(path)] == ["m1"]
+    # ... while a damaged line in the middle is reported, not silently dropped.
+    path.write_text(json.dumps(op) + "\n{not json\n" + json.dumps(op) + "\n")
+    with pytest.raises(ValueError, match="line 2"):
+        read_ops(path)
+    assert list(read_jsonl(tmp_path / "missing.jsonl")) == []
+
+
+def test_the_benchmarks_use_the_package_percentile() -> None:
+    from benchmarks import stats
+
+    assert stats.percentile is percentile
+    assert stats.summary_ms([0.1, 0.2, 0.3, 0.4]) == {"n": 4, "p50": 250.0, "p95": 385.0, "max": 400.0}

@@ -13,6 +13,7 @@ from mem0bench.memory.graph import build_graph_store, graph_name, load_graph_sna
 from mem0bench.memory.graph.base import GraphStore
 from tests import graph_store_cases as cases
 from tests.falkordb_server import FalkorDBServer
+from tests.test_mem0g import typed_prompt_inputs  # noqa: F401  (autouse: Mem0^g's fakes read prompt inputs)
 
 pytestmark = [pytest.mark.falkordb, pytest.mark.slow]
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,51 +16,60 @@ import pytest
 from mem0bench.cli.memories import memories_main
 from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
-from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
+from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
-from mem0bench.prompts.extraction import EXTRACTION_SPEC
-from mem0bench.prompts.update import BATCH_UPDATE_NAME
+from mem0bench.prompts.extraction import EXTRACTION_SPEC, role_of
+from mem0bench.prompts.update import BATCH_UPDATE_NAME, UPDATE_SPEC
 from mem0bench.tokens import count_tokens
-from tests.fakes import bow_embed
+from tests.fakes import CHAT, FakeCall, PromptInputs, ScriptedLLM, bow_embed
 
 DATES = ["1:00 pm on 1 May, 2023", "9:30 am on 20 May, 2023", "4:15 pm on 2 June, 2023"]
-LINE = re.compile(r"^\[(?P<date>[^\]]*)\] (?P<role>user|assistant) \((?P<name>[^)]*)\): (?P<text>.*)$")
 
 Decision = Callable[[list[dict[str, str]], str], Any]
 
 # ---- the fake client ---------------------------------------------------------------------------------
 
 
-def section(text: str, head: str, tail: str | None) -> str:
-    body = text.split(head, 1)[1]
-    return body.split(tail, 1)[0] if tail else body
+PROMPT_BUILDERS = (
+    ("mem0bench.memory.mem0.extraction", "build_extraction_messages"),
+    ("mem0bench.memory.mem0.update", "build_update_messages"),
+    ("mem0bench.memory.mem0.update", "build_batch_update_messages"),
+    ("mem0bench.memory.mem0.summary", "build_summary_messages"),
+)
+_inputs = PromptInputs()
 
 
-def parse_extraction(messages: list[dict]) -> dict[str, Any]:
-    body = messages[1]["content"]
-    summary = section(body, "CONVERSATION SUMMARY SO FAR:\n", "\n\nEARLIER MESSAGES")
-    earlier = section(body, "EARLIER MESSAGES (context only):\n", "\n\nNEW MESSAGES")
-    new = section(body, "NEW MESSAGES", None).split("\n", 1)[1]
-    owner = re.search(r"long-term memory of (?:a conversation between )?(\w+)", messages[0]["content"]).group(
-        1
-    )
+@pytest.fixture(autouse=True)
+def typed_prompt_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every FakeClient of a test reads the inputs Mem0's prompts were built from, not their wording."""
+    global _inputs
+    _inputs = PromptInputs()
+    for module, builder in PROMPT_BUILDERS:
+        _inputs.capture(monkeypatch, module, builder)
+
+
+def extraction_info(inputs: dict[str, Any]) -> dict[str, Any]:
+    """What an extraction prompt was built from: its owner, summary, earlier and new turns (each turn as
+    date, role, speaker name and text)."""
+    user, shared = inputs["user"], inputs.get("shared", False)
+
+    def line(turn: Turn, date: str) -> dict[str, str]:
+        return {"date": date, "role": role_of(turn, user, shared), "name": turn.speaker, "text": turn.text}
+
     return {
-        "owner": owner,
-        "system": messages[0]["content"],
-        "summary": "" if summary == "(none yet)" else summary,
-        "earlier": [] if earlier == "(none)" else [LINE.match(x).groupdict() for x in earlier.splitlines()],
-        "new": [LINE.match(x).groupdict() for x in new.splitlines()],
+        "owner": user,
+        "summary": inputs["summary"].strip(),
+        "earlier": [line(t, d) for t, d in zip(inputs["previous"], inputs["previous_dates"])],
+        "new": [line(t, inputs["session_date"]) for t in inputs["pair"]],
     }
 
 
-def parse_update(messages: list[dict]) -> tuple[list[dict[str, str]], str]:
-    body = messages[1]["content"]
-    listing = section(body, "EXISTING MEMORIES:\n", "\n\nNEW FACT")
-    memories, _ = json.JSONDecoder().raw_decode(listing)
-    return memories, body.rsplit("\n", 1)[1]
+def shown_memories(inputs: dict[str, Any]) -> list[dict[str, str]]:
+    """The existing memories an update prompt showed, with their short ids."""
+    return [{"id": sid, "text": text, "date": date} for sid, text, date in inputs["memories"]]
 
 
 def ref(memories: list[dict[str, str]], text: str) -> str:
@@ -86,9 +95,9 @@ def failure(kind: str = "malformed") -> LLMCallError:
     return LLMCallError(CallFailure(stage="ingest", kind=kind, message=f"scripted {kind}", attempts=1))
 
 
-class FakeClient:
-    """The LLMClient surface Mem0 uses, scripted by functions of the prompt (so replies do not depend on
-    call order), with optional random delays to shuffle completion order."""
+class FakeClient(ScriptedLLM):
+    """The shared scripted fake, scripted by functions of the prompts' typed inputs (so replies do not
+    depend on call order), with optional random delays to shuffle completion order."""
 
     def __init__(
         self,
@@ -99,6 +108,7 @@ class FakeClient:
         summarize: Callable[[str, list[str]], Any] | None = None,
         seed: int | None = None,
     ) -> None:
+        super().__init__(embed=bow_embed, inputs=_inputs)
         self.facts = facts
         self.decide = decide or default_decision
         self.rules = rules or {}
@@ -109,80 +119,63 @@ class FakeClient:
         self.extractions: list[dict[str, Any]] = []
         self.updates: list[tuple[list[dict[str, str]], str]] = []
         self.summaries: list[tuple[str, list[str]]] = []
-        self.embeds: list[tuple[list[str], str]] = []
         self.batches: list[tuple[list[dict[str, str]], list[str]]] = []
+        self.on(EXTRACTION_SPEC.name, self._extract).on(UPDATE_SPEC.name, self._update)
+        self.on(BATCH_UPDATE_NAME, self._batch).on(CHAT, self._summary)
 
     @property
-    def calls(self) -> int:
-        return (
-            len(self.extractions)
-            + len(self.updates)
-            + len(self.summaries)
-            + len(self.embeds)
-            + len(self.batches)
-        )
+    def embeds(self) -> list[tuple[list[str], str]]:
+        return self.embedded
 
     async def _pause(self, scale: float = 0.004) -> None:
         if self.rng is not None:
             await asyncio.sleep(self.rng.uniform(0, scale))
 
     async def structured(
-        self,
-        messages: list[dict],
-        spec: StructuredSpec,
-        *,
-        stage: str,
-        salt: str = "",
-        model: str | None = None,
+        self, messages: list[dict[str, Any]], spec: StructuredSpec, *, stage: str, **_: Any
     ) -> StructuredReply:
         assert stage == "ingest"
         await self._pause()
-        if spec.name == EXTRACTION_SPEC.name:
-            info = parse_extraction(messages)
-            self.extractions.append(info)
-            result = self.facts(info)
-            if isinstance(result, Exception):
-                raise result
-            return StructuredReply(data={"facts": result}, usage=Usage())
-        if spec.name == BATCH_UPDATE_NAME:
-            return StructuredReply(data=self._batch(messages), usage=Usage())
-        memories, fact = parse_update(messages)
-        self.updates.append((memories, fact))
-        result = self.rules.get(fact, self.decide)(memories, fact)
-        if isinstance(result, Exception):
-            raise result
-        return StructuredReply(data=result, usage=Usage())
+        return await super().structured(messages, spec, stage=stage)
 
-    def _batch(self, messages: list[dict]) -> dict[str, Any]:
+    async def chat(self, messages: list[dict[str, Any]], *, stage: str, **_: Any) -> ChatReply:
+        await self._pause(0.03)  # summaries are slow: pairs often have to wait for them
+        return await super().chat(messages, stage=stage)
+
+    async def embed(self, texts: Sequence[str], *, stage: str) -> np.ndarray:
+        await self._pause()
+        return await super().embed(texts, stage=stage)
+
+    def _extract(self, call: FakeCall) -> Any:
+        # The system prompt is kept only for tests asserting what it tells the model (the session date).
+        info = {**extraction_info(call.inputs), "system": call.messages[0]["content"]}
+        self.extractions.append(info)
+        result = self.facts(info)
+        return result if isinstance(result, Exception) else {"facts": result}
+
+    def _update(self, call: FakeCall) -> Any:
+        memories, fact = shown_memories(call.inputs), call.inputs["fact"]
+        self.updates.append((memories, fact))
+        return self.rules.get(fact, self.decide)(memories, fact)
+
+    def _batch(self, call: FakeCall) -> Any:
         """Batched update: the same per-fact rules, each fact decided against the whole shown union."""
-        body = messages[1]["content"]
-        memories, _ = json.JSONDecoder().raw_decode(section(body, "EXISTING MEMORIES:\n", "\n\nNEW FACTS"))
-        facts = [line.split(". ", 1)[1] for line in body.split("):\n", 1)[1].splitlines()]
+        memories, facts = shown_memories(call.inputs), list(call.inputs["facts"])
         self.batches.append((memories, facts))
         operations = []
         for i, fact in enumerate(facts):
             result = self.rules.get(fact, self.decide)(memories, fact)
             if isinstance(result, Exception):
-                raise result
+                return result
             operations.append({"fact": i, **result})
         return {"operations": operations}
 
-    async def chat(self, messages: list[dict], *, stage: str, salt: str = "", **_: Any) -> ChatReply:
-        body = messages[1]["content"]
-        prev = section(body, "CURRENT SUMMARY:\n", "\n\nNEW MESSAGES:")
-        prev = "" if prev.startswith("(empty") else prev
-        lines = [line.split(": ", 1)[1] for line in section(body, "NEW MESSAGES:\n", None).splitlines()]
+    def _summary(self, call: FakeCall) -> Any:
+        prev = call.inputs["previous_summary"].strip()
+        # The period's lines as the system rendered them ("[date] speaker: text"): the fake keeps the text.
+        lines = [line.split(": ", 1)[1] for line in call.inputs["lines"]]
         self.summaries.append((prev, lines))
-        await self._pause(0.03)  # summaries are slow: pairs often have to wait for them
-        result = self.summarize(prev, lines)
-        if isinstance(result, Exception):
-            raise result
-        return ChatReply(text=result, usage=Usage())
-
-    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
-        self.embeds.append((list(texts), stage))
-        await self._pause()
-        return np.stack([bow_embed(t) for t in texts])
+        return self.summarize(prev, lines)
 
 
 # ---- conversations -----------------------------------------------------------------------------------
@@ -465,13 +458,16 @@ def test_batched_update_guards_ids_facts_and_repeats(tmp_path: Path) -> None:
 def test_batched_update_malformed_items_and_left_out_facts(tmp_path: Path) -> None:
     sessions = [[("Ann", "FACT: Ann likes tea | Ann likes jazz | Ann likes rain")]]
     client = FakeClient()
-    client._batch = lambda messages: {  # type: ignore[method-assign]
-        "operations": [
-            {"fact": 0, "event": "ADD", "id": None, "text": None},
-            {"fact": 7, "event": "ADD", "id": None, "text": None},
-            {"fact": 1, "event": "MERGE", "id": None, "text": None},
-        ]
-    }
+    client.on(
+        BATCH_UPDATE_NAME,
+        lambda call: {
+            "operations": [
+                {"fact": 0, "event": "ADD", "id": None, "text": None},
+                {"fact": 7, "event": "ADD", "id": None, "text": None},
+                {"fact": 1, "event": "MERGE", "id": None, "text": None},
+            ]
+        },
+    )
     system = make_system(client, tmp_path, update="batched")
     report = run(system.ingest(make_conversation(sessions)))
     assert texts(system) == ["Ann likes tea"]
@@ -512,13 +508,13 @@ def test_failed_and_malformed_calls_are_recorded_and_skipped(tmp_path: Path) -> 
     assert report.failures == 3
     assert report.details["failures.extraction"] == 1 and report.details["failures.update"] == 2
     rows = system.failures
-    assert {(r["stage"], r["kind"], r["pair_index"]) for r in rows} == {
+    assert {(r.stage, r.kind, r.pair_index) for r in rows} == {
         ("extraction", "malformed", 1),
         ("update", "bad_request", 2),
         ("update", "malformed", 2),
     }
-    assert all(r["sample_id"] == "conv-t" and r["speaker"] == "Ann" and r["message"] for r in rows)
-    json.dumps(rows)  # failures.jsonl-friendly
+    assert all(r.sample_id == "conv-t" and r.speaker == "Ann" and r.message for r in rows)
+    json.dumps([r.to_dict() for r in rows])  # failures.jsonl-friendly
     # Deterministic failures do not block the done marker.
     assert (tmp_path / "conv-t" / "ann" / "done").is_file()
 
@@ -676,7 +672,7 @@ def test_snapshot_reload_makes_no_calls(tmp_path: Path) -> None:
     client = FakeClient()
     second = make_system(client, tmp_path)
     again = run(second.ingest(conv))
-    assert client.calls == 0
+    assert client.calls == [] and client.embeds == []
     assert again == report
     assert {k: [r.to_dict() for r in v] for k, v in second.snapshot("conv-t").items()} == {
         k: [r.to_dict() for r in v] for k, v in first.snapshot("conv-t").items()

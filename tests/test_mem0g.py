@@ -6,7 +6,7 @@ import asyncio
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,13 @@ import pytest
 
 from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
-from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec, Usage
+from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import load_graph_snapshot
 from mem0bench.memory.mem0g import Mem0G
 from mem0bench.prompts import graph as prompts
 from tests import fakes
+from tests.fakes import FakeCall
 
 
 def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,89 +48,96 @@ def scripted(text: str, tag: str) -> str:
     return match.group(1).strip() if match else ""
 
 
-def new_turns(messages: list[dict[str, str]]) -> list[str]:
-    body = messages[-1]["content"]
-    lines = body.split("NEW MESSAGES", 1)[1].split("\n")[1:]
-    return [line.split(": ", 1)[1] for line in lines if line.startswith("[")]
+def scripted_items(call: FakeCall, tag: str, sep: str) -> list[str]:
+    """The items after 'TAG:' in the turns of the pair the prompt was built from."""
+    return [x.strip() for t in call.inputs["pair"] for x in scripted(t.text, tag).split(sep) if x.strip()]
 
 
-class FakeClient:
-    """Scripted replies, chosen by the prompt's content (never by call order).
+PROMPT_BUILDERS = (
+    ("mem0bench.memory.mem0.extraction", "build_extraction_messages"),
+    ("mem0bench.memory.mem0.update", "build_update_messages"),
+    ("mem0bench.memory.mem0g.ingestion", "build_entity_messages"),
+    ("mem0bench.memory.mem0g.ingestion", "build_relations_messages"),
+    ("mem0bench.memory.mem0g.ingestion", "build_obsolete_messages"),
+    ("mem0bench.memory.mem0g.retrieval", "build_query_entity_messages"),
+)
+_inputs = fakes.PromptInputs()
 
-    A turn's text carries the script: 'ENT: Name/type, ...' entities, 'REL: s|r|d; ...' relations.
-    The resolver marks obsolete every existing 'lives_in' relation of the new 'lives_in' relation's source.
+
+@pytest.fixture(autouse=True)
+def typed_prompt_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every FakeClient of a test reads the inputs Mem0^g's prompts were built from, not their wording."""
+    global _inputs
+    _inputs = fakes.PromptInputs()
+    for module, builder in PROMPT_BUILDERS:
+        _inputs.capture(monkeypatch, module, builder)
+
+
+class FakeClient(fakes.ScriptedLLM):
+    """Scripted replies, chosen by the prompts' typed inputs (never by call order or wording).
+
+    A turn's text carries the script: 'ENT: Name/type, ...' entities, 'REL: s|r|d; ...' relations,
+    'FCT: ...' a fact. The resolver marks obsolete every existing 'lives_in' relation of the new
+    'lives_in' relation's source. `fail(call)` may name a failure kind for a call.
     """
 
     def __init__(
         self,
         *,
         query_entities: dict[str, list[str]] | None = None,
-        fail: Callable[[str, list[dict[str, str]]], str | None] | None = None,
+        fail: Callable[[FakeCall], str | None] | None = None,
     ) -> None:
+        super().__init__(embed=bow_embed, inputs=_inputs)
         self.query_entities = query_entities or {}
-        self.fail = fail or (lambda name, messages: None)
-        self.calls: list[tuple[str, str, list[dict[str, str]]]] = []
-        self.embeds: list[tuple[list[str], str]] = []
+        self.fail = fail or (lambda call: None)
+        self.on(
+            "record_facts",
+            lambda call: {"facts": [f for t in call.inputs["pair"] if (f := scripted(t.text, "FCT"))]},
+        )
+        self.on("decide_memory_operation", lambda call: {"event": "ADD", "id": None, "text": None})
+        self.on(prompts.ENTITIES_SPEC.name, self._entities).on(prompts.RELATIONS_SPEC.name, self._relations)
+        self.on(prompts.OBSOLETE_SPEC.name, self._obsolete)
+        self.on(prompts.QUERY_ENTITIES_SPEC.name, self._query_entities)
+        self.on(fakes.CHAT, lambda call: "a summary")
 
-    async def structured(
-        self,
-        messages: list[dict[str, str]],
-        spec: StructuredSpec,
-        *,
-        stage: str,
-        salt: str = "",
-        model: str | None = None,
-    ) -> StructuredReply:
-        self.calls.append((spec.name, stage, messages))
-        kind = self.fail(spec.name, messages)
-        if kind:
-            raise LLMCallError(CallFailure(stage=stage, kind=kind, message=f"scripted {kind}", attempts=1))
-        return StructuredReply(data=self._reply(spec.name, messages), usage=Usage())
+    @property
+    def embeds(self) -> list[tuple[list[str], str]]:
+        return self.embedded
 
-    def _reply(self, name: str, messages: list[dict[str, str]]) -> dict[str, Any]:
-        if name == "record_facts":
-            return {"facts": [scripted(t, "FCT") for t in new_turns(messages) if scripted(t, "FCT")]}
-        if name == "decide_memory_operation":
-            return {"event": "ADD", "id": None, "text": None}
-        if name == prompts.ENTITIES_SPEC.name:
-            entities = []
-            for turn in new_turns(messages):
-                for item in filter(None, (x.strip() for x in scripted(turn, "ENT").split(","))):
-                    entity_name, entity_type = item.split("/")
-                    entities.append({"name": entity_name, "type": entity_type})
-            return {"entities": entities}
-        if name == prompts.RELATIONS_SPEC.name:
-            relations = []
-            for turn in new_turns(messages):
-                for item in filter(None, (x.strip() for x in scripted(turn, "REL").split(";"))):
-                    s, r, d = item.split("|")
-                    relations.append({"source": s, "relation": r, "destination": d})
-            return {"relations": relations}
-        if name == prompts.OBSOLETE_SPEC.name:
-            body = messages[-1]["content"]
-            listing = body.split("EXISTING RELATIONS:\n", 1)[1].split("\n\nNEW RELATION", 1)[0]
-            new = json.loads(body.rsplit("\n", 1)[1])
-            return {
-                "obsolete": [
-                    r["id"]
-                    for r in json.loads(listing)
-                    if r["source"] == new["source"] and r["relation"] == new["relation"] == "lives_in"
-                ]
-            }
-        if name == prompts.QUERY_ENTITIES_SPEC.name:
-            question = messages[-1]["content"].removeprefix("Question: ")
-            return {"entities": self.query_entities.get(question, [])}
-        raise AssertionError(f"unexpected spec {name}")
+    def on(self, route: str, handler: fakes.Handler) -> FakeClient:
+        """Every route's reply goes through `fail` first."""
 
-    async def chat(self, messages: list[dict[str, str]], *, stage: str, **_: Any) -> ChatReply:
-        return ChatReply(text="a summary", usage=Usage())
+        def or_failure(call: FakeCall) -> Any:
+            kind = self.fail(call)
+            if kind:
+                return LLMCallError(
+                    CallFailure(stage=call.stage, kind=kind, message=f"scripted {kind}", attempts=1)
+                )
+            return handler(call)
 
-    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
-        self.embeds.append((list(texts), stage))
-        return np.stack([bow_embed(t) for t in texts])
+        super().on(route, or_failure)
+        return self
 
-    def named(self, name: str) -> list[tuple[str, str, list[dict[str, str]]]]:
-        return [c for c in self.calls if c[0] == name]
+    @staticmethod
+    def _entities(call: FakeCall) -> dict[str, Any]:
+        pairs = (item.split("/") for item in scripted_items(call, "ENT", ","))
+        return {"entities": [{"name": name, "type": etype} for name, etype in pairs]}
+
+    @staticmethod
+    def _relations(call: FakeCall) -> dict[str, Any]:
+        triplets = (item.split("|") for item in scripted_items(call, "REL", ";"))
+        return {"relations": [{"source": s, "relation": r, "destination": d} for s, r, d in triplets]}
+
+    @staticmethod
+    def _obsolete(call: FakeCall) -> dict[str, Any]:
+        source, relation, _ = call.inputs["new"]
+        existing = call.inputs["existing"]
+        return {
+            "obsolete": [sid for sid, (s, r, _), _ in existing if s == source and r == relation == "lives_in"]
+        }
+
+    def _query_entities(self, call: FakeCall) -> dict[str, Any]:
+        return {"entities": self.query_entities.get(call.inputs["question"], [])}
 
 
 def turn(speaker: str, dia_id: str, text: str) -> Turn:
@@ -249,11 +257,11 @@ async def test_ingestion_builds_dated_nodes_and_edges(tmp_path: Path) -> None:
         ]
     # The session date reaches both extraction prompts.
     for name in (prompts.ENTITIES_SPEC.name, prompts.RELATIONS_SPEC.name):
-        calls = client.named(name)
-        assert calls and all(stage == "ingest" for _, stage, _ in calls)
-        assert D2 in calls[-1][2][0]["content"] and D2 in calls[-1][2][1]["content"]
+        calls = client.routed(name)
+        assert calls and all(call.stage == "ingest" for call in calls)
+        assert D2 in calls[-1].messages[0]["content"] and D2 in calls[-1].messages[1]["content"]
     # The relations generator saw the extracted entities.
-    assert "- Denver (city)" in client.named(prompts.RELATIONS_SPEC.name)[-1][2][1]["content"]
+    assert ("Denver", "city") in client.routed(prompts.RELATIONS_SPEC.name)[-1].inputs["entities"]
     assert report.details["graph.nodes"] == 10 and report.details["graph.relations"] == 6
     assert report.details["graph.nodes_created"] == 10 and report.details["graph.nodes_reused"] == 2
     assert report.failures == 0 and mem0g.failures == []
@@ -271,10 +279,11 @@ async def test_conflict_invalidates_and_never_deletes(tmp_path: Path) -> None:
     assert (boston.valid, boston.invalidated_at, boston.created_at) == (False, D2, D1)
     assert denver.valid and denver.invalidated_at is None and pottery.valid
     # One resolver call per stream (Caroline -> Denver met Caroline -> Boston); Melanie's edge had no neighbours.
-    resolver = client.named(prompts.OBSOLETE_SPEC.name)
+    resolver = client.routed(prompts.OBSOLETE_SPEC.name)
     assert len(resolver) == 2
-    body = resolver[0][2][1]["content"]
-    assert '"relation": "lives_in"' in body and D2 in body and D1 in body  # dates of both sides shown
+    assert resolver[0].inputs["new"][1] == "lives_in" and resolver[0].inputs["learned_on"] == D2
+    body = resolver[0].messages[1]["content"]
+    assert D2 in body and D1 in body  # dates of both sides shown
     # Invalid relations are shown to the answer model with the date they stopped being true.
     mem0g2 = system(tmp_path, FakeClient(query_entities={"Where does Caroline live?": ["Caroline"]}))
     context = await mem0g2.retrieve(moving_conversation(), question("Where does Caroline live?"))
@@ -297,7 +306,7 @@ async def test_exact_duplicate_skips_the_resolver(tmp_path: Path) -> None:
     report = await mem0g.ingest(conv)
     _, edges = mem0g.graph_snapshot("conv-t")["shared"]
     assert len(edges) == 1 and edges[0].valid
-    assert client.named(prompts.OBSOLETE_SPEC.name) == []
+    assert client.routed(prompts.OBSOLETE_SPEC.name) == []
     assert report.details["graph.skipped_duplicates"] == 1
     assert (tmp_path / "state" / "conv-t" / "shared" / "graph" / "graph.json").is_file()
 
@@ -352,7 +361,7 @@ async def test_entity_channel_alone_finds_an_edge(tmp_path: Path) -> None:
     assert set(context.source_dia_ids) >= {"D2:1", "D2:2"}
     assert context.search_latency_s is not None and context.tokens > 0
     # One query entity call and one embedding call (question + entities), both at stage 'search'.
-    assert [(n, s) for n, s, _ in client.calls] == [(prompts.QUERY_ENTITIES_SPEC.name, "search")]
+    assert [(c.route, c.stage) for c in client.calls] == [(prompts.QUERY_ENTITIES_SPEC.name, "search")]
     assert client.embeds == [([text, "Melanie"], "search")]
 
 
@@ -393,20 +402,19 @@ async def test_relations_are_capped_and_deduplicated(tmp_path: Path) -> None:
 
 @sync
 async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
-    def fail(name: str, messages: list[dict[str, str]]) -> str | None:
-        body = messages[-1]["content"]
-        if name == prompts.ENTITIES_SPEC.name and "pottery" in body:
+    def fail(call: FakeCall) -> str | None:
+        if call.route == prompts.ENTITIES_SPEC.name and any("pottery" in t.text for t in call.inputs["pair"]):
             return "malformed"
-        if name == prompts.OBSOLETE_SPEC.name:
+        if call.route == prompts.OBSOLETE_SPEC.name:
             return "malformed"
-        if name == prompts.QUERY_ENTITIES_SPEC.name:
+        if call.route == prompts.QUERY_ENTITIES_SPEC.name:
             return "server_error"
         return None
 
     client = FakeClient(fail=fail)
     mem0g = system(tmp_path, client)
     report = await mem0g.ingest(three_sessions())
-    stages = sorted(f["stage"] for f in mem0g.failures)
+    stages = sorted(f.stage for f in mem0g.failures)
     assert stages == ["graph_entities", "graph_entities", "graph_resolve", "graph_resolve"]
     assert report.failures == 4 and report.details["failures.graph_resolve"] == 2
     _, edges = mem0g.graph_snapshot("conv-t")["Caroline"]
@@ -414,7 +422,7 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
     assert [(e.destination_name, e.valid) for e in edges] == [("Boston", True), ("Denver", True)]
     context = await mem0g.retrieve(three_sessions(), question("where does caroline live in"))
     assert "Caroline -> lives_in -> Denver" in context.text  # the semantic channel still answers
-    assert mem0g.failures[-1]["stage"] == "graph_query_entities"
+    assert mem0g.failures[-1].stage == "graph_query_entities"
     # Deterministic failures do not block the done markers: the counts survive a reload from the snapshots.
     assert all((tmp_path / "state" / "conv-t" / slug / "done").is_file() for slug in ("caroline", "melanie"))
     reloaded = await system(tmp_path, FakeClient()).ingest(three_sessions())
@@ -425,14 +433,13 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
 async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: Path) -> None:
     flaky = {"on": True}
 
-    def fail(name: str, messages: list[dict[str, str]]) -> str | None:
+    def fail(call: FakeCall) -> str | None:
         # Caroline's relations call for the pair that moves her to Denver hits a rate limit, for good.
-        caroline = "knowledge graph of Caroline," in messages[0]["content"]
         if (
             flaky["on"]
-            and name == prompts.RELATIONS_SPEC.name
-            and caroline
-            and "Denver" in messages[1]["content"]
+            and call.route == prompts.RELATIONS_SPEC.name
+            and call.inputs["user"] == "Caroline"
+            and any("Denver" in t.text for t in call.inputs["pair"])
         ):
             return "rate_limit"
         return None
@@ -452,9 +459,8 @@ async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: P
     second = system(tmp_path, client)
     again = await second.ingest(moving_conversation())
     # Only Caroline's stream was replayed (memory and graph steps), and the failed call was retried.
-    owners = [re.search(r"(?:memory|knowledge graph) of (\w+)", c[2][0]["content"]) for c in client.calls]
-    assert {m.group(1) for m in owners if m} == {"Caroline"}
-    assert len(client.named(prompts.RELATIONS_SPEC.name)) == 2
+    assert {c.inputs["user"] for c in client.calls if "user" in c.inputs} == {"Caroline"}
+    assert len(client.routed(prompts.RELATIONS_SPEC.name)) == 2
     assert again.failures == 0 and (caroline_dir / "done").is_file()
     _, edges = second.graph_snapshot("conv-t")["Caroline"]
     assert [(e.destination_name, e.valid) for e in edges] == [
@@ -517,7 +523,7 @@ async def test_embedding_failure_skips_the_pair(tmp_path: Path) -> None:
     await mem0g.ingest(three_sessions())
     _, edges = mem0g.graph_snapshot("conv-t")["shared"]
     assert [e.destination_name for e in edges] == ["Boston", "pottery"]
-    assert [f["stage"] for f in mem0g.failures] == ["graph_embed"]
+    assert [f.stage for f in mem0g.failures] == ["graph_embed"]
 
 
 @sync
@@ -601,8 +607,8 @@ class MiniLMClient(FakeClient):
         super().__init__(**kwargs)
         self.backend = backend
 
-    async def embed(self, texts: list[str], *, stage: str) -> np.ndarray:
-        self.embeds.append((list(texts), stage))
+    async def embed(self, texts: Sequence[str], *, stage: str) -> np.ndarray:
+        self.embedded.append((list(texts), stage))
         vectors, _ = await self.backend.embed_batch(list(texts))
         return vectors
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory, read_jsonl, write_json
+from mem0bench.common.jsonl import read_jsonl
+from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory, write_json
 
 
 def test_torn_last_line_is_cut_and_skipped(tmp_path):

@@ -11,30 +11,16 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from mem0bench.llm.types import ReplyShapeError, StructuredSpec, Usage
+from mem0bench.llm.types import StructuredSpec, Usage
 
 __all__ = [
     "SchemaChecker",
     "add_usage",
-    "list_field",
     "parse_structured",
     "raw_reply",
     "reply_usage",
     "strip_fences",
 ]
-
-
-def list_field(data: Any, field: str) -> list[Any]:
-    """The list under `field` of a reply's data ([] when absent or empty), for the parsers of replies;
-    ReplyShapeError when the data is not an object or the field is not a list."""
-    if not isinstance(data, dict):
-        raise ReplyShapeError(f"the reply is a {type(data).__name__}, not an object")
-    value = data.get(field)
-    if not value:
-        return []
-    if not isinstance(value, list):
-        raise ReplyShapeError(f"'{field}' is a {type(value).__name__}, not a list")
-    return value
 
 
 def strip_fences(text: str) -> str:

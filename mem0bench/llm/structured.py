@@ -2,17 +2,17 @@
 
 `spec_from_model` turns the model into the JSON schema sent to the server, in the form OpenAI's
 `strict: true` accepts (every property required, `additionalProperties: false` on every object, nested
-models inlined, no titles); `parse_reply` validates a reply's data against the same model. So the schema
+models inlined, no titles or defaults, `X | None` written as the type list `["x", "null"]`); `parse_reply` validates a reply's data against the same model. So the schema
 the model is asked to follow and the check of what it returned cannot drift apart.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from mem0bench.llm.types import ReplyShapeError, StructuredSpec
+from mem0bench.llm.types import ReplyShapeError, StructuredMode, StructuredSpec
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -36,7 +36,12 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
             definition = dict(definitions[node.pop("$ref").rsplit("/", 1)[-1]])
             definition.pop("description", None)
             node = {**definition, **node}
-        out = {key: clean(value) for key, value in node.items() if key != "title"}
+        out = {key: clean(value) for key, value in node.items() if key not in ("title", "default")}
+        simple = out.get("anyOf")
+        if isinstance(simple, list) and all(isinstance(o, dict) and list(o) == ["type"] for o in simple):
+            # `str | None` as one type list, the form strict mode documents (and our requests always used).
+            out["type"] = [o["type"] for o in simple]
+            del out["anyOf"]
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
             out["additionalProperties"] = False
@@ -47,8 +52,9 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def spec_from_model(
-    name: str, description: str, model: type[BaseModel], mode: Literal["tool", "json_schema"] = "tool"
+    name: str, description: str, model: type[BaseModel], mode: StructuredMode | None = "tool"
 ) -> StructuredSpec:
+    """The spec of `model`'s schema; `mode=None` leaves the form to the client's `llm.structured` setting."""
     return StructuredSpec(name=name, description=description, parameters=strict_schema(model), mode=mode)
 
 

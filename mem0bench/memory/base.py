@@ -21,7 +21,7 @@ __all__ = [
     "RetrievedContext",
     "SystemBase",
     "SystemContext",
-    "SystemFailure",
+    "StepFailure",
 ]
 
 
@@ -46,8 +46,57 @@ class SystemContext:
     """The `graph` config group (backend, host, port, prefix); only Mem0^g reads it."""
 
 
-SystemFailure = dict[str, Any]
-"""A row of a memory system's own `failures` list (kind, message, stage, sample_id, qid, ...)."""
+@dataclass(frozen=True)
+class StepFailure:
+    """A step that failed inside a system's ingest or retrieve call (the call itself went on).
+
+    An ingestion step names the stream's speaker and the message pair; a retrieval step names the
+    question (`qid`). `to_dict` is the row the stream snapshots and failures.jsonl have always held.
+    """
+
+    system: str
+    sample_id: str
+    stage: str
+    """The system's own step (extraction, update, summary, graph_entities, graph_query_entities, ...)."""
+    kind: str
+    message: str
+    speaker: str | None = None
+    pair_index: int | None = None
+    dia_ids: tuple[str, ...] = ()
+    fact: str | None = None
+    qid: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON row, keys in the order the files always had them."""
+        if self.qid is not None:
+            where: dict[str, Any] = {"qid": self.qid}
+        else:
+            where = {"speaker": self.speaker, "pair_index": self.pair_index, "dia_ids": list(self.dia_ids)}
+        row = {"system": self.system, "sample_id": self.sample_id, **where}
+        row.update(stage=self.stage, kind=self.kind, message=self.message)
+        if self.fact is not None:
+            row["fact"] = self.fact
+        return row
+
+    def detail(self) -> dict[str, Any]:
+        """What failures.jsonl keeps under `detail`: the row less its stage, kind, message and sample."""
+        return {k: v for k, v in self.to_dict().items() if k not in ("kind", "message", "stage", "sample_id")}
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> StepFailure:
+        """A row read back from a stream snapshot (tolerant of a missing field, as older files may be)."""
+        return cls(
+            system=str(row.get("system", "")),
+            sample_id=str(row.get("sample_id", "")),
+            stage=str(row.get("stage", "unknown")),
+            kind=str(row.get("kind", "unknown")),
+            message=str(row.get("message", "")),
+            speaker=row.get("speaker"),
+            pair_index=row.get("pair_index"),
+            dia_ids=tuple(row.get("dia_ids") or ()),
+            fact=row.get("fact"),
+            qid=row.get("qid"),
+        )
 
 
 @runtime_checkable
@@ -56,7 +105,7 @@ class MemorySystem(Protocol):
     retrieve."""
 
     name: str
-    failures: list[SystemFailure]
+    failures: list[StepFailure]
     """The steps that failed inside this process's ingest and retrieve calls, appended as they fail;
     the pipeline records each row once (the calls themselves do not raise for them)."""
 
@@ -85,7 +134,7 @@ class SystemBase:
     name: str
 
     def __init__(self) -> None:
-        self.failures: list[SystemFailure] = []
+        self.failures: list[StepFailure] = []
 
     async def aclose(self) -> None:
         return None

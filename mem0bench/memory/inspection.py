@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.memory.graph import GraphSnapshot, has_snapshot, load_graph_snapshot
 from mem0bench.memory.mem0.persistence import DONE_MARKER, META_FILE
 from mem0bench.memory.mem0g.persistence import GRAPH_DIR
@@ -70,14 +71,9 @@ def load_speakers(run_dir: Path, conversation: str) -> list[SpeakerState]:
 
 
 def read_ops(path: Path) -> list[MemoryOp]:
-    ops = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                ops.append(MemoryOp.from_dict(json.loads(line)))
-            except (ValueError, KeyError):
-                continue  # a torn last line of a crashed stream's partial log
-    return ops
+    """The stream's operations; the torn last line of a crashed stream's partial log is skipped
+    (`read_jsonl`'s policy), a damaged line elsewhere raises ValueError or KeyError."""
+    return [MemoryOp.from_dict(row) for row in read_jsonl(path)]
 
 
 def speaker_graph(directory: Path) -> GraphSnapshot | None:

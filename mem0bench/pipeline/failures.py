@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mem0bench.llm.types import CallFailure
-from mem0bench.memory.base import MemorySystem, SystemFailure
+from mem0bench.memory.base import MemorySystem, StepFailure
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.rundir import RunDirectory
 
@@ -62,7 +62,7 @@ class SystemFailures:
         self.system = system
         self._taken: set[int] = set()  # by identity: two failures may have equal contents
 
-    def take(self, match: Callable[[SystemFailure], bool]) -> list[SystemFailure]:
+    def take(self, match: Callable[[StepFailure], bool]) -> list[StepFailure]:
         """The rows not taken yet that `match` accepts."""
         taken = []
         for row in list(self.system.failures):
@@ -73,27 +73,27 @@ class SystemFailures:
         return taken
 
 
-def ingest_step_failure(row: SystemFailure, sample_id: str) -> FailureRecord:
+def ingest_step_failure(row: StepFailure, sample_id: str) -> FailureRecord:
     """A step that failed inside a system's ingestion, as a failures.jsonl record."""
     return FailureRecord(
         stage="ingest",
-        kind=str(row.get("kind", "unknown")),
-        message=str(row.get("message", "")),
+        kind=row.kind,
+        message=row.message,
         conversation=sample_id,
-        step=row.get("stage"),
-        detail={k: v for k, v in row.items() if k not in ("kind", "message", "stage", "sample_id")},
+        step=row.stage,
+        detail=row.detail(),
     )
 
 
-def search_step_failure(row: SystemFailure, sample_id: str, qid: str) -> FailureRecord:
+def search_step_failure(row: StepFailure, sample_id: str, qid: str) -> FailureRecord:
     """A step the system got past while building a question's context, as a failures.jsonl record."""
     return FailureRecord(
         stage="search",
-        kind=str(row.get("kind", "unknown")),
-        message=str(row.get("message", "")),
+        kind=row.kind,
+        message=row.message,
         conversation=sample_id,
         qid=qid,
-        step=row.get("stage"),
+        step=row.stage,
     )
 
 

@@ -21,13 +21,13 @@ import platform
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from mem0bench.common.files import atomic_write
+from mem0bench.common.jsonl import read_jsonl
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
@@ -71,22 +71,6 @@ class JsonlAppender:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of a JSONL file. A last line without its newline is a write cut short by a kill: it is skipped
-    (as the appender cuts it off), even if it happens to parse. A bad line elsewhere is an error."""
-    if not path.exists():
-        return
-    lines = path.read_text(encoding="utf-8").split("\n")
-    lines.pop()  # '' after a final newline, or the torn tail
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
 
 
 def write_json(path: Path, data: Any) -> None:

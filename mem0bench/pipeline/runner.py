@@ -107,12 +107,12 @@ class Runner:
             self.attempt.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
             self.attempt.progress.advance("ingest", units - reported[0])
             return reason
-        steps = self.system_failures.take(lambda r: r.get("sample_id") == sid and not r.get("qid"))
+        steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
         if not final or scope.usage:
             # This attempt is the record: it ingested the whole conversation (or the system chose to).
-            kinds = Counter(str(r.get("kind", "unknown")) for r in steps)
+            kinds = Counter(r.kind for r in steps)
             self._append_ingest(
                 IngestRecord(
                     sid,
@@ -171,12 +171,12 @@ class Runner:
         record = await answer_question(
             self.system, self.attempt.client, conversation, question, prompt=self.options.answer_prompt
         )
-        degraded = self.system_failures.take(lambda r: r.get("qid") == question.qid)
+        degraded = self.system_failures.take(lambda r: r.qid == question.qid)
         record = replace(
             record,
             session=self.attempt.id,
             ingest_session=ingest_attempt,
-            degraded=tuple(f"{r.get('kind', 'unknown')}: {r.get('message', '')}" for r in degraded),
+            degraded=tuple(f"{r.kind}: {r.message}" for r in degraded),
         )
         self._append_answer(record)
         self.attempt.usage.save_if_due()

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mem0bench.pipeline.rundir import RunDirectory, read_jsonl, write_json
+from mem0bench.common.jsonl import read_jsonl
+from mem0bench.pipeline.rundir import RunDirectory, write_json
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -8,26 +8,34 @@ pair and the new pair's session date. The session date is essential: without it 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.replies import list_field
-from mem0bench.llm.types import Message, StructuredSpec
+from mem0bench.llm.structured import parse_reply, spec_from_model
+from mem0bench.llm.types import Message
 
-EXTRACTION_SPEC = StructuredSpec(
-    name="record_facts",
-    description="Record the candidate facts found in the new messages.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "facts": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Self-contained facts, one short sentence each; empty if there are none.",
-            }
-        },
-        "required": ["facts"],
-        "additionalProperties": False,
-    },
+
+class ExtractedFacts(BaseModel):
+    """The extraction reply: the schema sent and the validation of what came back."""
+
+    facts: list[str] = Field(
+        default_factory=list,
+        description="Self-contained facts, one short sentence each; empty if there are none.",
+    )
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _lenient(cls, value: Any) -> Any:
+        # A missing or empty field means no facts; non-string items are read as their text.
+        if not value:
+            return []
+        return [str(item) for item in value] if isinstance(value, list) else value
+
+
+EXTRACTION_SPEC = spec_from_model(
+    "record_facts", "Record the candidate facts found in the new messages.", ExtractedFacts, mode=None
 )
 
 _SYSTEM_ONE = """You maintain the long-term memory of {user}. {user} is the "user" in this conversation; \
@@ -99,12 +107,12 @@ def build_extraction_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
 
-def parse_facts(data: dict) -> list[str]:
-    """The non-empty, de-duplicated facts of a validated reply, in order."""
+def parse_facts(data: Any) -> list[str]:
+    """The non-empty, de-duplicated facts of a reply, in order; ReplyShapeError when it does not fit."""
     seen: set[str] = set()
     facts: list[str] = []
-    for raw in list_field(data, "facts"):
-        fact = " ".join(str(raw).split())
+    for raw in parse_reply(ExtractedFacts, data).facts:
+        fact = " ".join(raw.split())
         if fact and fact.lower() not in seen:
             seen.add(fact.lower())
             facts.append(fact)

@@ -10,91 +10,109 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, Field, WithJsonSchema, field_validator
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.replies import list_field
-from mem0bench.llm.types import Message, ReplyShapeError, StructuredSpec
+from mem0bench.llm.structured import parse_reply, spec_from_model
+from mem0bench.llm.types import Message, ReplyShapeError
 
 T = TypeVar("T")
 
-# ---- schemas ---------------------------------------------------------------------------------------
+# ---- replies: the schema sent and the validation of what came back, one model each ------------------
+# Validation is lenient where it always was: a missing or empty list is empty, items of the wrong shape
+# are dropped (or, for ids, reported as invented) by the parsers below rather than failing the reply;
+# defaults are for validation only (strict_schema sends every property as required).
 
-ENTITIES_SPEC = StructuredSpec(
-    name="record_entities",
-    description="Record the entities mentioned in the new messages.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "entities": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "description": "The entity as named in the messages."},
-                        "type": {"type": "string", "description": "A one- or two-word lowercase type."},
-                    },
-                    "required": ["name", "type"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["entities"],
-        "additionalProperties": False,
-    },
+
+def _list_or_empty(value: Any) -> Any:
+    """[] for a missing, null or empty field; anything else as it came (pydantic then wants a list)."""
+    return value or []
+
+
+def _text_or_empty(value: Any) -> str:
+    """A string as it came; anything else as '' (an item the parsers then drop)."""
+    return value if isinstance(value, str) else ""
+
+
+class Entity(BaseModel):
+    name: str = Field(default="", description="The entity as named in the messages.")
+    type: str = Field(default="", description="A one- or two-word lowercase type.")
+
+    _text = field_validator("name", "type", mode="before")(_text_or_empty)
+
+
+class Entities(BaseModel):
+    entities: list[Entity] = Field(default_factory=list)
+
+    @field_validator("entities", mode="before")
+    @classmethod
+    def _objects_only(cls, value: Any) -> Any:
+        value = _list_or_empty(value)
+        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else value
+
+
+class Relation(BaseModel):
+    source: str = ""
+    relation: str = Field(default="", description="A short snake_case verb phrase.")
+    destination: str = ""
+
+    _text = field_validator("source", "relation", "destination", mode="before")(_text_or_empty)
+
+
+class Relations(BaseModel):
+    relations: list[Relation] = Field(default_factory=list)
+
+    @field_validator("relations", mode="before")
+    @classmethod
+    def _objects_only(cls, value: Any) -> Any:
+        value = _list_or_empty(value)
+        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else value
+
+
+# Any item is accepted so that an id the model invented ("x", 7 of 3 shown) is reported, not fatal.
+_RelationId = Annotated[Any, WithJsonSchema({"type": "integer"})]
+
+
+class Obsolete(BaseModel):
+    obsolete: list[_RelationId] = Field(
+        default_factory=list, description="Ids of existing relations that are no longer true; empty if none."
+    )
+
+    _list = field_validator("obsolete", mode="before")(_list_or_empty)
+
+
+class QueryEntities(BaseModel):
+    entities: list[str] = Field(default_factory=list)
+
+    @field_validator("entities", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        # Some models answer {"name": ...} objects instead of strings: read their name.
+        value = _list_or_empty(value)
+        if not isinstance(value, list):
+            return value
+        return [_text_or_empty(item.get("name") if isinstance(item, dict) else item) for item in value]
+
+
+ENTITIES_SPEC = spec_from_model(
+    "record_entities", "Record the entities mentioned in the new messages.", Entities, mode=None
 )
-
-RELATIONS_SPEC = StructuredSpec(
-    name="record_relations",
-    description="Record the relations that the new messages state between the given entities.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "relations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "source": {"type": "string"},
-                        "relation": {"type": "string", "description": "A short snake_case verb phrase."},
-                        "destination": {"type": "string"},
-                    },
-                    "required": ["source", "relation", "destination"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["relations"],
-        "additionalProperties": False,
-    },
+RELATIONS_SPEC = spec_from_model(
+    "record_relations",
+    "Record the relations that the new messages state between the given entities.",
+    Relations,
+    mode=None,
 )
-
-OBSOLETE_SPEC = StructuredSpec(
-    name="mark_obsolete",
-    description="List the existing relations that the new relation makes no longer true.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "obsolete": {
-                "type": "array",
-                "items": {"type": "integer"},
-                "description": "Ids of existing relations that are no longer true; empty if none.",
-            }
-        },
-        "required": ["obsolete"],
-        "additionalProperties": False,
-    },
+OBSOLETE_SPEC = spec_from_model(
+    "mark_obsolete",
+    "List the existing relations that the new relation makes no longer true.",
+    Obsolete,
+    mode=None,
 )
-
-QUERY_ENTITIES_SPEC = StructuredSpec(
-    name="record_query_entities",
-    description="Record the entities a question is about.",
-    parameters={
-        "type": "object",
-        "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
-        "required": ["entities"],
-        "additionalProperties": False,
-    },
+QUERY_ENTITIES_SPEC = spec_from_model(
+    "record_query_entities", "Record the entities a question is about.", QueryEntities, mode=None
 )
 
 # ---- prompts ---------------------------------------------------------------------------------------
@@ -239,33 +257,25 @@ def snake_relation(value: Any) -> str:
     return re.sub(r"[^\w]+", "_", value.strip().lower()).strip("_")
 
 
-def parse_entities(data: dict[str, Any]) -> list[tuple[str, str]]:
+def parse_entities(data: Any) -> list[tuple[str, str]]:
     """(name, type) pairs, deduplicated case-insensitively, in order; malformed items dropped."""
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
-    for item in list_field(data, "entities"):
-        if not isinstance(item, dict):
-            continue
-        name = clean_name(item.get("name"))
-        etype = snake_relation(item.get("type")) or "entity"
+    for item in parse_reply(Entities, data).entities:
+        name = clean_name(item.name)
+        etype = snake_relation(item.type) or "entity"
         if name and name.lower() not in seen:
             seen.add(name.lower())
             out.append((name, etype))
     return out
 
 
-def parse_relations(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+def parse_relations(data: Any) -> list[tuple[str, str, str]]:
     """(source, relation, destination) triplets with snake_case relations, deduplicated, in order."""
     seen: set[tuple[str, str, str]] = set()
     out: list[tuple[str, str, str]] = []
-    for item in list_field(data, "relations"):
-        if not isinstance(item, dict):
-            continue
-        triplet = (
-            clean_name(item.get("source")),
-            snake_relation(item.get("relation")),
-            clean_name(item.get("destination")),
-        )
+    for item in parse_reply(Relations, data).relations:
+        triplet = (clean_name(item.source), snake_relation(item.relation), clean_name(item.destination))
         key = (triplet[0].lower(), triplet[1], triplet[2].lower())
         if all(triplet) and key not in seen:
             seen.add(key)
@@ -273,11 +283,11 @@ def parse_relations(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def parse_obsolete(data: dict[str, Any], shown: int) -> tuple[list[int], list[Any]]:
+def parse_obsolete(data: Any, shown: int) -> tuple[list[int], list[Any]]:
     """(valid short ids in 0..shown-1, deduplicated, in order; ids the model invented)."""
     valid: list[int] = []
     invented: list[Any] = []
-    for raw in list_field(data, "obsolete"):
+    for raw in parse_reply(Obsolete, data).obsolete:
         try:
             sid = int(str(raw).strip().strip("\"'[]"))
         except ValueError:
@@ -291,20 +301,18 @@ def parse_obsolete(data: dict[str, Any], shown: int) -> tuple[list[int], list[An
     return valid, invented
 
 
-def parse_query_entities(data: dict[str, Any]) -> list[str]:
+def parse_query_entities(data: Any) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
-    for raw in list_field(data, "entities"):
-        name = clean_name(
-            raw if isinstance(raw, str) else (raw.get("name") if isinstance(raw, dict) else None)
-        )
+    for raw in parse_reply(QueryEntities, data).entities:
+        name = clean_name(raw)
         if name and name.lower() not in seen:
             seen.add(name.lower())
             out.append(name)
     return out
 
 
-def parse_or_none(parse: Callable[[dict[str, Any]], T], data: dict[str, Any] | None) -> T | None:
+def parse_or_none(parse: Callable[[Any], T], data: Any) -> T | None:
     """parse(data), or None when there is no reply or it has a shape the parser cannot read."""
     if data is None:
         return None

@@ -13,73 +13,88 @@ ids, because models copy short ids reliably and mangle long ones.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
+from typing import Any, Literal, get_args
 
+from pydantic import BaseModel, Field, field_validator
+
+from mem0bench.llm.structured import spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
 
-EVENTS = ("ADD", "UPDATE", "REPLACE", "DELETE", "NOOP")
+Event = Literal["ADD", "UPDATE", "REPLACE", "DELETE", "NOOP"]
+EVENTS: tuple[Event, ...] = get_args(Event)
 
-_OPERATION_PROPERTIES = {
-    "event": {"type": "string", "enum": list(EVENTS)},
-    "id": {
-        "type": ["string", "null"],
-        "description": "For UPDATE, REPLACE and DELETE: the id of the existing memory; otherwise null.",
-    },
-    "text": {
-        "type": ["string", "null"],
-        "description": (
+
+class Operation(BaseModel):
+    """One decision of the update reply: the schema sent and the validation of what came back.
+
+    Validation is as forgiving as the wording allows: the event in any case and spacing, an id given as a
+    number or in quotes, a missing id or text (or an empty text) read as none.
+    """
+
+    event: Event
+    id: str | None = Field(
+        default=None,
+        description="For UPDATE, REPLACE and DELETE: the id of the existing memory; otherwise null.",
+    )
+    text: str | None = Field(
+        default=None,
+        description=(
             "For ADD: the memory to store. For UPDATE: the full merged memory. For REPLACE: the memory "
             "that states what is true now. Otherwise null."
         ),
-    },
-}
+    )
 
-UPDATE_SPEC = StructuredSpec(
-    name="decide_memory_operation",
-    description="Decide how the memory store changes for the new fact.",
-    parameters={
-        "type": "object",
-        "properties": _OPERATION_PROPERTIES,
-        "required": ["event", "id", "text"],
-        "additionalProperties": False,
-    },
+    @field_validator("event", mode="before")
+    @classmethod
+    def _event(cls, value: Any) -> str:
+        return str(value or "").strip().upper()
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> str | None:
+        return None if value is None else str(value).strip().strip("\"'[]")
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str | None:
+        return str(value) if value else None
+
+
+UPDATE_SPEC = spec_from_model(
+    "decide_memory_operation", "Decide how the memory store changes for the new fact.", Operation, mode=None
 )
 
 BATCH_UPDATE_NAME = "decide_memory_operations"
 
 
+@functools.cache
+def batch_operations_model(n_facts: int) -> type[BaseModel]:
+    """The batched reply for `n_facts` facts: exactly n operations, each naming its fact (0..n-1)."""
+
+    class FactNumber(BaseModel):
+        fact: int = Field(ge=0, le=max(n_facts - 1, 0), description="The number of the new fact.")
+
+    # FactNumber last among the bases puts `fact` first among the fields, as the schema always had it.
+    class NumberedOperation(Operation, FactNumber):
+        pass
+
+    class Operations(BaseModel):
+        operations: list[NumberedOperation] = Field(min_length=n_facts, max_length=n_facts)
+
+    return Operations
+
+
+@functools.cache
 def batch_update_spec(n_facts: int) -> StructuredSpec:
-    """The batched reply for `n_facts` facts: exactly one operation per fact, each naming its fact."""
-    return StructuredSpec(
-        name=BATCH_UPDATE_NAME,
-        description="Decide how the memory store changes for each of the new facts.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "operations": {
-                    "type": "array",
-                    "minItems": n_facts,
-                    "maxItems": n_facts,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "fact": {
-                                "type": "integer",
-                                "minimum": 0,
-                                "maximum": max(n_facts - 1, 0),
-                                "description": "The number of the new fact.",
-                            },
-                            **_OPERATION_PROPERTIES,
-                        },
-                        "required": ["fact", "event", "id", "text"],
-                        "additionalProperties": False,
-                    },
-                }
-            },
-            "required": ["operations"],
-            "additionalProperties": False,
-        },
+    """The batched reply's spec for `n_facts` facts (cached: one schema object per count)."""
+    return spec_from_model(
+        BATCH_UPDATE_NAME,
+        "Decide how the memory store changes for each of the new facts.",
+        batch_operations_model(n_facts),
+        mode=None,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from mem0bench.pipeline.rundir import read_jsonl
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.report.collect import RunSummary
 
 __all__ = ["RUNS_CAPTION", "RunScope", "run_scope", "runs_table", "scope_differences"]

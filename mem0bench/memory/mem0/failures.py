@@ -8,10 +8,11 @@ the response cache makes the successful calls free and the failed ones are retri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
+from mem0bench.memory.base import StepFailure
 
 if TYPE_CHECKING:
     from mem0bench.memory.mem0.streams import StreamState
@@ -20,9 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["RecordFailure", "describe", "failure_row", "has_transient"]
 
 
-def has_transient(rows: Iterable[Mapping[str, Any]]) -> bool:
+def has_transient(rows: Iterable[StepFailure]) -> bool:
     """True if any failure is of a kind that a replay could get past."""
-    return any(row.get("kind") in TRANSIENT_KINDS for row in rows)
+    return any(row.kind in TRANSIENT_KINDS for row in rows)
 
 
 def describe(error: LLMCallError) -> tuple[str, str]:
@@ -42,21 +43,19 @@ def failure_row(
     message: str,
     fact: str | None = None,
     pair_index: int | None = None,
-) -> dict[str, Any]:
-    """One failures.jsonl row; `ctx` (the failed pair) supplies the pair index and dia_ids when known."""
-    row: dict[str, Any] = {
-        "system": system,
-        "sample_id": ctx.sample_id if ctx else sample_id,
-        "speaker": speaker,
-        "pair_index": ctx.index if ctx else pair_index,
-        "dia_ids": [t.dia_id for t in ctx.pair] if ctx else [],
-        "stage": stage,
-        "kind": kind,
-        "message": message,
-    }
-    if fact is not None:
-        row["fact"] = fact
-    return row
+) -> StepFailure:
+    """One failed ingestion step; `ctx` (the failed pair) supplies the pair index and dia_ids when known."""
+    return StepFailure(
+        system=system,
+        sample_id=ctx.sample_id if ctx else sample_id,
+        stage=stage,
+        kind=kind,
+        message=message,
+        speaker=speaker,
+        pair_index=ctx.index if ctx else pair_index,
+        dia_ids=tuple(t.dia_id for t in ctx.pair) if ctx else (),
+        fact=fact,
+    )
 
 
 class RecordFailure(Protocol):
@@ -73,4 +72,4 @@ class RecordFailure(Protocol):
         fact: str | None = None,
         state: StreamState | None = None,
         pair_index: int | None = None,
-    ) -> dict[str, Any]: ...
+    ) -> StepFailure: ...

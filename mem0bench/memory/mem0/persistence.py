@@ -104,7 +104,7 @@ def save_snapshot(directory: Path, state: StreamState) -> dict[str, Any]:
         "next_id": state.next_id,
         "summaries": [state.summaries[k] for k in sorted(state.summaries)],
         "op_counts": dict(sorted(state.op_counts.items())),
-        "failures": state.failures,
+        "failures": [failure.to_dict() for failure in state.failures],
     }
     atomic_write(directory / META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
     return meta

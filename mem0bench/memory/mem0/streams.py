@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mem0bench.data.model import Conversation
+from mem0bench.memory.base import StepFailure
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
 
@@ -82,7 +83,7 @@ class StreamState:
     next_id: int = 0
     summaries: dict[int, str] = field(default_factory=lambda: {0: ""})
     """S_k by refresh number k (S_0 = '')."""
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[StepFailure] = field(default_factory=list)
     op_counts: Counter[str] = field(default_factory=Counter)
     pairs: int = 0
 

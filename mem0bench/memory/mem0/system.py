@@ -23,7 +23,7 @@ import numpy as np
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.types import LLMCallError
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
+from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.mem0.costs import mem0_cost_plan
@@ -298,8 +298,8 @@ class Mem0(SystemBase):
         fact: str | None = None,
         state: StreamState | None = None,
         pair_index: int | None = None,
-    ) -> dict[str, Any]:
-        """Record one failed step: a failures.jsonl row on `self.failures` (and in the stream's meta)."""
+    ) -> StepFailure:
+        """Record one failed step on `self.failures` (and in the stream's meta)."""
         row = failure_row(
             system=self.name,
             sample_id=state.sample_id if state else "",

@@ -33,15 +33,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mem0bench.common.text import one_line
-from mem0bench.llm.types import LLMCallError, StructuredSpec
+from mem0bench.llm.structured import parse_reply
+from mem0bench.llm.types import LLMCallError, ReplyShapeError, StructuredSpec
 from mem0bench.memory.mem0.failures import RecordFailure, describe
 from mem0bench.memory.mem0.guard import adds_information
 from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.update import (
-    EVENTS,
     UPDATE_SPEC,
+    Operation,
     batch_update_spec,
     build_batch_update_messages,
     build_update_messages,
@@ -69,15 +70,13 @@ class Decision:
 
 
 def parse_decision(data: Any, fact: str) -> Decision | None:
-    """A reply object {event, id, text} as a Decision; None when the event is not one of EVENTS."""
-    if not isinstance(data, dict):
+    """A reply object {event, id, text} as a Decision; None when it does not fit `Operation` (an event
+    outside EVENTS, a reply that is not an object)."""
+    try:
+        operation = parse_reply(Operation, data)
+    except ReplyShapeError:
         return None
-    event = str(data.get("event") or "").strip().upper()
-    if event not in EVENTS:
-        return None
-    raw_id = data.get("id")
-    short_id = None if raw_id is None else str(raw_id).strip().strip("\"'[]")
-    return Decision(event, short_id, one_line(str(data.get("text") or "")) or fact)
+    return Decision(operation.event, operation.id, one_line(operation.text or "") or fact)
 
 
 class MemoryUpdater:

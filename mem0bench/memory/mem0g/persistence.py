@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.common.files import atomic_write
+from mem0bench.memory.base import StepFailure
 from mem0bench.memory.graph import build_graph_store
 from mem0bench.memory.graph.base import GraphStore
 
@@ -30,7 +31,7 @@ class GraphStream:
 
     store: GraphStore
     counts: Counter[str] = field(default_factory=Counter)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[StepFailure] = field(default_factory=list)
 
 
 def open_graph_stream(
@@ -42,7 +43,7 @@ def open_graph_stream(
     if resume and meta_path.is_file():
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         stream.counts.update(meta.get("counts", {}))
-        stream.failures.extend(meta.get("failures", []))
+        stream.failures.extend(StepFailure.from_dict(row) for row in meta.get("failures", []))
     return stream
 
 
@@ -53,6 +54,6 @@ def save_graph_stream(stream: GraphStream, directory: Path, *, backend: str, gra
         "backend": backend,
         "graph_name": graph_name,
         "counts": dict(sorted(stream.counts.items())),
-        "failures": stream.failures,
+        "failures": [failure.to_dict() for failure in stream.failures],
     }
     atomic_write(directory / GRAPH_STREAM_FILE, json.dumps(meta, ensure_ascii=False, indent=1))

@@ -21,7 +21,7 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
-from mem0bench.memory.base import IngestReport, RetrievedContext, SystemContext
+from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.graph import graph_name, has_snapshot
 from mem0bench.memory.graph.base import Edge, Node
@@ -157,7 +157,7 @@ class Mem0G(Mem0):
             for name, n in stream.counts.items():
                 details[f"graph.{name}"] += int(n)
             for failure in stream.failures:
-                details[f"failures.{failure['stage']}"] += 1
+                details[f"failures.{failure.stage}"] += 1
                 failures += 1
             details["graph.nodes"] += len(stream.store.nodes())
             details["graph.relations"] += len(stream.store.edges())
@@ -237,14 +237,14 @@ class Mem0G(Mem0):
 
     def _search_failure(self, question: Question, kind: str, message: str) -> None:
         self.failures.append(
-            {
-                "system": self.name,
-                "sample_id": question.sample_id,
-                "qid": question.qid,
-                "stage": "graph_query_entities",
-                "kind": kind,
-                "message": message,
-            }
+            StepFailure(
+                system=self.name,
+                sample_id=question.sample_id,
+                stage="graph_query_entities",
+                kind=kind,
+                message=message,
+                qid=question.qid,
+            )
         )
 
     def graph_snapshot(self, sample_id: str) -> dict[str, tuple[list[Node], list[Edge]]]:
