@@ -17,11 +17,12 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.settings import LLMSettings
+from tests.e2e import TEST_KEY
 from tests.standin.server import HTTPError, Raw
 
 
 def _client(standin: Any, *, dimensions: int | None = None, **settings: Any) -> LLMClient:
-    options = dict(base_url=standin.base_url, api_key="test-key-not-real", max_retries=0, timeout_s=60.0)
+    options = dict(base_url=standin.base_url, api_key=TEST_KEY, max_retries=0, timeout_s=60.0)
     embedder = OpenAIEmbeddingBackend("emb", dimensions=dimensions, encoding_format="float")
     return LLMClient(LLMSettings(model="chat", **{**options, **settings}), embedder)
 
