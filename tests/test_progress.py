@@ -24,10 +24,12 @@ INGEST_BAR = re.compile(r"^\s*ingest:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[.*pair/s")
 @pytest.mark.slow
 def test_ingest_bar_advances_during_one_conversation(tmp_path, locomo_mini):
     """One conversation, Mem0 (two speakers' streams): the bar counts message pairs, not conversations."""
-    data = small_sample(tmp_path, locomo_mini, sessions=2, questions=3)
+    # All three sessions and a server slower than the bar's refresh: on a fast machine 20 ms replies let the
+    # ingestion of the fixture's ~20 pair units outrun the redraws, and the bar only showed 4 states.
+    data = small_sample(tmp_path, locomo_mini, sessions=3, questions=3)
     pairs = len(message_pairs(load_dataset(data).conversations[0]))
     args = run_args("mem0", data, tmp_path / "run", "judge.runs=2", "run.progress=true")
-    with StandinServer(api_key=TEST_KEY, latency_ms=20) as server:
+    with StandinServer(api_key=TEST_KEY, latency_ms=60) as server:
         code, text = run_in_pty(args, cli_env(server.base_url, tmp_path / "cache"))
     assert code == 0, text[-3000:]
     lines = screen_lines(text)
