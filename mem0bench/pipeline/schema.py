@@ -12,12 +12,12 @@ Fields other stages add (latencies, tokens, failures, ...) pass through in `extr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.pipeline.rundir import RunDirectory, write_json
 
@@ -183,11 +183,9 @@ def read_metrics(path: Path) -> Metrics:
     if not path.is_file():
         raise SchemaError(f"{path}: not found")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read JSON ({' '.join(str(exc).split())})") from None
-    if not isinstance(data, dict):
-        raise SchemaError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        data = read_json_object(path)
+    except ValueError as exc:
+        raise SchemaError(str(exc)) from None
     return Metrics.from_dict(data, str(path))
 
 

@@ -15,7 +15,7 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -28,6 +28,9 @@ from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with
 from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.resume import PreviousWork, current_judgements
 from mem0bench.pipeline.rundir import RunDirectory
+
+if TYPE_CHECKING:
+    from mem0bench.pipeline.plan import StageEstimate
 
 RUN_MARKERS = ("run.json", "config.yaml")
 
@@ -48,12 +51,6 @@ class StageStatus:
 
 
 @dataclass(frozen=True)
-class Estimate:
-    calls: float
-    usd: float
-
-
-@dataclass(frozen=True)
 class RunStatus:
     path: Path
     method: str
@@ -65,7 +62,7 @@ class RunStatus:
     spent_usd: float
     """USD paid over every process (usage.json, or the last heartbeat where it says more)."""
     processes: int
-    left: Estimate | None
+    left: StageEstimate | None
     left_note: str
     """Why there is no estimate, or what it assumes."""
     process: Liveness
@@ -252,11 +249,11 @@ def _estimate_left(
     cfg: DictConfig | None,
     scope: tuple[Dataset, dict[str, list[Question]]] | None,
     fractions: dict[str, float],
-) -> tuple[Estimate | None, str]:
+) -> tuple[StageEstimate | None, str]:
     """The dry-run plan of the whole run, each stage scaled by the share of it still to do."""
     if cfg is None or scope is None:
         return None, "no estimate"
-    from mem0bench.pipeline.plan import stage_estimates
+    from mem0bench.pipeline.plan import StageEstimate, stage_estimates
 
     dataset, questions = scope
     signature, runs = _judge(cfg)
@@ -270,7 +267,7 @@ def _estimate_left(
         return None, f"no estimate: config.yaml cannot be planned ({' '.join(str(exc).split())[:120]})"
     calls = sum(e.calls * fractions.get(stage, 0.0) for stage, e in plan.items())
     usd = sum(e.usd * fractions.get(stage, 0.0) for stage, e in plan.items())
-    return Estimate(calls, usd), "dry-run estimate at list prices; replies already cached cost nothing"
+    return StageEstimate(calls, usd), "dry-run estimate at list prices; replies already cached cost nothing"
 
 
 def _open_failures(

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.text import one_line
 from mem0bench.pipeline.schema import SchemaError, read_metrics
 
@@ -107,12 +108,9 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read JSON ({_one_line(exc)})") from None
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
+        return read_json_object(path)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _one_line(exc: BaseException) -> str:
