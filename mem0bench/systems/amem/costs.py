@@ -26,13 +26,13 @@ def amem_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> 
     avg_turn = turn_tokens / max(turns, 1)
     k = int(method.get("k", 10))
     lines = [
-        PlanLine("ingest", "note analysis (1 per turn)", turns, turns * (ANALYSIS_PROMPT + avg_turn), turns * 80),
-        PlanLine("ingest", "memory evolution (1 per turn after the first)", evolutions,
+        PlanLine("ingest", "note analysis", turns, turns * (ANALYSIS_PROMPT + avg_turn), turns * 80),
+        PlanLine("ingest", "memory evolution", evolutions,
                  evolutions * (EVOLUTION_PROMPT + avg_turn + NEIGHBOURS * NOTE_TOKENS), evolutions * 150),
-        PlanLine("ingest", f"note embeddings (~{2 + UPDATED_NEIGHBOURS:g} per turn, assumed)",
+        PlanLine("ingest", f"note embeddings (~{2 + UPDATED_NEIGHBOURS:g}/turn)",
                  turns * (2 + UPDATED_NEIGHBOURS), turns * (2 + UPDATED_NEIGHBOURS) * NOTE_TOKENS, 0),
     ]  # fmt: skip
     if str(method.get("query", "keywords")) == "keywords":
-        lines.append(PlanLine("search", "query keywords (1 per question)", n_questions,
+        lines.append(PlanLine("search", "query keywords", n_questions,
                               n_questions * KEYWORDS_PROMPT, n_questions * 15))  # fmt: skip
     return CostPlan(context_tokens=k * (1 + LINKED_SHARE) * NOTE_TOKENS, lines=lines)

@@ -6,20 +6,24 @@ content "Speaker <name> says : <text>" and the session's date as written in LOCO
 library analyses the note, then evolves it against its 5 nearest notes). Retrieve: the library's
 `find_related_memories_raw` walk (k nearest notes, each followed by the notes it links to) with the
 question's LLM keywords as the query (`method.query`), rendered as dated notes. The library is sync and
-runs in worker threads; its chat and embedding calls go through the harness's client via the bridge.
+runs in the adapter's own worker threads; its chat and embedding calls go through the harness's client via the bridge.
 State: ChromaDB under `state_dir/<sample_id>/amem/`, a `done.json` marker written last.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mem0bench.common.files import atomic_write
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
@@ -43,6 +47,8 @@ from mem0bench.tokens import count_tokens
 
 __all__ = ["AMem", "note_content"]
 
+_T = TypeVar("_T")
+_WORKERS = 16  # library threads (one conversation uses one at a time); more conversations wait for one
 _FORMAT = 1  # bump when the state layout or the note content changes
 _QUERIES = ("keywords", "question")
 _CONSEQUENCES = ("Error in memory evolution", "Error in process_memory", "Error in find_related_memories")
@@ -95,6 +101,17 @@ class AMem(SystemBase):
         self.bridge = LLMBridge(context.client)
         self._conversations: dict[str, _Conversation] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._executor: ThreadPoolExecutor | None = None
+
+    async def _in_thread(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """Run a sync library call in the adapter's own worker threads. Not `asyncio.to_thread`: library
+        calls block until the bridge (on this loop) answers them, and the loop's default executor also
+        serves the harness's own off-loop work (the HTTP client's first request, DNS); with more
+        conversations than its workers all waiting on the bridge, nothing would be left to serve them."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="amem")
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -134,7 +151,7 @@ class AMem(SystemBase):
         if old is not None:
             old.handle.close()
         recorder = RecordingLLM()
-        handle = await asyncio.to_thread(
+        handle = await self._in_thread(
             open_library,
             self.state_path(sid),
             self._endpoints(sid),
@@ -167,7 +184,7 @@ class AMem(SystemBase):
             dates = {t.dia_id: s.date_text for s in conversation.sessions for t in s.turns}
             async with self.bridge.scope(sid, stage="amem_ingest"):
                 for index, (turn, note_id) in enumerate(zip(turns, ids, strict=True)):
-                    outcome = await asyncio.to_thread(
+                    outcome = await self._in_thread(
                         _add_note, state, note_id, note_content(turn), dates.get(turn.dia_id, "")
                     )
                     rows = self._turn_failures(sid, index, turn, outcome)
@@ -176,7 +193,7 @@ class AMem(SystemBase):
                     if outcome.crash is not None:
                         lost[turn.speaker] += 1
                     report_ingested(1)
-            notes = await asyncio.to_thread(_all_notes, state.handle)
+            notes = await self._in_thread(_all_notes, state.handle)
             memory_tokens = count_tokens(note_tokens_text(notes))
             evolutions = int(getattr(state.handle.system, "evo_cnt", 0))
             state.details = _details(conversation, notes, state.recorder, lost, failures, evolutions)
@@ -236,7 +253,7 @@ class AMem(SystemBase):
                     state = await self._open(conversation, fresh=False)
         with measure() as t:
             async with self.bridge.scope(sid, stage="amem_search"):
-                notes, events = await asyncio.to_thread(_search, state, question.question, self.k, self.query)
+                notes, events = await self._in_thread(_search, state, question.question, self.k, self.query)
         for event in events:
             if event.kind is not None:
                 self.failures.append(
@@ -265,6 +282,9 @@ class AMem(SystemBase):
         for state in self._conversations.values():
             state.handle.close()
         self._conversations.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
         await self.bridge.aclose()
 
 
