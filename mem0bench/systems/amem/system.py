@@ -13,13 +13,15 @@ State: ChromaDB under `state_dir/<sample_id>/amem/`, a `done.json` marker writte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import hashlib
 import json
 import os
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import Any, TypeVar
 
 from mem0bench.common.files import atomic_write
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
+from mem0bench.llm import timing
 from mem0bench.llm.timing import measure
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
@@ -111,7 +114,26 @@ class AMem(SystemBase):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="amem")
         call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        submitted = time.perf_counter()
+        started: list[float] = []
+
+        def run() -> _T:
+            started.append(time.perf_counter())
+            return call()
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, run)
+        finally:  # time waiting for a free thread is queueing, not search time
+            timing.add_wait((started[0] if started else time.perf_counter()) - submitted)
+
+    @contextlib.asynccontextmanager
+    async def _scope(self, sid: str, stage: str) -> AsyncIterator[None]:
+        """The bridge scope of one library call; the wait for the route (another question of the same
+        conversation holding it) is queueing, not search time."""
+        queued = time.perf_counter()
+        async with self.bridge.scope(sid, stage=stage):
+            timing.add_wait(time.perf_counter() - queued)
+            yield
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -182,7 +204,7 @@ class AMem(SystemBase):
             turns = conversation.turns
             ids = note_ids([t.dia_id for t in turns])
             dates = {t.dia_id: s.date_text for s in conversation.sessions for t in s.turns}
-            async with self.bridge.scope(sid, stage="amem_ingest"):
+            async with self._scope(sid, "amem_ingest"):
                 for index, (turn, note_id) in enumerate(zip(turns, ids, strict=True)):
                     outcome = await self._in_thread(
                         _add_note, state, note_id, note_content(turn), dates.get(turn.dia_id, "")
@@ -252,7 +274,7 @@ class AMem(SystemBase):
                         raise RuntimeError(f"amem: conversation {sid} was not ingested")
                     state = await self._open(conversation, fresh=False)
         with measure() as t:
-            async with self.bridge.scope(sid, stage="amem_search"):
+            async with self._scope(sid, "amem_search"):
                 notes, events = await self._in_thread(_search, state, question.question, self.k, self.query)
         for event in events:
             if event.kind is not None:
