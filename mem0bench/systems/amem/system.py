@@ -54,7 +54,6 @@ _T = TypeVar("_T")
 _WORKERS = 16  # library threads (one conversation uses one at a time); more conversations wait for one
 _FORMAT = 1  # bump when the state layout or the note content changes
 _QUERIES = ("keywords", "question")
-_CONSEQUENCES = ("Error in memory evolution", "Error in process_memory", "Error in find_related_memories")
 
 
 def note_content(turn: Turn) -> str:
@@ -201,14 +200,11 @@ class AMem(SystemBase):
             state = await self._open(conversation, fresh=True)
             failures = 0
             lost: Counter[str] = Counter()
-            turns = conversation.turns
-            ids = note_ids([t.dia_id for t in turns])
-            dates = {t.dia_id: s.date_text for s in conversation.sessions for t in s.turns}
+            dated = [(t, s.date_text) for s in conversation.sessions for t in s.turns]
+            ids = note_ids([t.dia_id for t, _ in dated])
             async with self._scope(sid, "amem_ingest"):
-                for index, (turn, note_id) in enumerate(zip(turns, ids, strict=True)):
-                    outcome = await self._in_thread(
-                        _add_note, state, note_id, note_content(turn), dates.get(turn.dia_id, "")
-                    )
+                for index, ((turn, date), note_id) in enumerate(zip(dated, ids, strict=True)):
+                    outcome = await self._in_thread(_add_note, state, note_id, note_content(turn), date)
                     rows = self._turn_failures(sid, index, turn, outcome)
                     failures += len(rows)
                     self.failures.extend(rows)
@@ -223,9 +219,9 @@ class AMem(SystemBase):
         return IngestReport(sid, memory_tokens=memory_tokens, failures=failures, details=state.details)
 
     def _turn_failures(self, sid: str, index: int, turn: Turn, outcome: _TurnOutcome) -> list[StepFailure]:
-        """The failed steps of one `add_note`: each failed LLM or embedding call once; the library's own
-        log lines only when no failed call explains them; a crash of `add_note` (the note lost) when
-        nothing else does."""
+        """The failed steps of one `add_note`: each failed LLM or embedding call once; when no failed call
+        explains what went wrong, the library's own WARNING+ log lines and a crash of `add_note` (the note
+        lost)."""
 
         def row(stage: str, kind: str, message: str) -> StepFailure:
             return StepFailure(
@@ -238,8 +234,7 @@ class AMem(SystemBase):
         rows = [row(e.step, e.kind or "", e.message + lost) for e in called]
         if not called:
             for level, message in outcome.log:
-                if outcome.crash is None or not message.startswith(_CONSEQUENCES):
-                    rows.append(row(_log_stage(message), "library_error", f"{level}: {message}"[:500]))
+                rows.append(row(_log_stage(message), "library_error", f"{level}: {message}"[:500]))
             if outcome.crash is not None:
                 exc = outcome.crash
                 rows.append(row("add_note", error_kind(exc), f"{type(exc).__name__}: {exc}{lost}"[:500]))
