@@ -71,7 +71,9 @@ def _update(body: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         draw = rng.random()
         if old and draw < 0.15:
             target = old[rng.randrange(len(old))]
-            decisions.append({"id": target["id"], "text": fact, "event": "UPDATE", "old_memory": target["text"]})
+            decisions.append(
+                {"id": target["id"], "text": fact, "event": "UPDATE", "old_memory": target["text"]}
+            )
         elif old and draw < 0.2:
             target = old[rng.randrange(len(old))]
             decisions.append({"id": target["id"], "text": target["text"], "event": "DELETE"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,7 @@ class _Stream:
     folder: Path
     route: str
     memory: Any
+    dims: int
     relation_dates: dict[RelationKey, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -123,13 +125,15 @@ class Mem0OSS(SystemBase):
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
-    async def _endpoint(self, route: str) -> library.LibraryEndpoint:
+    async def _endpoint(self, route: str, dims: int | None) -> library.LibraryEndpoint:
+        """The bridge route's settings; `dims` from a finished stream's meta, so that reopening one makes no
+        call (a call inside ingest would make the runner record a new ingestion and answer again)."""
         return library.LibraryEndpoint(
             base_url=self.bridge.base_url(route),
             api_key=self.bridge.api_key,
             model=self.bridge.model,
             embedding_model=self.bridge.embedding_model,
-            embedding_dims=await self.bridge.embedding_dims(),
+            embedding_dims=dims if dims else await self.bridge.embedding_dims(),
         )
 
     # ---- ingest -------------------------------------------------------------------------------------
@@ -161,22 +165,27 @@ class Mem0OSS(SystemBase):
         folder = self.state_dir / sid / spec.slug
         route = f"{sid}.{spec.slug}"
         if state.is_done(folder, stamp):
-            stream = await self._open(spec, folder, route)
-            stream.meta = state.read_meta(folder)
-            stream.relation_dates = _dates_from_meta(stream.meta)
-            return stream
+            return await self._reopen(spec, folder, route)
         await self._in_pool(state.reset_folder, folder)
-        stream = await self._open(spec, folder, route)
+        stream = await self._open(spec, folder, route, None)
         await self._run_stream(conversation, stream)
         if not any(row.get("kind") == "llm_error" for row in stream.meta.get("failures", [])):
             state.mark_done(folder, stamp)  # a transient failure withholds it: the next ingest replays
         return stream
 
-    async def _open(self, spec: StreamSpec, folder: Path, route: str) -> _Stream:
-        endpoint = await self._endpoint(route)
+    async def _open(self, spec: StreamSpec, folder: Path, route: str, dims: int | None) -> _Stream:
+        endpoint = await self._endpoint(route, dims)
         speaker = library.Speaker(user_id=spec.user, folder=folder)
         memory = await self._in_pool(library.open_memory, speaker, endpoint, self.graph)
-        return _Stream(spec=spec, folder=folder, route=route, memory=memory)
+        return _Stream(spec=spec, folder=folder, route=route, memory=memory, dims=endpoint.embedding_dims)
+
+    async def _reopen(self, spec: StreamSpec, folder: Path, route: str) -> _Stream:
+        """A finished stream, from its folder (no LLM call)."""
+        meta = await self._in_pool(state.read_meta, folder)
+        stream = await self._open(spec, folder, route, int(meta.get("embedding_dims") or 0) or None)
+        stream.meta = meta
+        stream.relation_dates = _dates_from_meta(meta)
+        return stream
 
     async def _run_stream(self, conversation: Conversation, stream: _Stream) -> None:
         sid, spec, memory = conversation.sample_id, stream.spec, stream.memory
@@ -196,6 +205,7 @@ class Mem0OSS(SystemBase):
         counts["memories"] = len(memories)
         stream.meta = {
             "speaker": spec.user,
+            "embedding_dims": stream.dims,
             "counts": dict(counts),
             "failures": [row.to_dict() for row in rows],
             "relation_dates": [[*key, date] for key, date in stream.relation_dates.items()],
@@ -298,10 +308,7 @@ class Mem0OSS(SystemBase):
                         raise RuntimeError(
                             f"{self.name}: {sid} is not ingested (no finished state in {folder})"
                         )
-                    stream = await self._open(spec, folder, f"{sid}.{spec.slug}")
-                    stream.meta = state.read_meta(folder)
-                    stream.relation_dates = _dates_from_meta(stream.meta)
-                    streams.append(stream)
+                    streams.append(await self._reopen(spec, folder, f"{sid}.{spec.slug}"))
                 self._streams[sid] = streams
         return self._streams[sid]
 
@@ -348,6 +355,9 @@ class Mem0OSS(SystemBase):
             return [], []
         value = outcome.value if isinstance(outcome.value, dict) else {}
         found = [m for m in value.get("results") or [] if isinstance(m, dict)]
+        # mem0's order (score, best first); memories of equal score by text, so that the context (and its
+        # cached answer) does not depend on the order the store happened to hold them in.
+        found.sort(key=lambda m: (-_score(m), str(m.get("memory", ""))))
         relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
         return found, relations
 
@@ -390,6 +400,14 @@ def _add_call(memory: Any, user: str, batch: Batch) -> Callable[[], Coroutine[An
         )
 
     return add
+
+
+def _score(item: dict[str, Any]) -> float:
+    try:
+        score = float(item.get("score") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return score if math.isfinite(score) else 0.0
 
 
 def _dates_from_meta(meta: dict[str, Any]) -> dict[RelationKey, str]:
