@@ -154,7 +154,9 @@ def test_end_to_end(exp, tmp_path, locomo_mini):
         # mem0's fact extraction and update calls (and graph calls) went through the bridge, counted.
         assert llm["mem0_oss_ingest"]["calls"] >= 2 * 11 and llm["mem0_oss_ingest"]["prompt"] > 0
         assert llm["mem0_oss_ingest_embedding"]["calls"] > 0
-        assert llm["mem0_oss_search_embedding"]["calls"] == 2 * 4  # one query embedding per speaker
+        # One query embedding per speaker and question (the graph also embeds the entities it finds).
+        searches = llm["mem0_oss_search_embedding"]["calls"]
+        assert searches > 2 * 4 if graph else searches == 2 * 4
         assert ("mem0_oss_search" in llm) == graph  # the graph's query-entity call
         assert metrics["tokens"]["context_items_mean"] > 0
         assert json.loads((run_dir / "run.json").read_text())["versions"]["mem0ai"] == "1.0.11"

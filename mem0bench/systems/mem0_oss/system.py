@@ -114,6 +114,7 @@ class Mem0OSS(SystemBase):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mem0_oss")
         self._streams: dict[str, list[_Stream]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._search_locks: dict[str, asyncio.Lock] = {}
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -313,10 +314,14 @@ class Mem0OSS(SystemBase):
         return self._streams[sid]
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
-        """Each speaker's top_k memories (and, with the graph, top_k relations), searched concurrently."""
+        """Each speaker's top_k memories (and, with the graph, top_k relations), searched concurrently.
+
+        A speaker's mem0 instance searches for one question at a time (its bridge route attributes calls
+        to one scope at a time); the wait for it is queueing, kept out of the latency: each speaker's
+        search is measured once it has the instance, and the two run side by side (latency: the longer)."""
         streams = await self._ensure_open(conversation)
-        with timing.measure() as measured:
-            results = await asyncio.gather(*(self._search(s, conversation, question) for s in streams))
+        results = await asyncio.gather(*(self._search(s, conversation, question) for s in streams))
+        with timing.measure() as rendering:
             memories = [r[0] for r in results]
             relations = [r[1] for r in results] if self.graph else None
             text = render_sections(
@@ -329,37 +334,38 @@ class Mem0OSS(SystemBase):
             text=text,
             tokens=count_tokens(text),
             source_dia_ids=tuple(dia_ids),
-            search_latency_s=measured.latency_s,
-            local_search_s=measured.local_s,
+            search_latency_s=max(r[2].latency_s for r in results) + rendering.latency_s,
+            local_search_s=max(r[2].local_s for r in results) + rendering.local_s,
             items=n_items,
         )
 
     async def _search(
         self, stream: _Stream, conversation: Conversation, question: Question
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], timing.CallTiming]:
         memory, user, limit = stream.memory, stream.spec.user, self.top_k
 
         async def search() -> Any:
             return await memory.search(question.question, user_id=user, limit=limit)
 
-        async with self.bridge.scope(stream.route, stage=SEARCH_STAGE):
-            outcome = await self._in_pool(_call_library, search)
-        for record in outcome.records:
-            step, kind = libfail.classify(record)
-            self._search_failure(conversation, question, f"search_{step}", kind, record.message)
-        if outcome.error is not None:
-            error = outcome.error
-            self._search_failure(
-                conversation, question, "search", _error_kind(error), f"{type(error).__name__}: {error}"
-            )
-            return [], []
-        value = outcome.value if isinstance(outcome.value, dict) else {}
-        found = [m for m in value.get("results") or [] if isinstance(m, dict)]
-        # mem0's order (score, best first); memories of equal score by text, so that the context (and its
-        # cached answer) does not depend on the order the store happened to hold them in.
-        found.sort(key=lambda m: (-_score(m), str(m.get("memory", ""))))
-        relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
-        return found, relations
+        async with self._search_locks.setdefault(stream.route, asyncio.Lock()):
+            with timing.measure() as measured:
+                async with self.bridge.scope(stream.route, stage=SEARCH_STAGE):
+                    outcome = await self._in_pool(_call_library, search)
+                for record in outcome.records:
+                    step, kind = libfail.classify(record)
+                    self._search_failure(conversation, question, f"search_{step}", kind, record.message)
+                if outcome.error is not None:
+                    error = outcome.error
+                    message = f"{type(error).__name__}: {error}"
+                    self._search_failure(conversation, question, "search", _error_kind(error), message)
+                    return [], [], measured
+                value = outcome.value if isinstance(outcome.value, dict) else {}
+                found = [m for m in value.get("results") or [] if isinstance(m, dict)]
+                # mem0's order (score, best first); memories of equal score by text, so that the context
+                # (and its cached answer) does not depend on the order the store happened to hold them in.
+                found.sort(key=lambda m: (-_score(m), str(m.get("memory", ""))))
+                relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
+        return found, relations, measured
 
     def _search_failure(
         self, conversation: Conversation, question: Question, stage: str, kind: str, msg: str
