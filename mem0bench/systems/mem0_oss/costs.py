@@ -6,7 +6,8 @@ prompt, + up to 5 similar memories per fact); one embedding per fact (the simila
 one more per ADD/UPDATE whose text differs from the fact. Graph (Kuzu): per add, entity extraction, relation
 extraction and a delete decision (tool calls), two embeddings per relation plus one per entity; per question
 and speaker, one entity-extraction call and one embedding per entity. Replies decide facts and relations:
-FACTS_PER_PAIR facts per add and TRIPLETS_PER_PAIR relations per add are the assumptions.
+FACTS_PER_PAIR facts per add (each one update decision's worth of similar memories, two embeddings) and
+TRIPLETS_PER_PAIR relations per add are the assumptions (the dry run's footer states them per pair).
 """
 
 from __future__ import annotations
@@ -46,28 +47,29 @@ def mem0_oss_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int)
     )
     facts = adds * FACTS_PER_PAIR
     lines = [
-        PlanLine("ingest", "fact extraction (1 per add)", adds, adds * instructions + message_tokens,
+        PlanLine("ingest", "fact extraction", adds, adds * instructions + message_tokens,
                  adds * REPLY_TOKENS["extract"]),
-        PlanLine("ingest", f"update decision (1 per add with facts; {FACTS_PER_PAIR:g} fact/add assumed)", adds,
+        PlanLine("ingest", "update decisions", adds,
                  adds * UPDATE_PROMPT_TOKENS + facts * SIMILAR_PER_FACT * MEMORY_TOKENS,
                  facts * REPLY_TOKENS["update"]),
-        PlanLine("ingest", "embeddings (1 per fact + 1 per new memory text)", 2 * facts, 2 * facts * 20, 0),
-        PlanLine("search", "question embedding (1 per speaker)", 2 * n_questions, 2 * n_questions * 15, 0),
+        PlanLine("ingest", "fact embeddings", 2 * facts, 2 * facts * 20, 0),
+        PlanLine("search", "query embeddings x2", 2 * n_questions, 2 * n_questions * 15, 0),
     ]  # fmt: skip
     context = 2 * int(method["top_k"]) * MEMORY_TOKENS
     if graph:
         triplets = adds * TRIPLETS_PER_PAIR
         per_add = message_tokens / max(adds, 1)
         lines += [
-            PlanLine("ingest", "graph: entities + relations (2 tool calls per add)", 2 * adds,
+            PlanLine("ingest", "graph entities+relations", 2 * adds,
                      2 * adds * (GRAPH_PROMPT_TOKENS + per_add), 2 * adds * REPLY_TOKENS["graph"]),
-            PlanLine("ingest", "graph: delete decision (1 per add)", adds,
+            PlanLine("ingest", "graph delete decisions", adds,
                      adds * (GRAPH_DELETE_PROMPT_TOKENS + per_add + 5 * MEMORY_TOKENS), adds * 20),
-            PlanLine("ingest", f"graph: embeddings (2 per relation, {TRIPLETS_PER_PAIR:g}/add assumed, + entities)",
+            PlanLine("ingest", "graph embeddings",
                      4 * triplets, 4 * triplets * 5, 0),
-            PlanLine("search", "graph: query entities (1 per speaker)", 2 * n_questions,
+            PlanLine("search", "graph query entities x2", 2 * n_questions,
                      2 * n_questions * (GRAPH_PROMPT_TOKENS + 20), 2 * n_questions * 20),
-            PlanLine("search", "graph: entity embeddings (~2 per speaker)", 4 * n_questions, 4 * n_questions * 5, 0),
+            PlanLine("search", "graph entity embeddings", 4 * n_questions, 4 * n_questions * 5, 0),
         ]  # fmt: skip
         context += 2 * int(method["top_k"]) * 15
-    return CostPlan(context_tokens=context, lines=lines)
+    # The query embedding is mem0's own (one per speaker), counted above.
+    return CostPlan(context_tokens=context, lines=lines, embeds_queries=False)
