@@ -162,9 +162,14 @@ def test_end_to_end(exp, tmp_path, locomo_mini):
         assert json.loads((run_dir / "run.json").read_text())["versions"]["mem0ai"] == "1.0.11"
         for speaker in ("maya", "tomas"):
             folder = run_dir / "state" / "mini-1" / speaker
-            assert (folder / "done.json").is_file() and (folder / "qdrant").is_dir()
+            assert (folder / "done").is_file() and (folder / "qdrant").is_dir()
             assert (folder / "graph.kuzu").exists() == graph
         assert files_containing(run_dir, TEST_KEY) == []
+        shown = run_cli(
+            ["memories", str(run_dir), "--conversation", "mini-1", "--speaker", "Maya"], cli_env("", tmp_path)
+        )
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        assert shown.stdout.count("[") >= details["memories.speaker_a"]  # one dated line per memory
 
         paid = server.count("chat") + server.count("embeddings")
         again = _run(exp, run_dir, tmp_path / "cache", server, locomo_mini)

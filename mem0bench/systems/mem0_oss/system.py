@@ -204,7 +204,9 @@ class Mem0OSS(SystemBase):
                 report_ingested()
         memories = await self._all_memories(stream)
         counts["memories"] = len(memories)
+        await self._in_pool(state.write_records, stream.folder, spec.user, memories)
         stream.meta = {
+            "key": spec.user,
             "speaker": spec.user,
             "embedding_dims": stream.dims,
             "counts": dict(counts),
