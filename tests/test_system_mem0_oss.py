@@ -169,7 +169,7 @@ def test_end_to_end(exp, tmp_path, locomo_mini):
             ["memories", str(run_dir), "--conversation", "mini-1", "--speaker", "Maya"], cli_env("", tmp_path)
         )
         assert shown.returncode == 0, shown.stderr[-2000:]
-        assert shown.stdout.count("[") >= details["memories.speaker_a"]  # one dated line per memory
+        assert f"== Maya: {details['memories.speaker_a']} memories" in shown.stdout
 
         paid = server.count("chat") + server.count("embeddings")
         again = _run(exp, run_dir, tmp_path / "cache", server, locomo_mini)
