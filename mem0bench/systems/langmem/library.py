@@ -105,6 +105,9 @@ def load_library() -> Library:
         raise ConfigurationError(
             f"method langmem needs LangMem and its dependencies ({exc.name or exc}): {EXTRA}"
         ) from exc
+    from mem0bench.systems.langmem import determinism
+
+    determinism.install()
     _LIBRARY = Library(
         InMemoryStore=InMemoryStore,
         SearchOp=SearchOp,

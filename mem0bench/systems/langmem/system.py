@@ -15,6 +15,7 @@ import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -31,7 +32,7 @@ from mem0bench.memory.costs import (
 )
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.bridge import LLMBridge
-from mem0bench.systems.langmem import persistence
+from mem0bench.systems.langmem import determinism, persistence
 from mem0bench.systems.langmem.ingest import AgentIngest, ManagerIngest, message_text
 from mem0bench.systems.langmem.library import Library, load_library
 from mem0bench.systems.langmem.persistence import Annotation, Snapshot
@@ -223,11 +224,12 @@ class LangMem(SystemBase):
         index = 0
         async with self.bridge.scope(sid, stage=INGEST_STAGE) as scope:
             for session in conversation.sessions:
-                for turn in session.turns:
+                for position, turn in enumerate(session.turns):
                     key = self._key_of(memory.keys, turn.speaker)
                     before = _versions(memory.store)
                     failed_calls = len(scope.failures)
-                    with step() as current:
+                    when = session.date_time + timedelta(seconds=position)
+                    with step() as current, determinism.seeded(f"{sid}:{index}:{turn.dia_id}", when):
                         try:
                             await run(key, message_text(session.date_text, turn.speaker, turn.text))
                         except Exception as exc:  # the library gave up on this message: count it, go on
