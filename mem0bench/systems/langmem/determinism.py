@@ -52,7 +52,7 @@ class _SessionClock(datetime):
     """`datetime` as LangGraph's InMemoryStore sees it: `now()` is the message's session time."""
 
     @classmethod
-    def now(cls, tz: Any = None) -> Any:  # type: ignore[override]
+    def now(cls, tz: Any = None) -> Any:
         fixed = _now.get()
         if fixed is None:
             return datetime.now(tz)
