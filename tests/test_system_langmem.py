@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e import FAST, cli_env, read_jsonl, run_cli
 from tests.standin.langmem_replies import reply
-from tests.standin.server import HTTPError, StandinServer
+from tests.standin.server import HTTPError, StandinServer, ToolCall
 
 
 def _run(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra: str):
@@ -26,10 +26,17 @@ def _run(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra:
     return run_cli(args, cli_env(server.base_url, tmp_path / "cache")), run_dir
 
 
-def _turns(locomo: Path, sample_id: str) -> int:
+def _lines(locomo: Path, sample_id: str) -> list[str]:
+    """The speakers of a conversation's turns, in order."""
     sample = next(s for s in json.loads(locomo.read_text()) if s["sample_id"] == sample_id)
     conv = sample["conversation"]
-    return sum(len(v) for k, v in conv.items() if k.startswith("session_") and isinstance(v, list))
+    return [
+        t["speaker"] for k, v in conv.items() if k.startswith("session_") and isinstance(v, list) for t in v
+    ]
+
+
+def _turns(locomo: Path, sample_id: str) -> int:
+    return len(_lines(locomo, sample_id))
 
 
 @pytest.mark.slow
@@ -81,16 +88,33 @@ def test_langmem_end_to_end_and_rerun_from_cache(tmp_path, standin, locomo_mini)
 
 @pytest.mark.slow
 def test_swallowed_extraction_errors_are_failures(tmp_path, standin, locomo_mini):
-    # The plain stand-in answers trustcall's update step with a PatchDoc naming a random json_doc_id:
-    # trustcall logs it and drops it; each such drop is a failed step, not a quiet empty memory.
+    # Two ways LangMem loses a message without raising, each a failed step, not a quiet empty memory:
+    # the plain stand-in answers trustcall's update step (Maya's messages) with a PatchDoc naming a random
+    # json_doc_id, which trustcall logs and drops; Tomas's replies carry arguments that are not JSON, which
+    # LangChain sets aside as invalid_tool_calls and trustcall ignores.
+    def replies(endpoint, body):
+        names = {t["function"]["name"] for t in body.get("tools") or []}
+        text = json.dumps(body.get("messages"))
+        if endpoint == "chat" and "Memory" in names and "| Tomas:" in text:
+            return ToolCall('{"content": "cut off', name="Memory")
+        return None
+
+    standin.set_handler(replies)
     result, run_dir = _run(standin, tmp_path, locomo_mini, "run", "run.max_failure_rate=1.0")
     assert result.returncode == 0, result.stderr[-3000:]
     (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
     assert ingest["failures"] > 0 and ingest["failure_kinds"] == {"malformed": ingest["failures"]}
     failures = [r for r in read_jsonl(run_dir / "failures.jsonl") if r.get("step") == "langmem_extract"]
-    assert len(failures) == ingest["failures"]
-    assert all("Could not find existing schema" in r["message"] for r in failures)
-    assert ingest["details"]["failed_steps"] == ingest["failures"]
+    assert len(failures) == ingest["failures"] == ingest["details"]["failed_steps"]
+    by_speaker = {r["detail"]["speaker"] for r in failures}
+    assert by_speaker == {"Maya", "Tomas"}
+    tomas = [r for r in failures if r["detail"]["speaker"] == "Tomas"]
+    assert all(r["message"].startswith("invalid tool call: Memory") for r in tomas)
+    assert len(tomas) == sum(1 for line in _lines(locomo_mini, "mini-1") if line == "Tomas")
+    assert all(
+        "Could not find existing schema" in r["message"] for r in failures if r["detail"]["speaker"] == "Maya"
+    )
+    assert ingest["details"]["memories:Tomas"] == 0
 
 
 @pytest.mark.slow

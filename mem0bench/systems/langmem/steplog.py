@@ -33,6 +33,9 @@ class Step:
     """Chat-model calls the library made in the call (counted by a LangChain callback)."""
     tool_errors: list[str] = field(default_factory=list)
     """Errors of tools the agent ran (agent mode), which the agent swallows."""
+    invalid_calls: list[str] = field(default_factory=list)
+    """Tool calls of a reply whose arguments were not JSON: LangChain sets them aside
+    (`invalid_tool_calls`) and trustcall and the agent ignore them, so the memory they held is lost."""
 
 
 _current: ContextVar[Step | None] = ContextVar("mem0bench_langmem_step", default=None)
@@ -96,6 +99,13 @@ def note_tool_error(message: str) -> None:
             current.tool_errors.append(message)
 
 
+def note_invalid_call(message: str) -> None:
+    current = _current.get()
+    if current is not None:
+        with _lock:
+            current.invalid_calls.append(message)
+
+
 def exception_kind(exc: BaseException) -> str:
     """The failure kind of an exception the library raised: the harness's kinds for an HTTP error of the
     bridge (the call itself is already recorded by the harness), else 'library_error'."""
@@ -111,6 +121,8 @@ def exception_kind(exc: BaseException) -> str:
         return "connection"
     if isinstance(status, int) and 400 <= status < 500:
         return "bad_request"
+    if name in ("ValidationError", "OutputParserException", "JSONDecodeError"):
+        return "malformed"  # a reply (200) that does not fit what the library parses it as
     return "library_error"
 
 
@@ -121,7 +133,7 @@ def describe_exception(exc: BaseException) -> str:
 
 def callback_handler(base: Any) -> Any:
     """A LangChain callback handler (subclass of `base`, langchain_core's BaseCallbackHandler) that counts
-    chat-model calls and tool errors into the current step."""
+    chat-model calls, tool errors and unparseable tool calls into the current step."""
 
     class _Counter(base):
         run_inline = True  # called in the caller's context, so the step's context variable is visible
@@ -131,5 +143,15 @@ def callback_handler(base: Any) -> Any:
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
             note_tool_error(describe_exception(error))
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            for generations in getattr(response, "generations", None) or []:
+                for generation in generations:
+                    message = getattr(generation, "message", None)
+                    for call in getattr(message, "invalid_tool_calls", None) or []:
+                        args = " ".join(str(call.get("args") or "").split())[:200]
+                        note_invalid_call(
+                            f"{call.get('name')}: {call.get('error') or 'arguments not JSON'}: {args}"
+                        )
 
     return _Counter()

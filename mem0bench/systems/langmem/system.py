@@ -267,14 +267,19 @@ class LangMem(SystemBase):
     def _logged_failures(
         self, sid: str, speaker: str, index: int, dia_id: str, current: Step
     ) -> list[StepFailure]:
-        """What the library logged and swallowed (trustcall's invalid tool calls and patches, which it drops)
-        and the agent's tool errors, one row each."""
+        """What the library swallowed, one row each: what trustcall logged (tool calls that never validated,
+        patches it could not apply: dropped), tool calls whose arguments were not JSON (ignored), and the
+        agent's tool errors."""
         rows = []
         for logger, level, message in current.records:
             kind = "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
             rows.append(self._failure(sid, speaker, index, dia_id, kind, f"{logger}: {message}"[:500]))
         for message in current.tool_errors:
             rows.append(self._failure(sid, speaker, index, dia_id, "library_error", f"tool: {message}"))
+        for message in current.invalid_calls:
+            rows.append(
+                self._failure(sid, speaker, index, dia_id, "malformed", f"invalid tool call: {message}")
+            )
         return rows
 
     async def _restore(self, lib: Library, conversation: Conversation) -> Snapshot | None:
