@@ -23,7 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"data", "llm", "metrics"}),
     frozenset({"prompts"}),
     frozenset({"memory"}),
-    frozenset({"baselines"}),
+    frozenset({"baselines", "systems"}),
     frozenset({"pipeline"}),
     frozenset({"report"}),
     frozenset({"cli"}),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ContextKind = Literal["memories", "graph_memories", "chunks", "full_context"]
+ContextKind = Literal["memories", "graph_memories", "chunks", "full_context", "notes"]
 
 
 @dataclass(frozen=True)
@@ -27,3 +27,5 @@ class RetrievedContext:
     None for systems with no search (full context)."""
     local_search_s: float | None = None
     """The part of the search spent outside network calls (the harness's own cost)."""
+    items: int | None = None
+    """How many items the context holds (memories, facts, notes, chunks); None where not counted."""

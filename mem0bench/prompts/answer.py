@@ -37,6 +37,11 @@ _CONTEXT_INTRO: dict[ContextKind, str] = {
         "Below is a long conversation between two people, session by session. Each line starts with "
         "the date of its session in parentheses, then the speaker."
     ),
+    "notes": (
+        "Below are notes a memory system kept about the two people in a long conversation, grouped by "
+        "person where the system kept them apart. Each note carries, in square brackets, the date of the "
+        "conversation session it came from."
+    ),
 }
 
 _RULES = """How to answer:
@@ -71,7 +76,7 @@ from the conversation where you can. For a question about time, work the date ou
 
 
 def _paper_rules(kind: ContextKind) -> str:
-    if kind == "memories":
+    if kind in ("memories", "notes"):
         return _PAPER_MEMORY_RULES
     if kind == "graph_memories":
         return f"{_PAPER_MEMORY_RULES}\n{_PAPER_GRAPH_RULE}"

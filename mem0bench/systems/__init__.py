@@ -1,0 +1,1 @@
+"""Adapters of other memory systems behind the MemorySystem protocol, one package each."""
