@@ -15,12 +15,14 @@ from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.ingest_progress import listening
-from mem0bench.systems.chatgpt_memory_emulation.notes import Note, cap_notes, render_notes
+from mem0bench.prompts.saved_notes import NOTES_SPEC, parse_notes
+from mem0bench.systems.chatgpt_memory_emulation.notes import Note, cap_notes, newest_within, render_notes
 from mem0bench.systems.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.tokens import count_tokens
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.fakes import FakeCall, ScriptedLLM
 from tests.standin.server import StandinServer
+from tests.strict_schema import strict_violations
 
 SYSTEM_MODULE = "mem0bench.systems.chatgpt_memory_emulation.system"
 ROUTE = "save_notes"
@@ -97,9 +99,23 @@ def test_the_cap_drops_the_oldest_notes_first_and_counts_them() -> None:
     assert 0 < capped.dropped < 40 and capped.kept == tuple(notes[capped.dropped :])  # the newest stay
     # The fewest are dropped: one more note would not fit.
     assert count_tokens(render_notes(notes[capped.dropped - 1 :], ["Alice", "Bob"])) > cap
+    # The quick path for the note writer keeps the same notes as the exact one.
+    for limit in (None, 30, 100, cap, whole.tokens, whole.tokens + 100):
+        assert newest_within(notes, ["Alice", "Bob"], limit) == cap_notes(notes, ["Alice", "Bob"], limit).kept
     # A cap below even one note keeps none and says so.
     empty = cap_notes(notes, ["Alice", "Bob"], 5)
     assert empty.kept == () and empty.dropped == 40
+
+
+def test_the_notes_come_back_as_a_strict_json_list() -> None:
+    assert NOTES_SPEC.name == ROUTE and NOTES_SPEC.mode is None  # the form follows llm.structured
+    assert strict_violations(NOTES_SPEC.parameters) == []
+    assert NOTES_SPEC.parameters["properties"]["notes"]["type"] == "array"
+    assert parse_notes({"notes": [" Maya  likes tea. ", "maya likes tea.", "", 3]}) == [
+        "Maya likes tea.",
+        "3",
+    ]
+    assert parse_notes({}) == [] and parse_notes({"notes": None}) == []
 
 
 # ------------------------------------------------------------------ ingestion with a scripted model
@@ -238,6 +254,15 @@ def test_a_transient_failure_leaves_the_notes_unfinished(tmp_path, monkeypatch) 
     assert report.failures == 2 and {f.kind for f in system.failures} == {"rate_limit"}
     assert run(system.retrieve(conv, conv.questions[0])).items == 2  # the run answers from what it has
     assert not list((tmp_path / "state").rglob("done.json"))  # the next run writes them again
+
+
+def test_a_memory_with_no_notes_gives_an_empty_context(tmp_path, monkeypatch) -> None:
+    system = make_system(tmp_path, scripted(monkeypatch, lambda call: {"notes": []}))
+    conv = make_conversation(sessions=2)
+    report = run(system.ingest(conv))
+    context = run(system.retrieve(conv, conv.questions[0]))
+    assert report.failures == 0 and report.details["notes"] == 0  # nothing worth saving is not a failure
+    assert (context.text, context.tokens, context.items, context.source_dia_ids) == ("", 0, 0, ())
 
 
 def test_bad_settings_are_refused(tmp_path) -> None:

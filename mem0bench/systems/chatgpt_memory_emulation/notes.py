@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mem0bench.common.text import one_line
 from mem0bench.tokens import count_tokens
 
-__all__ = ["CappedNotes", "Note", "cap_notes", "render_notes"]
+__all__ = ["CappedNotes", "Note", "cap_notes", "newest_within", "render_notes"]
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,35 @@ class Note:
         return cls(str(row["speaker"]), int(row["session"]), str(row["date"]), str(row["text"]))
 
 
+def _line(note: Note) -> str:
+    return f"- [{note.date}] {one_line(note.text)}"
+
+
 def render_notes(notes: Sequence[Note], speakers: Sequence[str]) -> str:
     """Per speaker (in `speakers` order) a header, then that speaker's notes in the given order."""
     blocks = []
     for speaker in speakers:
         lines = [f"Notes about {speaker}:"]
-        lines += [f"- [{n.date}] {one_line(n.text)}" for n in notes if n.speaker == speaker] or ["(no notes)"]
+        lines += [_line(n) for n in notes if n.speaker == speaker] or ["(no notes)"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+@lru_cache(maxsize=65536)
+def _line_tokens(line: str) -> int:
+    return count_tokens(line)
+
+
+def newest_within(notes: Sequence[Note], speakers: Sequence[str], max_tokens: int | None) -> tuple[Note, ...]:
+    """`cap_notes(...).kept`, without rendering when the notes clearly fit: each line's tokens (counted
+    once), its newline and the headers, with a margin for merges across lines, stay under the cap."""
+    if not max_tokens:
+        return tuple(notes)
+    bound = sum(_line_tokens(_line(n)) + 1 for n in notes)
+    bound += sum(_line_tokens(f"Notes about {s}:\n(no notes)") + 2 for s in speakers)
+    if bound + 16 <= max_tokens:
+        return tuple(notes)
+    return cap_notes(notes, speakers, max_tokens).kept
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,13 @@ from mem0bench.memory.costs import INSTRUCTION_TOKENS, CostPlan, MethodConfig, P
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.stream import message_pairs
 from mem0bench.prompts.saved_notes import NOTES_SPEC, build_notes_messages, parse_notes
-from mem0bench.systems.chatgpt_memory_emulation.notes import CappedNotes, Note, cap_notes, render_notes
+from mem0bench.systems.chatgpt_memory_emulation.notes import (
+    CappedNotes,
+    Note,
+    cap_notes,
+    newest_within,
+    render_notes,
+)
 from mem0bench.systems.chatgpt_memory_emulation.store import NoteStore, SavedState, fingerprint
 from mem0bench.tokens import count_tokens
 
@@ -162,6 +168,8 @@ class ChatGPTMemoryEmulation(SystemBase):
 
     def _context_of(self, conversation: Conversation, state: SavedState) -> _Context:
         capped = cap_notes(state.notes, conversation.speakers, self.max_context_tokens)
+        if not capped.kept:  # an empty context is empty (the run counts those), not two empty headers
+            capped = CappedNotes((), capped.dropped, "", 0)
         sessions = {n.session for n in capped.kept}
         dia_ids = tuple(t.dia_id for s in conversation.sessions if s.index in sessions for t in s.turns)
         return _Context(capped=capped, dia_ids=dia_ids)
@@ -213,7 +221,7 @@ class ChatGPTMemoryEmulation(SystemBase):
         self, session: Session, person: str, other: str, notes: Sequence[Note]
     ) -> list[str]:
         """The new notes the model saves about `person` after `session` (raises when the call fails)."""
-        shown = cap_notes(notes, [person], self.max_context_tokens).kept  # what its memory would show
+        shown = newest_within(notes, [person], self.max_context_tokens)  # what its memory would show
         messages = build_notes_messages(
             person=person,
             other=other,
