@@ -42,5 +42,10 @@ class FullContext(SystemBase):
         """The whole rendered conversation (tokens counted once per sample)."""
         text, tokens, dia_ids = self._rendered(conversation)
         return RetrievedContext(
-            kind="full_context", text=text, tokens=tokens, source_dia_ids=dia_ids, search_latency_s=None
+            kind="full_context",
+            text=text,
+            tokens=tokens,
+            source_dia_ids=dia_ids,
+            search_latency_s=None,
+            items=len(dia_ids),
         )

@@ -238,6 +238,7 @@ class RAG(SystemBase):
             source_dia_ids=dia_ids,
             search_latency_s=t.latency_s,
             local_search_s=t.local_s,
+            items=len(picked),
         )
 
 

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mem0bench", "baselines")
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
-# `baselines` (a top-level package) holds systems built on memory's protocol; `bench` (the benchmark
+# `baselines` (a top-level package) holds our baseline systems and `systems` the adapters of other teams'
+# libraries, both built on memory's protocol; `bench` (the benchmark
 # command's body) is driven by the cli like the report.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),

@@ -97,6 +97,28 @@ def test_metrics_are_question_weighted_overall_and_per_category() -> None:
     assert m["tokens"]["context_mean"] == 100
 
 
+def test_empty_contexts_are_counted_over_answered_questions() -> None:
+    answers = [
+        answer("q1", "Paris", "Paris", context_tokens=0, context_items=0),
+        answer("q2", "Rome", "Paris", context_tokens=40, context_items=0),  # a header, no item
+        answer("q3", "Oslo", "Oslo", context_tokens=80, context_items=3),
+        answer("q4", "", "Oslo", context_tokens=None, failure="search:timeout: no reply"),
+    ]
+    rows = aggregate.prediction_rows(answers, {}, runs=1)
+    assert aggregate.empty_contexts(rows) == {"n": 2, "of": 3, "share": 2 / 3}
+    m = aggregate.metrics(
+        rows, method="x", runs=1, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
+    )  # fmt: skip
+    assert m["empty_contexts"]["n"] == 2 and m["tokens"]["context_items_mean"] == 1.0
+
+
+def test_a_run_of_mostly_empty_contexts_ends_with_a_warning() -> None:
+    assert aggregate.empty_context_warning({"n": 5, "of": 10, "share": 0.5}) is None
+    assert aggregate.empty_context_warning({"n": 0, "of": 0, "share": None}) is None
+    line = aggregate.empty_context_warning({"n": 6, "of": 10, "share": 0.6})
+    assert line is not None and line.startswith("warning: 6 of 10 answered questions had an empty")
+
+
 # ---- failure counting -----------------------------------------------------------------------------------
 def test_failures_are_counted_per_stage_with_rates() -> None:
     answers = [

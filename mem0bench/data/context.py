@@ -28,4 +28,5 @@ class RetrievedContext:
     local_search_s: float | None = None
     """The part of the search spent outside network calls (the harness's own cost)."""
     items: int | None = None
-    """How many items the context holds (memories, facts, notes, chunks); None where not counted."""
+    """How many retrieved items the context holds (memories, relations, chunks, notes, turns); None where
+    a system does not say."""

@@ -300,6 +300,18 @@ class LLMClient:
         problem = "the reply had no choices" if not raw.get("choices") else "the reply had no text content"
         raise self._failure(stage, "empty", problem, attempts)
 
+    async def forward_chat(self, body: dict[str, Any], *, stage: str) -> tuple[dict[str, Any], bool]:
+        """A third-party library's chat request, sent as the library built it (its messages, tools,
+        response format, sampling settings) but with this client's model, through the same cache,
+        retries, rate limits and ledger as every other call; -> (raw reply, served from the cache?).
+
+        Nothing is re-asked here: an empty or unparsable reply goes back to the library, whose own
+        handling of it is what is being benchmarked (the adapters count what it swallowed)."""
+        payload = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        payload["model"] = self.settings.model
+        raw, cached, _ = await self._complete(payload, stage, "")
+        return raw, cached
+
     # ---- structured ------------------------------------------------------------------------------------
     async def structured(
         self,

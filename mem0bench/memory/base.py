@@ -105,6 +105,9 @@ class MemorySystem(Protocol):
     retrieve."""
 
     name: str
+    packages: tuple[str, ...]
+    """Distributions the system runs on beyond mem0bench's own (a third-party library): run.json records
+    their installed versions."""
     failures: list[StepFailure]
     """The steps that failed inside this process's ingest and retrieve calls, appended as they fail;
     the pipeline records each row once (the calls themselves do not raise for them)."""
@@ -132,6 +135,7 @@ class SystemBase:
     """Defaults for a MemorySystem: no failed steps yet, nothing to close, no calls of its own."""
 
     name: str
+    packages: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.failures: list[StepFailure] = []

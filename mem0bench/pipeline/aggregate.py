@@ -130,6 +130,7 @@ def metrics(
             categories[category.label] = _scores(in_category, runs)
     store = {k: v for k, v in memory_tokens.items() if v is not None}
     recalls = [r["evidence_recall"] for r in rows if r["evidence_recall"] is not None]
+    items = [r["context_items"] for r in rows if r.get("context_items") is not None]
     return {
         "method": method,
         "n_questions": len(rows),
@@ -138,14 +139,41 @@ def metrics(
         "latency_s": latency_summary(rows),
         "tokens": {
             "context_mean": mean([r["context_tokens"] for r in rows if r["context_tokens"] is not None]),
+            "context_items_mean": mean(items) if items else None,
             "memory_store_per_conversation": store or None,
             "memory_store_mean": mean(list(store.values())) if store else None,
             "llm": dict(llm_usage),
         },
         "cost_usd": cost_usd,
         "evidence_recall": mean(recalls) if recalls else None,
+        "empty_contexts": empty_contexts(rows),
         "failures": dict(failures),
     }
+
+
+EMPTY_CONTEXT_WARN_SHARE = 0.5
+"""Above this share of answered questions with an empty retrieved context, a run ends with a warning."""
+
+
+def empty_contexts(rows: Sequence[Row]) -> dict[str, Any]:
+    """Answered questions whose retrieved context was empty (no tokens, or no items where the system
+    counts them): a system that lost its memories must not pass for one that remembers nothing."""
+    answered = [r for r in rows if not r.get("failure") and r.get("context_tokens") is not None]
+    empty = [r for r in answered if r["context_tokens"] == 0 or r.get("context_items") == 0]
+    share = len(empty) / len(answered) if answered else None
+    return {"n": len(empty), "of": len(answered), "share": share}
+
+
+def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
+    """The line a run ends with when most retrieved contexts were empty, else None."""
+    share = summary.get("share")
+    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE:
+        return None
+    return (
+        f"warning: {summary['n']} of {summary['of']} answered questions had an empty retrieved context "
+        f"({share:.0%}): the scores measure a system that remembered nothing; check the ingestion "
+        "failures (failures.jsonl, `mem0bench memories`) before reading them"
+    )
 
 
 def deletes_without_replacement(ingest_details: Iterable[Mapping[str, Any]]) -> int | None:

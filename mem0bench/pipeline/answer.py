@@ -47,6 +47,7 @@ async def answer_question(
         **base,
         prediction=reply.text.strip(),
         context_tokens=context.tokens,
+        context_items=context.items,
         search_latency_s=search,
         total_latency_s=(search or 0.0) + timing.latency_s,
         local_search_s=context.local_search_s,

@@ -292,6 +292,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             method=str(cfg.method.name),
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
+            system_packages=system.packages,
             server=server_record(client),
             scope=run_scope(cfg, questions),
         )

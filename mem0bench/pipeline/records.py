@@ -64,6 +64,9 @@ class AnswerRecord:
     cached: bool | None = None
     """True when any call behind this row (search or answer) was served from the cache, so its latencies
     are not a server's: latency percentiles leave it out. None in rows written before the field existed."""
+    context_items: int | None = None
+    """How many items (memories, relations, chunks, notes) the retrieved context held, where the system
+    says; 0 with `context_tokens` 0 is an empty context."""
     context: str | None = None
     """The retrieved context as the answer model saw it, for reading (the HTML report); cut after
     `CONTEXT_KEEP_CHARS` characters so a full-context run's rows stay small."""

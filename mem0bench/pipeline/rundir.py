@@ -21,6 +21,7 @@ import platform
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -77,9 +78,11 @@ def write_json(path: Path, data: Any) -> None:
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def package_versions() -> dict[str, str]:
+def package_versions(extra: Sequence[str] = ()) -> dict[str, str]:
+    """Installed versions of Python, the packages the results depend on, and `extra` (a third-party
+    system's library); a package that is not installed is left out."""
     versions = {"python": platform.python_version()}
-    for name in _PACKAGES:
+    for name in (*_PACKAGES, *extra):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -150,10 +153,18 @@ class RunDirectory:
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
     def start(
-        self, *, config_yaml: str, method: str, dataset_path: str, dataset_sha256: str, **extra: Any
+        self,
+        *,
+        config_yaml: str,
+        method: str,
+        dataset_path: str,
+        dataset_sha256: str,
+        system_packages: Sequence[str] = (),
+        **extra: Any,
     ) -> None:
-        """Record what this run is (`extra`: more top-level run.json fields, e.g. the server). A continued
-        run keeps its id and first start time."""
+        """Record what this run is (`system_packages`: the system's own libraries, whose versions are
+        recorded too; `extra`: more top-level run.json fields, e.g. the server). A continued run keeps its
+        id and first start time."""
         previous = self.manifest()
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = {
@@ -164,7 +175,7 @@ class RunDirectory:
             "resumed": [*previous.get("resumed", []), now] if previous else [],
             "dataset": {"path": dataset_path, "sha256": dataset_sha256},
             "git_commit": git_commit(Path(__file__).resolve().parents[2]),
-            "versions": package_versions(),
+            "versions": package_versions(system_packages),
             "platform": platform.platform(),
             "command": _scrubbed_argv(),
             **extra,

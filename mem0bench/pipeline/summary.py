@@ -7,6 +7,7 @@ from typing import TextIO
 
 from mem0bench.common.text import one_line
 from mem0bench.pipeline.advice import rerun_advice
+from mem0bench.pipeline.aggregate import empty_context_warning
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.rundir import RunDirectory
@@ -52,6 +53,9 @@ def print_summary(
         if more > 0:
             print(f"  ... and {more} more in {rundir.file('failures.jsonl')}", file=file)
     print(f"run directory: {rundir.path}", file=file)
+    warning = empty_context_warning(m.get("empty_contexts") or {})
+    if warning:
+        print(warning, file=file)
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -33,14 +33,13 @@ _CONTEXT_INTRO: dict[ContextKind, str] = {
         "Below are excerpts of a long conversation between two people. Each line starts with the date "
         "of its session in parentheses, then the speaker."
     ),
+    "notes": (
+        "Below are notes a memory system kept about a long conversation between two people. Each note "
+        "carries, in square brackets, the date it was noted or refers to, where the system kept one."
+    ),
     "full_context": (
         "Below is a long conversation between two people, session by session. Each line starts with "
         "the date of its session in parentheses, then the speaker."
-    ),
-    "notes": (
-        "Below are notes a memory system kept about the two people in a long conversation, grouped by "
-        "person where the system kept them apart. Each note carries, in square brackets, the date of the "
-        "conversation session it came from."
     ),
 }
 

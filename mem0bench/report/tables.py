@@ -210,8 +210,9 @@ def _memory_mean(tokens: Any) -> float | None:
 
 
 def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
-    """One row per run: run name, method, varying hyperparameters, context and memory tokens, search and
-    total latency p50/p95 (s), overall J (mean ± std, %). `numeric`: numbers, as for `table1`."""
+    """One row per run: run name, method, varying hyperparameters, context tokens and items, empty
+    contexts (n/answered), memory tokens, search and total latency p50/p95 (s), overall J (mean ± std, %).
+    `numeric`: numbers, as for `table1`."""
     tokens = _num if numeric else _fmt_tokens
     seconds = _num if numeric else _fmt_seconds
     hyper = varying_hyperparameters(runs)
@@ -219,6 +220,14 @@ def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame
     for row, run in zip(rows, runs):
         m = run.metrics
         row["context tokens (mean)"] = tokens(_get(m, "tokens", "context_mean"))
+        items = _num(_get(m, "tokens", "context_items_mean"))
+        row["context items (mean)"] = items if numeric else ("n/a" if items is None else f"{items:.1f}")
+        empty, answered = _num(_get(m, "empty_contexts", "n")), _num(_get(m, "empty_contexts", "of"))
+        row["empty contexts"] = (
+            empty
+            if numeric
+            else ("n/a" if empty is None or answered is None else f"{empty:.0f}/{answered:.0f}")
+        )
         row["memory tokens (mean / conversation)"] = tokens(_memory_mean(_get(m, "tokens")))
         for stage in ("search", "total"):
             for q in ("p50", "p95"):

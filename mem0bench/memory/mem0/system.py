@@ -355,6 +355,7 @@ class Mem0(SystemBase):
             source_dia_ids=dia_ids_of(record.source_dia_ids for _, hits in results for record, _ in hits),
             search_latency_s=measured.latency_s,
             local_search_s=measured.local_s,
+            items=sum(len(hits) for _, hits in results),
         )
 
     def snapshot(self, sample_id: str) -> dict[str, list[MemoryRecord]]:

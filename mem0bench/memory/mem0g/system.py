@@ -233,6 +233,7 @@ class Mem0G(Mem0):
             source_dia_ids=dia_ids_of([*memory_ids, *relation_ids]),
             search_latency_s=measured.latency_s,
             local_search_s=measured.local_s,
+            items=sum(len(hits) for _, hits in memory_results) + sum(len(relations[key]) for key in keys),
         )
 
     def _search_failure(self, question: Question, kind: str, message: str) -> None:

@@ -1,0 +1,361 @@
+"""An OpenAI-compatible endpoint on 127.0.0.1 that serves a third-party library's calls through our client.
+
+Every adapter points its library at this bridge instead of the real server, so the library's chat and
+embedding requests go through the harness's one `LLMClient`: the same model, cache (a rerun pays for
+nothing twice), retries, rate limits, usage ledger and failure records as our own systems' calls, and the
+harness's embedder (MiniLM locally: nothing fetched from a hub).
+
+Routes: `/r/<route>/v1/chat/completions`, `/r/<route>/v1/embeddings`, `/r/<route>/v1/models`. A route is
+the adapter's own id for one library instance (usually a conversation). Calls on a route are attributed to
+the scope the adapter has open on it (`scope(route, stage)`): served under that ledger stage and counted in
+the caller's timing scope (a question's usage and its cached flag), which is why scopes on one route are
+serialized.
+
+The HTTP side is a small HTTP/1.1 server (keep-alive, Content-Length or chunked bodies) on asyncio: the
+libraries' own clients (httpx, requests) are the only peers, and a web framework would be a dependency
+for four routes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+import numpy as np
+
+from mem0bench.llm.types import CallFailure, LLMCallError
+
+if TYPE_CHECKING:
+    from mem0bench.llm.client import LLMClient
+
+__all__ = ["BRIDGE_API_KEY", "BridgeScope", "LLMBridge"]
+
+BRIDGE_API_KEY = "mem0bench-bridge-not-a-secret"
+"""What the libraries send as their API key: the bridge asks for none, and the real key never leaves
+the harness's client."""
+
+_STATUS_OF_KIND = {
+    "rate_limit": 429,
+    "timeout": 504,
+    "connection": 502,
+    "server_error": 502,
+    "bad_request": 400,
+    "malformed": 502,
+    "empty": 502,
+    "local_error": 500,
+}
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests",
+            500: "Internal Server Error", 502: "Bad Gateway", 504: "Gateway Timeout"}  # fmt: skip
+_MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass
+class BridgeScope:
+    """One open scope on a route: the stage its calls are served under and what happened to them."""
+
+    route: str
+    stage: str
+    failures: list[CallFailure] = field(default_factory=list)
+    """Calls that failed for good (after the client's retries) while the scope was open."""
+    calls: int = 0
+
+    def error(self, exc: BaseException, library: str) -> LLMCallError:
+        """The error to raise when the library gave up inside this scope: the first of its calls that
+        failed for good, else the library's own exception as a `local_error`."""
+        if self.failures:
+            return LLMCallError(self.failures[0])
+        message = f"{library} raised {type(exc).__name__}: {exc}"
+        return LLMCallError(CallFailure(stage=self.stage, kind="local_error", message=message, attempts=1))
+
+
+@dataclass
+class _Route:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    scope: BridgeScope | None = None
+    context: contextvars.Context | None = None
+
+
+class _HTTPError(Exception):
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+class LLMBridge:
+    """See the module docstring. Build it in the adapter's constructor, `await start()` before the first
+    library call, `await aclose()` in the adapter's `aclose`."""
+
+    api_key = BRIDGE_API_KEY
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+        self._server: asyncio.Server | None = None
+        self._port: int | None = None
+        self._routes: dict[str, _Route] = {}
+        self._dims: int | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    # ---- life cycle ------------------------------------------------------------------------------
+    async def start(self) -> LLMBridge:
+        """Listen on an ephemeral 127.0.0.1 port (once; later calls return at once)."""
+        if self._server is None:
+            server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+            if self._server is None:
+                self._server = server
+                self._port = server.sockets[0].getsockname()[1]
+            else:
+                server.close()
+        return self
+
+    async def aclose(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
+            await server.wait_closed()
+
+    async def __aenter__(self) -> LLMBridge:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ---- what a library is given -----------------------------------------------------------------
+    def base_url(self, route: str) -> str:
+        """The OpenAI base URL (ending in /v1) for a library instance serving `route`."""
+        if self._port is None:
+            raise RuntimeError("LLMBridge.base_url before start()")
+        return f"http://127.0.0.1:{self._port}/r/{quote(route, safe='')}/v1"
+
+    @property
+    def model(self) -> str:
+        """The chat model every library is given: the harness's `llm.model`."""
+        return self.client.settings.model
+
+    @property
+    def embedding_model(self) -> str:
+        embedder = self.client.embedder
+        return embedder.model if embedder is not None else "none"
+
+    async def embedding_dims(self) -> int:
+        """The embedder's vector size (one embedding call, cached like any other)."""
+        if self._dims is None:
+            vectors = await self.client.embed(["dimension probe"], stage="bridge")
+            self._dims = int(vectors.shape[1])
+        return self._dims
+
+    @asynccontextmanager
+    async def scope(self, route: str, stage: str) -> AsyncIterator[BridgeScope]:
+        """Attribute the calls arriving on `route` to `stage` and to the caller's timing scope until the
+        block ends. Scopes on one route wait for each other."""
+        state = self._routes.setdefault(route, _Route())
+        async with state.lock:
+            scope = BridgeScope(route=route, stage=stage)
+            state.scope, state.context = scope, contextvars.copy_context()
+            try:
+                yield scope
+            finally:
+                state.scope, state.context = None, None
+
+    # ---- HTTP ------------------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                method, target, headers, body = request
+                status, payload = await self._dispatch(method, target, body)
+                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                head = (
+                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                )
+                writer.write(head.encode("latin-1") + data)
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError, _HTTPError):
+            pass
+        finally:
+            if task is not None:
+                self._connections.discard(task)
+            writer.close()
+
+    async def _dispatch(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
+        try:
+            route, endpoint = _parse_target(target)
+            if endpoint == "models":
+                return 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+            if method != "POST":
+                raise _HTTPError(405, f"{method} {endpoint} is not served by the mem0bench bridge")
+            try:
+                request = json.loads(body or b"{}")
+            except json.JSONDecodeError as exc:
+                raise _HTTPError(400, f"the request body is not JSON: {exc}") from None
+            if not isinstance(request, dict):
+                raise _HTTPError(400, "the request body is not a JSON object")
+            state = self._routes.get(route)
+            scope = state.scope if state is not None else None
+            stage = scope.stage if scope is not None else route
+            serve = self._chat if endpoint == "chat/completions" else self._embeddings
+            work = serve(request, stage, scope)
+            if state is not None and state.context is not None:
+                # Run in the caller's context: its timing scope counts the call (usage, cached flag).
+                return await asyncio.create_task(work, context=state.context)
+            return await work
+        except _HTTPError as exc:
+            return exc.status, {"error": {"message": str(exc), "type": exc.kind, "code": None}}
+
+    async def _chat(self, request: dict[str, Any], stage: str, scope: BridgeScope | None) -> tuple[int, Any]:
+        if request.get("stream"):
+            raise _HTTPError(400, "streaming is not supported by the mem0bench bridge")
+        if int(request.get("n") or 1) != 1:
+            raise _HTTPError(400, "n > 1 is not supported by the mem0bench bridge")
+        if not isinstance(request.get("messages"), list):
+            raise _HTTPError(400, "messages must be a list")
+        if scope is not None:
+            scope.calls += 1
+        try:
+            raw, _cached = await self.client.forward_chat(request, stage=stage)
+        except LLMCallError as exc:
+            return self._failed(exc, scope)
+        return 200, _completion(raw, self.model)
+
+    async def _embeddings(
+        self, request: dict[str, Any], stage: str, scope: BridgeScope | None
+    ) -> tuple[int, Any]:
+        texts = request.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise _HTTPError(400, "input must be a string or a list of strings (token arrays are not served)")
+        fmt = request.get("encoding_format") or "float"
+        if fmt not in ("float", "base64"):
+            raise _HTTPError(400, f"encoding_format must be float or base64, not {fmt!r}")
+        if scope is not None:
+            scope.calls += 1
+        try:
+            vectors = await self.client.embed(texts, stage=stage)
+        except LLMCallError as exc:
+            return self._failed(exc, scope)
+        data = []
+        for i, vec in enumerate(np.asarray(vectors, dtype=np.float32)):
+            value: Any = (
+                base64.b64encode(vec.astype("<f4").tobytes()).decode("ascii")
+                if fmt == "base64"
+                else [float(x) for x in vec]
+            )
+            data.append({"object": "embedding", "index": i, "embedding": value})
+        return 200, {
+            "object": "list",
+            "data": data,
+            "model": self.embedding_model,
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        }
+
+    @staticmethod
+    def _failed(exc: LLMCallError, scope: BridgeScope | None) -> tuple[int, Any]:
+        failure = exc.failure
+        if scope is not None:
+            scope.failures.append(failure)
+        status = _STATUS_OF_KIND.get(failure.kind, 500)
+        message = f"mem0bench: the call failed for good ({failure.kind}): {failure.message}"
+        return status, {"error": {"message": message, "type": failure.kind, "code": failure.kind}}
+
+
+def _parse_target(target: str) -> tuple[str, str]:
+    path = target.split("?", 1)[0]
+    parts = path.strip("/").split("/")
+    if len(parts) >= 4 and parts[0] == "r" and parts[2] == "v1":
+        endpoint = "/".join(parts[3:])
+        if endpoint in ("chat/completions", "embeddings", "models"):
+            return unquote(parts[1]), endpoint
+    raise _HTTPError(404, f"no such route on the mem0bench bridge: {path}", "not_found")
+
+
+def _completion(raw: dict[str, Any], model: str) -> dict[str, Any]:
+    """A chat.completion body rebuilt from the raw reply the client keeps (and caches)."""
+    message: dict[str, Any] = {"role": "assistant", "content": raw.get("content")}
+    calls = raw.get("tool_calls") or []
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": c.get("name"), "arguments": c.get("arguments") or "{}"},
+            }
+            for i, c in enumerate(calls)
+        ]
+    usage = raw.get("usage") or {}
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    choices = []
+    if raw.get("choices", 1):
+        finish = raw.get("finish_reason") or ("tool_calls" if calls else "stop")
+        choices.append({"index": 0, "message": message, "finish_reason": finish, "logprobs": None})
+    return {
+        "id": "chatcmpl-mem0bench-bridge",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request; None at a clean end of the connection."""
+    line = await reader.readline()
+    if not line.strip():
+        return None
+    try:
+        method, target, _version = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+    except ValueError:
+        raise _HTTPError(400, "bad request line") from None
+    headers: dict[str, str] = {}
+    while True:
+        header = await reader.readline()
+        if header in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = header.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        length = int(headers["content-length"])
+        if length > _MAX_BODY:
+            raise _HTTPError(400, "request body too large")
+        body = await reader.readexactly(length)
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        body = await _read_chunked(reader)
+    else:
+        body = b""
+    return method, target, headers, body
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        size = int((await reader.readline()).split(b";", 1)[0].strip() or b"0", 16)
+        if size == 0:
+            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readline()

@@ -1,0 +1,275 @@
+"""The LLM bridge: a library's own OpenAI client, over real loopback HTTP, served through our LLMClient
+(and from there the stand-in server): cache, ledger stages, timing scopes, failures, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openai
+import pytest
+
+from mem0bench.llm import timing
+from mem0bench.llm.cache import ResponseCache
+from mem0bench.llm.client import LLMClient
+from mem0bench.llm.embedders import OpenAIEmbeddingBackend
+from mem0bench.llm.settings import LLMSettings
+from mem0bench.llm.types import LLMCallError
+from mem0bench.systems.bridge import BRIDGE_API_KEY, LLMBridge
+from mem0bench.systems.support import LibraryLog
+from tests.standin.server import HTTPError, StandinServer, ToolCall
+
+SECRET = "test-fake-SECRET-bridge-0123456789"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "save_note",
+            "description": "Save one note.",
+            "parameters": {
+                "type": "object",
+                "properties": {"note": {"type": "string"}},
+                "required": ["note"],
+            },
+        },
+    }
+]
+
+
+def make_client(server: StandinServer, cache: ResponseCache | None = None) -> LLMClient:
+    settings = LLMSettings(
+        base_url=server.base_url, api_key=SECRET, model="gpt-4o-mini", timeout_s=5.0, max_retries=2,
+        backoff_base_s=0.01, backoff_max_s=0.02,
+    )  # fmt: skip
+    return LLMClient(settings, OpenAIEmbeddingBackend("text-embedding-3-small", batch_size=64), cache)
+
+
+def library_client(bridge: LLMBridge, route: str) -> openai.OpenAI:
+    """What an adapter gives a sync library: the bridge's URL, a dummy key, no retries of its own."""
+    return openai.OpenAI(base_url=bridge.base_url(route), api_key=bridge.api_key, max_retries=0, timeout=10)
+
+
+def test_chat_goes_through_the_client_with_its_model_cache_and_ledger(standin, tmp_path: Path):
+    async def main() -> tuple[Any, Any, dict[str, Any]]:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        client = make_client(standin, cache)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "conv-1")
+            messages = [{"role": "user", "content": "Say something about Oslo."}]
+            async with bridge.scope("conv-1", stage="lib_ingest"):
+                first = await asyncio.to_thread(
+                    lib.chat.completions.create, model="some-other-model", messages=messages, temperature=0.3
+                )
+                second = await asyncio.to_thread(
+                    lib.chat.completions.create, model="some-other-model", messages=messages, temperature=0.3
+                )
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        cache.close()
+        return first, second, usage
+
+    first, second, usage = asyncio.run(main())
+    assert (
+        first.choices[0].message.content
+        and first.choices[0].message.content == second.choices[0].message.content
+    )
+    assert first.usage.prompt_tokens > 0
+    chats = [body for ep, body in standin.requests if ep == "chat"]
+    assert len(chats) == 1, "the second, identical request must come from the cache"
+    assert chats[0]["model"] == "gpt-4o-mini" and chats[0]["temperature"] == 0.3
+    stage = usage["stages"]["lib_ingest"]
+    assert stage["calls"] == 2 and stage["cached_calls"] == 1
+
+
+def test_the_library_never_sees_the_real_key(standin):
+    async def main() -> None:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "r")
+            await asyncio.to_thread(
+                lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "hi"}]
+            )
+            assert SECRET not in bridge.base_url("r") and bridge.api_key == BRIDGE_API_KEY
+        await client.aclose()
+
+    asyncio.run(main())
+    assert standin.count("chat", 200) == 1
+
+
+def test_tool_calls_come_back_as_the_sdk_expects(standin):
+    standin.script([ToolCall({"note": "Ann lives in Oslo"}, name="save_note")])
+
+    async def main() -> Any:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "r")
+            reply = await asyncio.to_thread(
+                lib.chat.completions.create,
+                model="x",
+                messages=[{"role": "user", "content": "Ann moved to Oslo."}],
+                tools=TOOLS,
+                tool_choice="auto",
+            )
+        await client.aclose()
+        return reply
+
+    reply = asyncio.run(main())
+    call = reply.choices[0].message.tool_calls[0]
+    assert call.function.name == "save_note" and '"Ann lives in Oslo"' in call.function.arguments
+    assert call.id and call.type == "function"
+    sent = next(body for ep, body in standin.requests if ep == "chat")
+    assert sent["tools"] == TOOLS and sent["tool_choice"] == "auto"
+
+
+@pytest.mark.parametrize("fmt", ["float", "base64"])
+def test_embeddings_match_the_clients_own(standin, fmt: str):
+    async def main() -> tuple[np.ndarray, np.ndarray, int]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "r")
+            texts = ["Ann moved to Oslo", "Bob adopted a dog"]
+            if fmt == "float":
+                reply = await asyncio.to_thread(
+                    lib.embeddings.create, model="x", input=texts, encoding_format="float"
+                )
+            else:  # the SDK asks for base64 by default and decodes it itself
+                reply = await asyncio.to_thread(lib.embeddings.create, model="x", input=texts)
+            got = np.array([d.embedding for d in reply.data], dtype=np.float32)
+            direct = await client.embed(texts, stage="check")
+            dims = await bridge.embedding_dims()
+        await client.aclose()
+        return got, direct, dims
+
+    got, direct, dims = asyncio.run(main())
+    assert got.shape == direct.shape == (2, dims)
+    assert np.allclose(got, direct, atol=1e-6)
+
+
+def test_calls_count_in_the_callers_timing_scope_and_unscoped_calls_in_the_route(standin):
+    async def main() -> tuple[timing.CallTiming, dict[str, Any]]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "conv-2")
+            with timing.measure() as measured:
+                async with bridge.scope("conv-2", stage="lib_search") as scope:
+                    await asyncio.to_thread(
+                        lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "q"}]
+                    )
+                    await asyncio.to_thread(lib.embeddings.create, model="x", input="q")
+                    assert scope.calls == 2
+            # No scope open: served under the route's name, not counted in any question.
+            await asyncio.to_thread(
+                lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "later"}]
+            )
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        return measured, usage
+
+    measured, usage = asyncio.run(main())
+    assert measured.usage["lib_search"][0] == 1 and measured.usage["lib_search_embedding"][0] == 1
+    assert measured.network_s > 0
+    assert usage["stages"]["conv-2"]["calls"] == 1
+
+
+def test_a_call_that_fails_for_good_is_recorded_and_returned_as_an_http_error(standin):
+    standin.script([HTTPError(503, "down")] * 3)  # the client's 2 retries + 1
+
+    async def main() -> tuple[Any, LLMCallError, dict[str, Any]]:
+        client = make_client(standin)
+        seen = []
+        client.on_failure = seen.append
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "r")
+            async with bridge.scope("r", stage="lib_ingest") as scope:
+                with pytest.raises(openai.APIStatusError) as raised:
+                    await asyncio.to_thread(
+                        lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "q"}]
+                    )
+                error = scope.error(raised.value, "somelib")
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        assert len(seen) == 1 and seen[0].kind == "server_error"
+        return raised.value, error, usage
+
+    exc, error, usage = asyncio.run(main())
+    assert exc.status_code == 502 and "server_error" in str(exc)
+    assert error.failure.kind == "server_error" and error.failure.stage == "lib_ingest"
+    assert usage["stages"]["lib_ingest"]["failures"] == 1
+    assert standin.count("chat") == 3
+
+
+def test_a_library_exception_without_a_failed_call_is_a_local_error(standin):
+    async def main() -> LLMCallError:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge, bridge.scope("r", stage="lib_search") as scope:
+            error = scope.error(KeyError("memory"), "somelib")
+        await client.aclose()
+        return error
+
+    error = asyncio.run(main())
+    assert error.failure.kind == "local_error" and "somelib raised KeyError" in error.failure.message
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [({"stream": True}, "streaming is not supported"), ({"n": 2}, "n > 1 is not supported")],
+)
+def test_what_the_bridge_cannot_serve_is_refused_in_one_line(standin, kwargs: dict[str, Any], needle: str):
+    async def main() -> Exception:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "r")
+            with pytest.raises(openai.BadRequestError) as raised:
+                await asyncio.to_thread(
+                    lib.chat.completions.create,
+                    model="x",
+                    messages=[{"role": "user", "content": "q"}],
+                    **kwargs,
+                )
+        await client.aclose()
+        return raised.value
+
+    assert needle in str(asyncio.run(main()))
+    assert standin.count("chat") == 0
+
+
+def test_scopes_on_one_route_are_serialized(standin):
+    async def main() -> list[str]:
+        client = make_client(standin)
+        order: list[str] = []
+        async with LLMBridge(client) as bridge:
+
+            async def work(name: str) -> None:
+                async with bridge.scope("r", stage=name):
+                    order.append(f"{name}+")
+                    await asyncio.sleep(0.05)
+                    order.append(f"{name}-")
+
+            await asyncio.gather(work("a"), work("b"))
+        await client.aclose()
+        return order
+
+    order = asyncio.run(main())
+    assert order in (["a+", "a-", "b+", "b-"], ["b+", "b-", "a+", "a-"])
+
+
+def test_library_log_collects_warnings_from_worker_threads():
+    logger = logging.getLogger("somelib.sub")
+
+    def library_call() -> None:
+        logger.info("fine")
+        logger.error("Error in new_retrieved_facts: %s", "Expecting value")
+
+    async def main() -> list[Any]:
+        with LibraryLog(["somelib"]) as log:
+            await asyncio.to_thread(library_call)
+        logger.error("after the block: not collected")
+        return log.records
+
+    records = asyncio.run(main())
+    assert [(r.logger, r.level, r.message) for r in records] == [
+        ("somelib.sub", "ERROR", "Error in new_retrieved_facts: Expecting value")
+    ]
