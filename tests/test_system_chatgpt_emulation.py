@@ -309,8 +309,12 @@ def test_cli_run_end_to_end_and_a_rerun_pays_nothing(tmp_path, locomo_mini) -> N
         assert all(r["context_tokens"] > 0 for r in rows)
         [ingest] = read_jsonl(run_dir / "ingest.jsonl")
         details = ingest["details"]
-        assert details["notes"] == details["notes.Maya"] + details["notes.Tomas"]
+        assert details["notes"] == details["notes.Maya"] + details["notes.Tomas"] > 0
         assert details["notes_in_context"] + details["dropped_notes"] == details["notes"]
+        # Every question's context holds every kept note: items and tokens recorded per question.
+        assert metrics["tokens"]["context_items_mean"] == details["notes_in_context"]
+        assert metrics["empty_contexts"]["n"] == 0
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
         notes = json.loads(next((run_dir / "state" / "mini-1").rglob("notes.json")).read_text())
         assert len(notes) == details["notes"] and all(n["date"] for n in notes)
         answers = read_jsonl(run_dir / "answers.jsonl")
@@ -341,3 +345,6 @@ def test_cli_counts_failed_note_writing_as_ingest_failures(tmp_path, locomo_mini
     assert ingest["failures"] == 6 and ingest["details"]["notes"] == 0
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["failures"]["ingest"] == 6
+    # No notes: every context is empty, counted, and the run says so instead of passing for a score.
+    assert metrics["empty_contexts"] == {"n": 4, "of": 4, "share": 1.0}
+    assert "had an empty retrieved context" in result.stdout + result.stderr
