@@ -116,10 +116,7 @@ class ChatGPTMemoryEmulation(SystemBase):
                     completion += NOTES_PER_CALL * NOTE_TOKENS + 10
             total = len(sessions) * len(conversation.speakers) * NOTES_PER_CALL * NOTE_TOKENS
             context_tokens += min(total, cap) if cap else total
-        what = (
-            "saved notes: one call per session per speaker "
-            f"(assumes {NOTES_PER_CALL:g} notes of {NOTE_TOKENS} tokens a call)"
-        )
+        what = f"saved notes (1 call/session/speaker; assumes {NOTES_PER_CALL:g} notes x {NOTE_TOKENS} tok)"
         mean_context = context_tokens / max(len(dataset.conversations), 1)
         return CostPlan(
             context_tokens=mean_context,
