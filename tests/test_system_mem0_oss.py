@@ -94,12 +94,12 @@ def test_log_capture_keeps_concurrent_calls_apart():
     a, b = asyncio.run(both())
     assert a == [f"Error in new_retrieved_facts: a {i}" for i in range(20)]
     assert b == [f"Error in new_retrieved_facts: b {i}" for i in range(20)]
-    assert libfail.classify(libfail.LogRecordRow("mem0.memory.main", 40, a[0])) == ("extraction", "malformed")
-    assert libfail.classify(libfail.LogRecordRow("mem0", 40, "Invalid JSON response: x")) == (
+    assert libfail.classify(libfail.LogRecord("mem0.memory.main", 40, a[0])) == ("extraction", "malformed")
+    assert libfail.classify(libfail.LogRecord("mem0", 40, "Invalid JSON response: x")) == (
         "update",
         "malformed",
     )
-    assert libfail.classify(libfail.LogRecordRow("mem0", 30, "something new")) == ("library", "library_error")
+    assert libfail.classify(libfail.LogRecord("mem0", 30, "something new")) == ("library", "library_error")
 
 
 def test_cost_plan_counts_adds_per_speaker(locomo_mini):

@@ -2,20 +2,21 @@
 the chat calls it made, and the exception it raised, attributed to the call even when conversations ingest
 concurrently.
 
-A single logging handler sits on the library's loggers; each record goes to the step whose context
-variable is set in the task that logged it (asyncio tasks and LangChain's executor threads copy the
-context), so two conversations ingesting at once never mix their records.
+The library's log records go through `support.LibraryLog`, which routes each to the step open in the
+task that logged it (asyncio tasks and LangChain's executor threads copy the context), so two
+conversations ingesting at once never mix their records.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+
+from mem0bench.systems.support import LibraryLog
 
 __all__ = ["LIBRARY_LOGGERS", "Step", "exception_kind", "step"]
 
@@ -40,45 +41,20 @@ class Step:
 
 _current: ContextVar[Step | None] = ContextVar("mem0bench_langmem_step", default=None)
 _lock = threading.Lock()
-_installed: list[logging.Handler] = []
-
-
-class _Router(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        current = _current.get()
-        if current is None or record.levelno < logging.WARNING:
-            return
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed log call of the library must not break the step
-            message = str(record.msg)
-        with _lock:
-            current.records.append((record.name, record.levelno, message))
-
-
-def _install() -> None:
-    with _lock:
-        if _installed:
-            return
-        handler = _Router(level=logging.WARNING)
-        for name in LIBRARY_LOGGERS:
-            logger = logging.getLogger(name)
-            logger.addHandler(handler)
-            if logger.getEffectiveLevel() > logging.WARNING:
-                logger.setLevel(logging.WARNING)
-        _installed.append(handler)
+_LOG = LibraryLog(LIBRARY_LOGGERS)
 
 
 @contextlib.contextmanager
 def step() -> Iterator[Step]:
     """Collect what the library logs in this context (and the tasks and threads it starts)."""
-    _install()
     current = Step()
-    token = _current.set(current)
-    try:
-        yield current
-    finally:
-        _current.reset(token)
+    with _LOG.capture() as records:
+        token = _current.set(current)
+        try:
+            yield current
+        finally:
+            _current.reset(token)
+            current.records.extend((r.logger, r.level, r.message) for r in records)
 
 
 def current_step() -> Step | None:

@@ -62,7 +62,7 @@ class _Stream:
 @dataclass
 class _Outcome:
     value: Any
-    records: list[libfail.LogRecordRow]
+    records: list[libfail.LogRecord]
     error: BaseException | None
 
 
