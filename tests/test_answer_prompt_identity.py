@@ -5,7 +5,7 @@ Three levels: the prompt builders (two contexts of one kind differ only inside <
 kind changes only its one intro sentence), the judge stage (a judgement never reads what the system
 retrieved), and whole runs through the CLI against the stand-in, where the answer and judge requests the
 server received are compared question by question between a reference system and each other system.
-Add an experiment to `OTHER_EXPERIMENTS` to cover a new system.
+Add a system to `OTHER_SYSTEMS` to cover it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -25,6 +27,8 @@ from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.answer import _CONTEXT_INTRO, ANSWER_PROMPTS, build_answer_messages
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC
 from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
+from tests.standin.langmem_replies import reply as langmem_reply
+from tests.standin.mem0_oss_replies import mem0_handler
 from tests.standin.server import StandinServer, Text
 
 KINDS: tuple[ContextKind, ...] = get_args(ContextKind)
@@ -132,9 +136,29 @@ def test_a_judgement_never_reads_what_the_system_retrieved(prompt) -> None:
 # ------------------------------------------------------------------ whole runs against the stand-in
 
 REFERENCE = "rag"
-OTHER_EXPERIMENTS = ["full_context", "chatgpt_memory_emulation", "mem0"]
-"""Experiments compared with the reference (the integrator adds the other systems here)."""
 CONSTANT_ANSWER = "I do not know"
+Replies = Callable[[str, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class System:
+    """An experiment compared with the reference, and what its run needs from the test."""
+
+    exp: str
+    replies: Replies | None = None
+    """The library's own reply formats (tests/standin/<system>_replies.py), for its ingestion calls."""
+    falkordb: bool = False
+    """The experiment keeps its graph in a FalkorDB server (the session's test server)."""
+
+
+OTHER_SYSTEMS = [
+    System("full_context"),
+    System("mem0"),
+    System("chatgpt_memory_emulation"),
+    System("mem0_oss", replies=mem0_handler()),
+    System("langmem", replies=langmem_reply),
+]
+"""Every system is compared with the reference: add a new one here."""
 
 
 def _is_answer(endpoint: str, body: dict[str, Any]) -> bool:
@@ -148,7 +172,9 @@ def _is_judge(endpoint: str, body: dict[str, Any]) -> bool:
     return endpoint == "chat" and any(t.get("function", {}).get("name") == JUDGE_SPEC.name for t in tools)
 
 
-def _run(exp: str, root: Path, locomo: Path) -> dict[str, Any]:
+def _run(
+    exp: str, root: Path, locomo: Path, replies: Replies | None = None, extra: Sequence[str] = ()
+) -> dict[str, Any]:
     """One run; the answer requests by question (context and intro replaced) and the judge requests."""
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -156,12 +182,14 @@ def _run(exp: str, root: Path, locomo: Path) -> dict[str, Any]:
         seen.append((endpoint, json.loads(json.dumps(body))))
         # Every system gets the same answer, so the judge requests can be compared whole. The answer
         # does not depend on the question: the stand-in stays as ignorant as it always is.
-        return Text(CONSTANT_ANSWER) if _is_answer(endpoint, body) else None
+        if _is_answer(endpoint, body):
+            return Text(CONSTANT_ANSWER)
+        return replies(endpoint, body) if replies is not None else None
 
     run_dir = root / exp / "run"
     args = [
         "run", f"+exp={exp}", f"dataset.path={locomo}", "dataset.conversations=[mini-1]",
-        "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST,
+        "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST, *extra,
     ]  # fmt: skip
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(handler)
@@ -186,11 +214,15 @@ def reference(tmp_path_factory, locomo_mini) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exp", OTHER_EXPERIMENTS)
+@pytest.mark.parametrize("system", OTHER_SYSTEMS, ids=lambda s: s.exp)
 def test_answer_and_judge_requests_are_the_same_as_the_reference_systems(
-    exp, reference, tmp_path, locomo_mini
+    system: System, reference, tmp_path, locomo_mini, request
 ):
-    other = _run(exp, tmp_path, locomo_mini)
+    extra: list[str] = []
+    if system.falkordb:
+        server = request.getfixturevalue("falkordb_server")
+        extra = [f"graph.host={server.host}", f"graph.port={server.port}"]
+    other = _run(system.exp, tmp_path, locomo_mini, system.replies, extra)
     assert len(reference["answers"]) == 4 and set(other["answers"]) == set(reference["answers"])
     for question, body in reference["answers"].items():
         # Byte-identical outside the context block and the kind's intro sentence: model, temperature,

@@ -1,7 +1,7 @@
 """mem0_oss / mem0_oss_graph: mem0's own library (mem0ai) behind the MemorySystem protocol.
 
 Unit tests of the adapter's parts, then end-to-end runs through the real CLI against the stand-in, which
-answers mem0's two free-text JSON prompts in mem0's format (tests/standin_mem0_oss.py) and everything else
+answers mem0's two free-text JSON prompts in mem0's format (tests/standin/mem0_oss_replies.py) and everything else
 (graph tool calls, answers, judgements) with its schema-driven default."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mem0bench.systems.mem0_oss.locomo import speaker_batches
 from mem0bench.systems.mem0_oss.render import render_sections
 from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
 from tests.standin.server import StandinServer
-from tests.standin_mem0_oss import mem0_handler
+from tests.standin.mem0_oss_replies import mem0_handler
 
 # ---- the adapter's parts ---------------------------------------------------------------------------
 
