@@ -256,20 +256,30 @@ def test_scopes_on_one_route_are_serialized(standin):
     assert order in (["a+", "a-", "b+", "b-"], ["b+", "b-", "a+", "a-"])
 
 
-def test_library_log_collects_warnings_from_worker_threads():
+SOMELIB_LOG = LibraryLog(["somelib"])
+
+
+def test_library_log_routes_each_record_to_the_call_that_logged_it():
     logger = logging.getLogger("somelib.sub")
 
-    def library_call() -> None:
+    def library_call(name: str) -> None:
         logger.info("fine")
-        logger.error("Error in new_retrieved_facts: %s", "Expecting value")
+        logger.error("Error in new_retrieved_facts: %s", name)
 
-    async def main() -> list[Any]:
-        with LibraryLog(["somelib"]) as log:
-            await asyncio.to_thread(library_call)
-        logger.error("after the block: not collected")
-        return log.records
+    async def one(name: str, delay: float) -> list[Any]:
+        with SOMELIB_LOG.capture() as records:
+            await asyncio.sleep(delay)
+            await asyncio.to_thread(library_call, name)
+            await asyncio.sleep(0.02)
+        return records
 
-    records = asyncio.run(main())
-    assert [(r.logger, r.level, r.message) for r in records] == [
-        ("somelib.sub", "ERROR", "Error in new_retrieved_facts: Expecting value")
+    async def main() -> tuple[list[Any], list[Any]]:
+        a, b = await asyncio.gather(one("a", 0.0), one("b", 0.01))
+        logger.error("outside any capture: not collected")
+        return a, b
+
+    a, b = asyncio.run(main())
+    assert [(r.logger, r.level, r.message) for r in a] == [
+        ("somelib.sub", logging.ERROR, "Error in new_retrieved_facts: a")
     ]
+    assert [r.message for r in b] == ["Error in new_retrieved_facts: b"]

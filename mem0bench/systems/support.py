@@ -7,8 +7,11 @@ import importlib
 import logging
 import os
 import threading
-from dataclasses import dataclass
-from types import ModuleType, TracebackType
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import ModuleType
 
 from mem0bench.common.errors import ConfigurationError
 
@@ -26,6 +29,7 @@ TELEMETRY_OFF: dict[str, str] = {
     "ANONYMIZED_TELEMETRY": "False",  # chromadb
     "LANGCHAIN_TRACING_V2": "false",  # langchain / langsmith
     "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING": "false",
     "POSTHOG_DISABLED": "1",
     "HF_HUB_OFFLINE": "1",  # nothing fetched from a hub at run time
     "TRANSFORMERS_OFFLINE": "1",
@@ -55,54 +59,80 @@ def import_library(module: str, extra: str, system: str) -> ModuleType:
 @dataclass(frozen=True)
 class LogRecord:
     logger: str
-    level: str
+    level: int
     message: str
 
 
-class LibraryLog(logging.Handler):
-    """Collects WARNING and worse records of a library's loggers while a `with` block runs.
+@dataclass
+class _Capture:
+    records: list[LogRecord] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class LibraryLog:
+    """The WARNING and worse records of a library's loggers, each routed to the library call that logged it.
 
     Libraries log and swallow many of their own failures (a reply they could not parse, an update they
-    skipped); an adapter turns the collected records into StepFailure rows, so a system that lost its
-    memories is not mistaken for one that had nothing to remember. Thread-safe: sync libraries run in
-    worker threads. Only the named loggers (and their children) are listened to.
+    skipped); an adapter turns the captured records into StepFailure rows, so a system that lost its
+    memories is not mistaken for one that had nothing to remember. `capture()` sets a context variable:
+    asyncio tasks and `asyncio.to_thread` copy the context, so a record logged in any task or worker thread
+    of the call goes to that call's list, and two calls running at once (two speakers, two conversations)
+    never mix their records. Captured records are not printed (failures.jsonl is their place); records
+    logged outside any capture go on to the root logger as before.
+
+    Make one instance per library, at module level: its handler is attached once per process.
     """
 
-    def __init__(self, loggers: list[str] | tuple[str, ...], level: int = logging.WARNING) -> None:
-        super().__init__(level)
-        self._names = tuple(loggers)
-        self._lock_records = threading.Lock()
-        self._records: list[LogRecord] = []
-        self._saved: list[tuple[logging.Logger, int]] = []
+    def __init__(self, loggers: Sequence[str]) -> None:
+        self.names = tuple(loggers)
+        self._current: ContextVar[_Capture | None] = ContextVar(
+            f"mem0bench_log_{'_'.join(self.names)}", default=None
+        )
+        self._install_lock = threading.Lock()
+        self._installed = False
 
-    @property
-    def records(self) -> list[LogRecord]:
-        with self._lock_records:
-            return list(self._records)
+    def _install(self) -> None:
+        with self._install_lock:
+            if self._installed:
+                return
+            handler = _Router(self._current)
+            for name in self.names:
+                logger = logging.getLogger(name)
+                if logger.getEffectiveLevel() > logging.WARNING or logger.level == logging.NOTSET:
+                    logger.setLevel(logging.WARNING)
+                logger.addHandler(handler)
+                logger.propagate = False  # the router hands uncaptured records to the root logger itself
+            self._installed = True
+
+    @contextmanager
+    def capture(self) -> Iterator[list[LogRecord]]:
+        """Collect what the library logs inside this block (this context and the tasks and threads it
+        starts). The list fills as records arrive; read it after the block."""
+        self._install()
+        target = _Capture()
+        token = self._current.set(target)
+        try:
+            yield target.records
+        finally:
+            self._current.reset(token)
+
+
+class _Router(logging.Handler):
+    def __init__(self, current: ContextVar[_Capture | None]) -> None:
+        super().__init__(logging.WARNING)
+        self._current = current
 
     def emit(self, record: logging.LogRecord) -> None:
+        target = self._current.get()
+        if target is None:
+            logging.getLogger().handle(record)
+            return
         try:
             message = record.getMessage()
         except Exception:  # a library's bad format string must not break its own call
             message = str(record.msg)
-        if record.exc_info and record.exc_info[1] is not None:
-            message = f"{message}: {type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
-        with self._lock_records:
-            self._records.append(LogRecord(record.name, record.levelname, message))
-
-    def __enter__(self) -> LibraryLog:
-        for name in self._names:
-            logger = logging.getLogger(name)
-            self._saved.append((logger, logger.level))
-            if logger.level == logging.NOTSET or logger.level > self.level:
-                logger.setLevel(self.level)
-            logger.addHandler(self)
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        for logger, level in self._saved:
-            logger.removeHandler(self)
-            logger.setLevel(level)
-        self._saved.clear()
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and str(error) not in message:
+            message = f"{message} ({type(error).__name__}: {error})"
+        with target.lock:
+            target.records.append(LogRecord(record.name, record.levelno, message))
