@@ -6,7 +6,7 @@ links; a reply that is not a JSON object can also crash `add_note` (the note is 
 - wraps the library's LLM controller (`RecordingLLM`): every call is recorded with its step (told by the
   JSON schema the library asks for), and a call that raised or a reply that does not parse the way the
   library reads it becomes a failed step;
-- collects the library's WARNING+ log records of the worker thread (`thread_log`), for what it logs
+- collects the library's WARNING+ log records of each call (`LIBRARY_LOG`), for what it logs
   without an LLM cause (a neighbour that could not be updated, a search error).
 Each failed step is one `StepFailure` row, counted once.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from mem0bench.systems.support import LibraryLog
 
-__all__ = ["CallEvent", "RecordingLLM", "error_kind", "step_of", "thread_log"]
+__all__ = ["LIBRARY_LOG", "CallEvent", "RecordingLLM", "error_kind", "step_of"]
 
 LIBRARY_LOGGER = "agentic_memory"
 _KINDS = frozenset(
@@ -142,10 +142,5 @@ class RecordingLLM:
         return events
 
 
-def thread_log() -> LibraryLog:
-    """A LibraryLog of the library's loggers that keeps only the records of the calling thread: several
-    conversations ingest at once, each in its own worker thread."""
-    log = LibraryLog([LIBRARY_LOGGER])
-    thread = threading.get_ident()
-    log.addFilter(lambda record: record.thread == thread)
-    return log
+LIBRARY_LOG = LibraryLog([LIBRARY_LOGGER])
+"""The library's WARNING+ log records, routed to the `add_note` or search call that logged them."""

@@ -18,6 +18,7 @@ import contextvars
 import functools
 import hashlib
 import json
+import logging
 import os
 import time
 from collections import Counter
@@ -35,7 +36,7 @@ from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, S
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.amem.costs import amem_cost_plan
-from mem0bench.systems.amem.failures import CallEvent, RecordingLLM, error_kind, thread_log
+from mem0bench.systems.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM, error_kind
 from mem0bench.systems.amem.library import BridgeEndpoints, LibraryHandle, note_ids, open_library
 from mem0bench.systems.amem.notes import (
     Note,
@@ -310,12 +311,12 @@ class AMem(SystemBase):
 
 def _add_note(state: _Conversation, note_id: str, content: str, timestamp: str) -> _TurnOutcome:
     crash: BaseException | None = None
-    with thread_log() as log:
+    with LIBRARY_LOG.capture() as log:
         try:
             state.handle.system.add_note(content, time=timestamp, id=note_id)
         except Exception as exc:  # the library let one through: the note is lost, the ingestion goes on
             crash = exc
-    records = [(r.level, r.message) for r in log.records]
+    records = [(logging.getLevelName(r.level), r.message) for r in log]
     return _TurnOutcome(events=state.recorder.drain(), log=records, crash=crash)
 
 
