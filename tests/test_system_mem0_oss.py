@@ -21,8 +21,8 @@ from mem0bench.systems.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_
 from mem0bench.systems.mem0_oss.locomo import speaker_batches
 from mem0bench.systems.mem0_oss.render import render_sections
 from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
-from tests.standin.server import StandinServer
 from tests.standin.mem0_oss_replies import mem0_handler
+from tests.standin.server import StandinServer
 
 # ---- the adapter's parts ---------------------------------------------------------------------------
 

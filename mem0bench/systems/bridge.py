@@ -9,7 +9,7 @@ Routes: `/r/<route>/v1/chat/completions`, `/r/<route>/v1/embeddings`, `/r/<route
 the adapter's own id for one library instance (usually a conversation). Calls on a route are attributed to
 the scope the adapter has open on it (`scope(route, stage)`): served under that ledger stage and counted in
 the caller's timing scope (a question's usage and its cached flag), which is why scopes on one route are
-serialized.
+serialized. Sync libraries run through `run_blocking` (the bridge's own threads), never on the loop.
 
 The HTTP side is a small HTTP/1.1 server (keep-alive, Content-Length or chunked bodies) on asyncio: the
 libraries' own clients (httpx, requests) are the only peers, and a web framework would be a dependency
@@ -21,22 +21,27 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextvars
+import functools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
 import numpy as np
 
+from mem0bench.llm import timing
 from mem0bench.llm.types import CallFailure, LLMCallError
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
 __all__ = ["BRIDGE_API_KEY", "BridgeScope", "LLMBridge"]
+
+T = TypeVar("T")
 
 BRIDGE_API_KEY = "mem0bench-bridge-not-a-secret"
 """What the libraries send as their API key: the bridge asks for none, and the real key never leaves
@@ -96,8 +101,10 @@ class LLMBridge:
 
     api_key = BRIDGE_API_KEY
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient, *, workers: int = 16) -> None:
         self.client = client
+        self._workers = workers
+        self._pool: ThreadPoolExecutor | None = None
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._routes: dict[str, _Route] = {}
@@ -116,7 +123,30 @@ class LLMBridge:
                 server.close()
         return self
 
+    async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a sync library call in the bridge's own worker threads, in the caller's context (its timing
+        scope and log capture). Not `asyncio.to_thread`: a library call blocks until this bridge, on the
+        event loop, answers it, and the loop's default executor (a handful of threads on a small machine)
+        also serves the harness's own off-loop work; with every default worker waiting on the bridge,
+        nothing would be left to serve them. Time spent waiting for a free thread counts as queueing."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="mem0bench-library")
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        submitted = time.perf_counter()
+        started: list[float] = []
+
+        def run() -> T:
+            started.append(time.perf_counter())
+            return call()
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, run)
+        finally:
+            timing.add_wait((started[0] if started else time.perf_counter()) - submitted)
+
     async def aclose(self) -> None:
+        """Stop serving (a library call still waiting gets a closed connection), then wait for the
+        library threads to finish (queued calls are cancelled)."""
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -124,6 +154,9 @@ class LLMBridge:
                 task.cancel()
             await asyncio.gather(*self._connections, return_exceptions=True)
             await server.wait_closed()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
     async def __aenter__(self) -> LLMBridge:
         return await self.start()

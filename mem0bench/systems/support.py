@@ -34,6 +34,7 @@ TELEMETRY_OFF: dict[str, str] = {
     "HF_HUB_OFFLINE": "1",  # nothing fetched from a hub at run time
     "TRANSFORMERS_OFFLINE": "1",
     "DO_NOT_TRACK": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm (A-Mem) would download its price list at import
 }
 
 
@@ -75,7 +76,7 @@ class LibraryLog:
     Libraries log and swallow many of their own failures (a reply they could not parse, an update they
     skipped); an adapter turns the captured records into StepFailure rows, so a system that lost its
     memories is not mistaken for one that had nothing to remember. `capture()` sets a context variable:
-    asyncio tasks and `asyncio.to_thread` copy the context, so a record logged in any task or worker thread
+    asyncio tasks, `asyncio.to_thread` and `LLMBridge.run_blocking` copy the context, so a record logged in any task or worker thread
     of the call goes to that call's list, and two calls running at once (two speakers, two conversations)
     never mix their records. Captured records are not printed (failures.jsonl is their place); records
     logged outside any capture go on to the root logger as before.

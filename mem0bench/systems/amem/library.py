@@ -1,6 +1,6 @@
 """Building one A-Mem (`a-mem` on PyPI, import name `agentic_memory`) instance wired to the LLM bridge.
 
-A-Mem is synchronous: everything here runs in a worker thread (`asyncio.to_thread`), never on the event
+A-Mem is synchronous: everything here runs in a worker thread (`LLMBridge.run_blocking`), never on the event
 loop that serves the bridge. Per conversation, one `AgenticMemorySystem` whose
 - chat calls go to the bridge: the library's own `OpenAIController` keeps its prompts and JSON schemas, but
   its OpenAI client is replaced by one on `bridge.base_url(route)` (no SDK retries: the harness's client

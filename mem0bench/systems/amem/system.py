@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import functools
 import hashlib
 import json
 import logging
 import os
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -101,30 +98,9 @@ class AMem(SystemBase):
         self.k = k
         self.query = query
         self.context = context
-        self.bridge = LLMBridge(context.client)
+        self.bridge = LLMBridge(context.client, workers=_WORKERS)
         self._conversations: dict[str, _Conversation] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._executor: ThreadPoolExecutor | None = None
-
-    async def _in_thread(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        """Run a sync library call in the adapter's own worker threads. Not `asyncio.to_thread`: library
-        calls block until the bridge (on this loop) answers them, and the loop's default executor also
-        serves the harness's own off-loop work (the HTTP client's first request, DNS); with more
-        conversations than its workers all waiting on the bridge, nothing would be left to serve them."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="amem")
-        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-        submitted = time.perf_counter()
-        started: list[float] = []
-
-        def run() -> _T:
-            started.append(time.perf_counter())
-            return call()
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, run)
-        finally:  # time waiting for a free thread is queueing, not search time
-            timing.add_wait((started[0] if started else time.perf_counter()) - submitted)
 
     @contextlib.asynccontextmanager
     async def _scope(self, sid: str, stage: str) -> AsyncIterator[None]:
@@ -173,7 +149,7 @@ class AMem(SystemBase):
         if old is not None:
             old.handle.close()
         recorder = RecordingLLM()
-        handle = await self._in_thread(
+        handle = await self.bridge.run_blocking(
             open_library,
             self.state_path(sid),
             self._endpoints(sid),
@@ -205,14 +181,16 @@ class AMem(SystemBase):
             ids = note_ids([t.dia_id for t, _ in dated])
             async with self._scope(sid, "amem_ingest"):
                 for index, ((turn, date), note_id) in enumerate(zip(dated, ids, strict=True)):
-                    outcome = await self._in_thread(_add_note, state, note_id, note_content(turn), date)
+                    outcome = await self.bridge.run_blocking(
+                        _add_note, state, note_id, note_content(turn), date
+                    )
                     rows = self._turn_failures(sid, index, turn, outcome)
                     failures += len(rows)
                     self.failures.extend(rows)
                     if outcome.crash is not None:
                         lost[turn.speaker] += 1
                     report_ingested(1)
-            notes = await self._in_thread(_all_notes, state.handle)
+            notes = await self.bridge.run_blocking(_all_notes, state.handle)
             memory_tokens = count_tokens(note_tokens_text(notes))
             evolutions = int(getattr(state.handle.system, "evo_cnt", 0))
             state.details = _details(conversation, notes, state.recorder, lost, failures, evolutions)
@@ -271,7 +249,9 @@ class AMem(SystemBase):
                     state = await self._open(conversation, fresh=False)
         with measure() as t:
             async with self._scope(sid, "amem_search"):
-                notes, events = await self._in_thread(_search, state, question.question, self.k, self.query)
+                notes, events = await self.bridge.run_blocking(
+                    _search, state, question.question, self.k, self.query
+                )
         for event in events:
             if event.kind is not None:
                 self.failures.append(
@@ -300,9 +280,6 @@ class AMem(SystemBase):
         for state in self._conversations.values():
             state.handle.close()
         self._conversations.clear()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
         await self.bridge.aclose()
 
 

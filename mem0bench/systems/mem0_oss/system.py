@@ -18,7 +18,6 @@ import contextlib
 import math
 from collections import Counter
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -110,8 +109,7 @@ class Mem0OSS(SystemBase):
         self.top_k = top_k
         self.harness_instructions = bool(harness_instructions)
         self.state_dir = Path(context.state_dir)
-        self.bridge = LLMBridge(context.client)
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mem0_oss")
+        self.bridge = LLMBridge(context.client, workers=workers)
         self._streams: dict[str, list[_Stream]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._search_locks: dict[str, asyncio.Lock] = {}
@@ -122,9 +120,6 @@ class Mem0OSS(SystemBase):
 
     def _settings(self) -> dict[str, Any]:
         return {"graph": self.graph, "batch_size": self.batch_size, "instructions": self.harness_instructions}
-
-    async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def _endpoint(self, route: str, dims: int | None) -> library.LibraryEndpoint:
         """The bridge route's settings; `dims` from a finished stream's meta, so that reopening one makes no
@@ -167,7 +162,7 @@ class Mem0OSS(SystemBase):
         route = f"{sid}.{spec.slug}"
         if state.is_done(folder, stamp):
             return await self._reopen(spec, folder, route)
-        await self._in_pool(state.reset_folder, folder)
+        await self.bridge.run_blocking(state.reset_folder, folder)
         stream = await self._open(spec, folder, route, None)
         await self._run_stream(conversation, stream)
         if not any(row.get("kind") == "llm_error" for row in stream.meta.get("failures", [])):
@@ -177,12 +172,12 @@ class Mem0OSS(SystemBase):
     async def _open(self, spec: StreamSpec, folder: Path, route: str, dims: int | None) -> _Stream:
         endpoint = await self._endpoint(route, dims)
         speaker = library.Speaker(user_id=spec.user, folder=folder)
-        memory = await self._in_pool(library.open_memory, speaker, endpoint, self.graph)
+        memory = await self.bridge.run_blocking(library.open_memory, speaker, endpoint, self.graph)
         return _Stream(spec=spec, folder=folder, route=route, memory=memory, dims=endpoint.embedding_dims)
 
     async def _reopen(self, spec: StreamSpec, folder: Path, route: str) -> _Stream:
         """A finished stream, from its folder (no LLM call)."""
-        meta = await self._in_pool(state.read_meta, folder)
+        meta = await self.bridge.run_blocking(state.read_meta, folder)
         stream = await self._open(spec, folder, route, int(meta.get("embedding_dims") or 0) or None)
         stream.meta = meta
         stream.relation_dates = _dates_from_meta(meta)
@@ -197,14 +192,14 @@ class Mem0OSS(SystemBase):
                 memory.config.custom_fact_extraction_prompt = library.extraction_prompt(
                     batch.session_date, self.harness_instructions
                 )
-                outcome = await self._in_pool(_call_library, _add_call(memory, spec.user, batch))
+                outcome = await self.bridge.run_blocking(_call_library, _add_call(memory, spec.user, batch))
                 counts["adds"] += 1
                 self._count_results(outcome.value, batch, stream, counts)
                 rows += self._failures(sid, spec, batch, outcome)
                 report_ingested()
         memories = await self._all_memories(stream)
         counts["memories"] = len(memories)
-        await self._in_pool(state.write_records, stream.folder, spec.user, memories)
+        await self.bridge.run_blocking(state.write_records, stream.folder, spec.user, memories)
         stream.meta = {
             "key": spec.user,
             "speaker": spec.user,
@@ -213,7 +208,7 @@ class Mem0OSS(SystemBase):
             "failures": [row.to_dict() for row in rows],
             "relation_dates": [[*key, date] for key, date in stream.relation_dates.items()],
         }
-        await self._in_pool(state.write_meta, stream.folder, stream.meta)
+        await self.bridge.run_blocking(state.write_meta, stream.folder, stream.meta)
 
     def _count_results(self, value: Any, batch: Batch, stream: _Stream, counts: Counter[str]) -> None:
         if not isinstance(value, dict):
@@ -263,7 +258,7 @@ class Mem0OSS(SystemBase):
         async def get_all() -> Any:
             return await memory.get_all(user_id=user, limit=ALL_MEMORIES)
 
-        outcome = await self._in_pool(_call_library, get_all)
+        outcome = await self.bridge.run_blocking(_call_library, get_all)
         if outcome.error is not None:
             raise RuntimeError(
                 f"{self.name}: mem0 get_all failed for {user}: {outcome.error}"
@@ -352,7 +347,7 @@ class Mem0OSS(SystemBase):
         async with self._search_locks.setdefault(stream.route, asyncio.Lock()):
             with timing.measure() as measured:
                 async with self.bridge.scope(stream.route, stage=SEARCH_STAGE):
-                    outcome = await self._in_pool(_call_library, search)
+                    outcome = await self.bridge.run_blocking(_call_library, search)
                 for record in outcome.records:
                     step, kind = libfail.classify(record)
                     self._search_failure(conversation, question, f"search_{step}", kind, record.message)
@@ -387,14 +382,13 @@ class Mem0OSS(SystemBase):
 
     async def _close_conversation(self, sid: str) -> None:
         for stream in self._streams.pop(sid, []):
-            await self._in_pool(library.close_memory, stream.memory)
+            await self.bridge.run_blocking(library.close_memory, stream.memory)
 
     async def aclose(self) -> None:
         for sid in list(self._streams):
             with contextlib.suppress(Exception):
                 await self._close_conversation(sid)
         await self.bridge.aclose()
-        self._pool.shutdown(wait=True)
 
 
 def _add_call(memory: Any, user: str, batch: Batch) -> Callable[[], Coroutine[Any, Any, Any]]:
