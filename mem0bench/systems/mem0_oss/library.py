@@ -11,8 +11,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import random
 import re
 import threading
+import uuid
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -154,6 +158,43 @@ def memory_config(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool) -> d
     return config
 
 
+_TIE_MARGIN = 20
+"""Extra candidates asked of the vector store, so ties at the `limit` boundary are broken by id."""
+_seed: ContextVar[random.Random | None] = ContextVar("mem0bench_mem0_oss_ids", default=None)
+_ids_lock = threading.Lock()
+
+
+class _SeededUUID:
+    """The `uuid` module as mem0's memory code sees it: inside `seeded(...)`, `uuid4()` comes from the
+    add call's own generator (memory ids then repeat from one ingest to the next); elsewhere, the real one."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(uuid, name)
+
+    @staticmethod
+    def uuid4() -> uuid.UUID:
+        rng = _seed.get()
+        if rng is None:
+            return uuid.uuid4()
+        with _ids_lock:
+            bits = rng.getrandbits(128)
+        return uuid.UUID(int=bits, version=4)
+
+
+@contextlib.contextmanager
+def seeded(seed: str) -> Iterator[None]:
+    """Memory ids made in this block (and the tasks and threads it starts) come from `seed`. AsyncMemory
+    takes an ADD's id before its first await, in the order of the update reply, so the ids repeat."""
+    main = importlib.import_module("mem0.memory.main")
+    if getattr(main, "uuid", None) is uuid:
+        main.uuid = _SeededUUID()  # type: ignore[attr-defined]
+    token = _seed.set(random.Random(seed))
+    try:
+        yield
+    finally:
+        _seed.reset(token)
+
+
 def open_memory(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool) -> Any:
     """A mem0 AsyncMemory for one speaker (blocking: opens files; call it in a worker thread)."""
     mem0 = import_mem0()
@@ -173,11 +214,23 @@ def open_memory(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool) -> Any
 
 class _Serialized:
     """The vector store with one call at a time: AsyncMemory searches and writes it from several worker
-    threads at once within one `add`, and qdrant's local mode (numpy arrays + SQLite) has no lock."""
+    threads at once within one `add`, and qdrant's local mode (numpy arrays + SQLite) has no lock.
+
+    Its searches are also made repeatable: memories with equal scores (identical texts, common with the
+    stand-in's replies) came back in qdrant's internal order, which depends on the order AsyncMemory's
+    concurrent inserts happened to finish; the update prompt lists them in that order, so a re-ingest sent
+    different prompts and missed the LLM cache. Here ties are broken by memory id (seeded: see `seeded`),
+    over a wider candidate list, so the top `limit` no longer depends on insertion order."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self._lock = threading.RLock()
+
+    def search(self, *args: Any, limit: int = 5, **kwargs: Any) -> Any:
+        with self._lock:
+            found = list(self._inner.search(*args, limit=limit + _TIE_MARGIN, **kwargs) or [])
+        found.sort(key=lambda hit: (-round(float(hit.score or 0.0), 6), str(hit.id)))
+        return found[:limit]
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)

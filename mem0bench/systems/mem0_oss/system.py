@@ -65,10 +65,11 @@ class _Outcome:
     error: BaseException | None
 
 
-def _call_library(factory: Callable[[], Coroutine[Any, Any, Any]]) -> _Outcome:
+def _call_library(factory: Callable[[], Coroutine[Any, Any, Any]], seed: str = "") -> _Outcome:
     """Run one AsyncMemory call to completion on a private loop (in a worker thread), collecting what mem0
-    logged at WARNING+ meanwhile and the exception it raised, if any."""
-    with libfail.capture() as records:
+    logged at WARNING+ meanwhile and the exception it raised, if any. `seed`: the memory ids it makes
+    come from it (repeatable requests)."""
+    with libfail.capture() as records, library.seeded(seed):
         try:
             value = asyncio.run(factory())
         except Exception as error:  # noqa: BLE001 - a library failure is recorded, not fatal
@@ -192,7 +193,10 @@ class Mem0OSS(SystemBase):
                 memory.config.custom_fact_extraction_prompt = library.extraction_prompt(
                     batch.session_date, self.harness_instructions
                 )
-                outcome = await self.bridge.run_blocking(_call_library, _add_call(memory, spec.user, batch))
+                seed = f"{sid}:{spec.user}:{','.join(batch.dia_ids)}"
+                outcome = await self.bridge.run_blocking(
+                    _call_library, _add_call(memory, spec.user, batch), seed
+                )
                 counts["adds"] += 1
                 self._count_results(outcome.value, batch, stream, counts)
                 rows += self._failures(sid, spec, batch, outcome)
