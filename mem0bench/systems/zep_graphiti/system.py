@@ -213,7 +213,7 @@ class ZepGraphiti(SystemBase):
         episodes: dict[str, str] = {}
         self._episodes[sid] = episodes
         first_row = len(self.failures)
-        counts: Counter[str] = Counter()
+        counts: Counter[str] = Counter(episodes=0, episodes_failed=0)
         source = f"chat between {conversation.speaker_a} and {conversation.speaker_b}"
         with LibraryLog(LOGGERS) as log:
             async with self.bridge.scope(sid, stage=INGEST_STAGE) as scope:
@@ -254,11 +254,18 @@ class ZepGraphiti(SystemBase):
     async def _summarize(self, sid: str, graphiti: Any, counts: Counter[str], failures: int) -> IngestReport:
         """Counts of what graphiti stored, and the store's size as the answer prompt would render it."""
         from graphiti_core.edges import EntityEdge
+        from graphiti_core.errors import GroupsEdgesNotFoundError, GroupsNodesNotFoundError
         from graphiti_core.nodes import EntityNode
 
         gid = self.group_id(sid)
-        edges = await EntityEdge.get_by_group_ids(graphiti.driver, [gid])
-        nodes = await EntityNode.get_by_group_ids(graphiti.driver, [gid])
+        try:
+            edges = await EntityEdge.get_by_group_ids(graphiti.driver, [gid])
+        except GroupsEdgesNotFoundError:  # graphiti's way of saying "none"
+            edges = []
+        try:
+            nodes = await EntityNode.get_by_group_ids(graphiti.driver, [gid])
+        except GroupsNodesNotFoundError:
+            nodes = []
         counts["facts"] = len(edges)
         counts["facts_invalidated"] = sum(
             1 for e in edges if e.invalid_at is not None or e.expired_at is not None
