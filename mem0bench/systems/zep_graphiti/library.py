@@ -62,6 +62,17 @@ def address(graph_config: Mapping[str, Any]) -> tuple[str, int]:
     return str(graph_config.get("host", "127.0.0.1")), int(graph_config.get("port", 6379))
 
 
+def falkordb_client(host: str, port: int, max_connections: int) -> Any:
+    """An async FalkorDB client whose queries wait for one of `max_connections` connections."""
+    from falkordb.asyncio import FalkorDB
+    from redis.asyncio import BlockingConnectionPool
+
+    pool = BlockingConnectionPool(
+        host=host, port=port, max_connections=max_connections, timeout=None, decode_responses=True
+    )
+    return FalkorDB(connection_pool=pool)
+
+
 async def ping(host: str, port: int) -> None:
     """ConfigurationError naming the address when no FalkorDB server answers there."""
     from falkordb.asyncio import FalkorDB

@@ -44,15 +44,16 @@ SEARCH_STAGE = "graphiti_search"
 RERANKERS = ("rrf", "mmr")
 LOGGERS = ["graphiti_core"]
 MARKER = "graphiti.json"
+MAX_CONNECTIONS = 16  # FalkorDB connections per conversation's graphiti
 _FORMAT = 1
 
 # Dry-run figures (see cost_plan): graphiti's calls per message, measured on the stand-in's replies
-# (mini-1: 119 chat calls of ~1,500 prompt tokens and 74 embedding calls for 21 messages). Completions are
-# a guess: the stand-in's are short, a real model's facts and summaries are not.
-CALLS_PER_MESSAGE = 5.7
-PROMPT_TOKENS_PER_CALL = 1500.0
+# (conv-26: 2,944 chat calls of ~1,770 prompt tokens and 1,608 embedding calls for 419 messages).
+# Completions are a guess: the stand-in's are short, a real model's facts and summaries are not.
+CALLS_PER_MESSAGE = 7.0
+PROMPT_TOKENS_PER_CALL = 1800.0
 COMPLETION_TOKENS_PER_CALL = 120.0
-EMBED_CALLS_PER_MESSAGE = 3.5
+EMBED_CALLS_PER_MESSAGE = 3.8
 LINE_TOKENS = 30.0  # one rendered fact or entity line
 
 
@@ -103,8 +104,8 @@ class ZepGraphiti(SystemBase):
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
-        """Per message ~5.7 chat calls (entities, their resolution, facts, fact resolution, timestamps,
-        summaries) of ~1,500 prompt tokens and ~3.5 embedding calls (measured on the stand-in; a real
+        """Per message ~7 chat calls (entities, their resolution, facts, fact resolution, timestamps,
+        summaries) of ~1,800 prompt tokens and ~3.8 embedding calls (measured on the stand-in; a real
         model's count grows with the facts per message); per question one query embedding, no chat call."""
         messages = float(sum(len(c.turns) for c in dataset.conversations))
         calls = messages * CALLS_PER_MESSAGE
@@ -149,11 +150,17 @@ class ZepGraphiti(SystemBase):
         old = self._graphs.pop(sample_id, None)
         if old is not None:
             await old.close()
+            with contextlib.suppress(Exception):
+                await old.driver.client.connection.connection_pool.disconnect()
         clients = self._clients
         url = self.bridge.base_url(sample_id)
         # The driver's default database is the group's graph, so graphiti never clones the driver per call.
+        # Its own client opens a connection per concurrent query without limit: with every question of a
+        # conversation searching at once that exhausted the server's connections ("Too many connections").
+        # A blocking pool makes queries wait for one of `MAX_CONNECTIONS` instead.
         driver = clients.GuardedFalkorDriver(
-            host=self._host, port=self._port, database=self.group_id(sample_id)
+            falkor_db=library.falkordb_client(self._host, self._port, MAX_CONNECTIONS),
+            database=self.group_id(sample_id),
         )
         init = getattr(driver, "_init_task", None)
         if init is not None:
@@ -412,6 +419,8 @@ class ZepGraphiti(SystemBase):
         for graphiti in self._graphs.values():
             with contextlib.suppress(Exception):
                 await graphiti.close()
+            with contextlib.suppress(Exception):  # our pool: the client does not close what it was given
+                await graphiti.driver.client.connection.connection_pool.disconnect()
         self._graphs.clear()
         if self._admin is not None:
             with contextlib.suppress(Exception):
