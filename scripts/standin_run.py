@@ -1,7 +1,10 @@
 """A run against the test stand-in OpenAI server (no key, no network): plumbing figures, not scores.
 
-    PYTHONPATH=. python scripts/standin_run.py OUT_DIR [OVERRIDES...]
+    PYTHONPATH=. python scripts/standin_run.py OUT_DIR [--handler=MODULE:FUNCTION] [OVERRIDES...]
     e.g. PYTHONPATH=. python scripts/standin_run.py /tmp/rag +exp=rag judge.runs=1
+
+`--handler` gives the stand-in a reply function (`StandinServer.set_handler`), e.g. a library's own
+reply formats: `--handler=tests.standin.langmem_replies:reply`.
 
 The stand-in knows nothing of mem0bench's prompts: its answers are words of the prompt and its judge
 labels are a hash of the request, so the run's scores say nothing about any system. It exists to give
@@ -10,6 +13,7 @@ labels are a hash of the request, so the run's scores say nothing about any syst
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -19,7 +23,12 @@ from tests.standin.server import StandinServer
 
 def main(argv: list[str]) -> int:
     out, overrides = Path(argv[0]), argv[1:]
+    handlers = [a.split("=", 1)[1] for a in overrides if a.startswith("--handler=")]
+    overrides = [a for a in overrides if not a.startswith("--handler=")]
     with StandinServer() as server:
+        for spec in handlers:
+            module, _, name = spec.partition(":")
+            server.set_handler(getattr(importlib.import_module(module), name))
         args = ["run", *overrides, f"hydra.run.dir={out}", *FAST]
         result = run_cli(args, cli_env(server.base_url, out.parent / f"{out.name}-cache"), timeout=3600)
     sys.stdout.write(result.stdout)

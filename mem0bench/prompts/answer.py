@@ -75,7 +75,7 @@ from the conversation where you can. For a question about time, work the date ou
 
 
 def _paper_rules(kind: ContextKind) -> str:
-    if kind == "memories":
+    if kind in ("memories", "notes"):
         return _PAPER_MEMORY_RULES
     if kind == "graph_memories":
         return f"{_PAPER_MEMORY_RULES}\n{_PAPER_GRAPH_RULE}"

@@ -26,6 +26,7 @@ TELEMETRY_OFF: dict[str, str] = {
     "ANONYMIZED_TELEMETRY": "False",  # chromadb
     "LANGCHAIN_TRACING_V2": "false",  # langchain / langsmith
     "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING": "false",
     "POSTHOG_DISABLED": "1",
     "HF_HUB_OFFLINE": "1",  # nothing fetched from a hub at run time
     "TRANSFORMERS_OFFLINE": "1",

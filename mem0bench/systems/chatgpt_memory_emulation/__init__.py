@@ -1,0 +1,1 @@
+"""`chatgpt_memory_emulation`: an emulation of ChatGPT's saved memories (not OpenAI's product)."""

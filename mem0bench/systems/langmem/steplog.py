@@ -1,0 +1,157 @@
+"""What happened inside one library call: the warnings and errors LangMem/trustcall logged and swallowed,
+the chat calls it made, and the exception it raised, attributed to the call even when conversations ingest
+concurrently.
+
+A single logging handler sits on the library's loggers; each record goes to the step whose context
+variable is set in the task that logged it (asyncio tasks and LangChain's executor threads copy the
+context), so two conversations ingesting at once never mix their records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["LIBRARY_LOGGERS", "Step", "exception_kind", "step"]
+
+LIBRARY_LOGGERS = ("extraction", "trustcall", "langmem")
+"""trustcall logs its swallowed validation and patch errors to 'extraction'; langmem to its modules."""
+
+
+@dataclass
+class Step:
+    """One library call (one message ingested, or one search)."""
+
+    records: list[tuple[str, int, str]] = field(default_factory=list)
+    """(logger, level, message) of every WARNING+ record logged during the call."""
+    chat_calls: int = 0
+    """Chat-model calls the library made in the call (counted by a LangChain callback)."""
+    tool_errors: list[str] = field(default_factory=list)
+    """Errors of tools the agent ran (agent mode), which the agent swallows."""
+    invalid_calls: list[str] = field(default_factory=list)
+    """Tool calls of a reply whose arguments were not JSON: LangChain sets them aside
+    (`invalid_tool_calls`) and trustcall and the agent ignore them, so the memory they held is lost."""
+
+
+_current: ContextVar[Step | None] = ContextVar("mem0bench_langmem_step", default=None)
+_lock = threading.Lock()
+_installed: list[logging.Handler] = []
+
+
+class _Router(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        current = _current.get()
+        if current is None or record.levelno < logging.WARNING:
+            return
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed log call of the library must not break the step
+            message = str(record.msg)
+        with _lock:
+            current.records.append((record.name, record.levelno, message))
+
+
+def _install() -> None:
+    with _lock:
+        if _installed:
+            return
+        handler = _Router(level=logging.WARNING)
+        for name in LIBRARY_LOGGERS:
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            if logger.getEffectiveLevel() > logging.WARNING:
+                logger.setLevel(logging.WARNING)
+        _installed.append(handler)
+
+
+@contextlib.contextmanager
+def step() -> Iterator[Step]:
+    """Collect what the library logs in this context (and the tasks and threads it starts)."""
+    _install()
+    current = Step()
+    token = _current.set(current)
+    try:
+        yield current
+    finally:
+        _current.reset(token)
+
+
+def current_step() -> Step | None:
+    return _current.get()
+
+
+def count_chat_call() -> None:
+    current = _current.get()
+    if current is not None:
+        with _lock:
+            current.chat_calls += 1
+
+
+def note_tool_error(message: str) -> None:
+    current = _current.get()
+    if current is not None:
+        with _lock:
+            current.tool_errors.append(message)
+
+
+def note_invalid_call(message: str) -> None:
+    current = _current.get()
+    if current is not None:
+        with _lock:
+            current.invalid_calls.append(message)
+
+
+def exception_kind(exc: BaseException) -> str:
+    """The failure kind of an exception the library raised: the harness's kinds for an HTTP error of the
+    bridge (the call itself is already recorded by the harness), else 'library_error'."""
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    if status == 429 or name == "RateLimitError":
+        return "rate_limit"
+    if isinstance(status, int) and status >= 500:
+        return "server_error"
+    if "Timeout" in name:
+        return "timeout"
+    if "Connection" in name:
+        return "connection"
+    if isinstance(status, int) and 400 <= status < 500:
+        return "bad_request"
+    if name in ("ValidationError", "OutputParserException", "JSONDecodeError"):
+        return "malformed"  # a reply (200) that does not fit what the library parses it as
+    return "library_error"
+
+
+def describe_exception(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
+
+
+def callback_handler(base: Any) -> Any:
+    """A LangChain callback handler (subclass of `base`, langchain_core's BaseCallbackHandler) that counts
+    chat-model calls, tool errors and unparseable tool calls into the current step."""
+
+    class _Counter(base):
+        run_inline = True  # called in the caller's context, so the step's context variable is visible
+
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            count_chat_call()
+
+        def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
+            note_tool_error(describe_exception(error))
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            for generations in getattr(response, "generations", None) or []:
+                for generation in generations:
+                    message = getattr(generation, "message", None)
+                    for call in getattr(message, "invalid_tool_calls", None) or []:
+                        args = " ".join(str(call.get("args") or "").split())[:200]
+                        note_invalid_call(
+                            f"{call.get('name')}: {call.get('error') or 'arguments not JSON'}: {args}"
+                        )
+
+    return _Counter()

@@ -1,0 +1,281 @@
+"""LangMem (mem0bench/systems/langmem): end to end through the CLI against the stand-in, failures counted,
+and the adapter's own pieces (notes, snapshot, deterministic ids, log attribution)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import FAST, cli_env, read_jsonl, run_cli
+from tests.standin.langmem_replies import reply
+from tests.standin.server import HTTPError, StandinServer, ToolCall
+
+
+def _run(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra: str):
+    run_dir = tmp_path / name
+    args = [
+        "run", "+exp=langmem", f"dataset.path={locomo}", "dataset.conversations=[mini-1]",
+        "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST, *extra,
+    ]  # fmt: skip
+    return run_cli(args, cli_env(server.base_url, tmp_path / "cache")), run_dir
+
+
+def _lines(locomo: Path, sample_id: str) -> list[str]:
+    """The speakers of a conversation's turns, in order."""
+    sample = next(s for s in json.loads(locomo.read_text()) if s["sample_id"] == sample_id)
+    conv = sample["conversation"]
+    return [
+        t["speaker"] for k, v in conv.items() if k.startswith("session_") and isinstance(v, list) for t in v
+    ]
+
+
+def _turns(locomo: Path, sample_id: str) -> int:
+    return len(_lines(locomo, sample_id))
+
+
+@pytest.mark.slow
+def test_langmem_end_to_end_and_rerun_from_cache(tmp_path, standin, locomo_mini):
+    standin.set_handler(reply)  # trustcall's own formats: new memories and valid JSON patches
+    result, run_dir = _run(standin, tmp_path, locomo_mini, "run")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for name in ("ingest.jsonl", "answers.jsonl", "judgements.jsonl", "metrics.json", "predictions.jsonl"):
+        assert (run_dir / name).is_file(), name
+
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    turns = _turns(locomo_mini, "mini-1")
+    details = ingest["details"]
+    assert details["messages"] == turns and details["failed_steps"] == 0 and ingest["failures"] == 0
+    assert details["chat_calls"] == turns  # one trustcall extraction per message, no retry needed
+    per_speaker = {k: v for k, v in details.items() if k.startswith("memories:")}
+    assert len(per_speaker) == 2 and all(v > 0 for v in per_speaker.values())
+    assert sum(per_speaker.values()) == details["memories"] and ingest["memory_tokens"] > 0
+    assert ingest["usage"]["langmem_ingest"][0] == turns
+
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 4 and all(r["prediction"] and r["failure"] is None for r in rows)
+    for row in rows:
+        assert row["context_items"] == len(row["context"].splitlines()) > 0
+        assert row["context_tokens"] > 0 and row["context_dia_ids"]
+        assert all(
+            line.startswith("[") and " on " in line.split("]")[0] for line in row["context"].splitlines()
+        )
+        assert row["usage"]["langmem_search_embedding"][0] == 1  # one query embedding for both speakers
+
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    llm = metrics["tokens"]["llm"]
+    assert llm["langmem_ingest"]["calls"] == turns
+    assert llm["langmem_ingest_embedding"]["calls"] > 0 and llm["langmem_search_embedding"]["calls"] == 4
+    assert metrics["empty_contexts"]["n"] == 0
+    versions = json.loads((run_dir / "run.json").read_text())["versions"]
+    assert versions["langmem"] == "0.0.30" and "langgraph" in versions
+    assert (run_dir / "state" / "mini-1" / "langmem" / "done.json").is_file()
+
+    # The same command in a new folder: every request repeats exactly (seeded ids, session-dated store
+    # clock), so the cache serves all of it.
+    before = standin.count("chat") + standin.count("embeddings")
+    again, run_dir2 = _run(standin, tmp_path, locomo_mini, "run2")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert standin.count("chat") + standin.count("embeddings") == before
+    contexts = [r["context"] for r in read_jsonl(run_dir2 / "predictions.jsonl")]
+    assert contexts == [r["context"] for r in rows]
+
+
+@pytest.mark.slow
+def test_swallowed_extraction_errors_are_failures(tmp_path, standin, locomo_mini):
+    # Two ways LangMem loses a message without raising, each a failed step, not a quiet empty memory:
+    # the plain stand-in answers trustcall's update step (Maya's messages) with a PatchDoc naming a random
+    # json_doc_id, which trustcall logs and drops; Tomas's replies carry arguments that are not JSON, which
+    # LangChain sets aside as invalid_tool_calls and trustcall ignores.
+    def replies(endpoint, body):
+        names = {t["function"]["name"] for t in body.get("tools") or []}
+        text = json.dumps(body.get("messages"))
+        if endpoint == "chat" and "Memory" in names and "| Tomas:" in text:
+            return ToolCall('{"content": "cut off', name="Memory")
+        return None
+
+    standin.set_handler(replies)
+    result, run_dir = _run(standin, tmp_path, locomo_mini, "run", "run.max_failure_rate=1.0")
+    assert result.returncode == 0, result.stderr[-3000:]
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    assert ingest["failures"] > 0 and ingest["failure_kinds"] == {"malformed": ingest["failures"]}
+    failures = [r for r in read_jsonl(run_dir / "failures.jsonl") if r.get("step") == "langmem_extract"]
+    assert len(failures) == ingest["failures"] == ingest["details"]["failed_steps"]
+    by_speaker = {r["detail"]["speaker"] for r in failures}
+    assert by_speaker == {"Maya", "Tomas"}
+    tomas = [r for r in failures if r["detail"]["speaker"] == "Tomas"]
+    assert all(r["message"].startswith("invalid tool call: Memory") for r in tomas)
+    assert len(tomas) == sum(1 for line in _lines(locomo_mini, "mini-1") if line == "Tomas")
+    assert all(
+        "Could not find existing schema" in r["message"] for r in failures if r["detail"]["speaker"] == "Maya"
+    )
+    assert ingest["details"]["memories:Tomas"] == 0
+
+
+@pytest.mark.slow
+def test_transient_failures_leave_no_snapshot(tmp_path, standin, locomo_mini):
+    # Every chat call fails for good (5xx past the client's retries): each message is a server_error
+    # step, the conversation keeps no snapshot (the next run ingests it again), and questions still run.
+    def down(endpoint, body):  # LangMem's extraction calls only (not the harness's preflight probe)
+        names = {t["function"]["name"] for t in body.get("tools") or []}
+        return HTTPError(503) if endpoint == "chat" and "Memory" in names else None
+
+    standin.set_handler(down)
+    result, run_dir = _run(
+        standin, tmp_path, locomo_mini, "run", "run.max_failure_rate=1.0", "llm.max_retries=1"
+    )
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    assert (
+        ingest["failure_kinds"] == {"server_error": _turns(locomo_mini, "mini-1")} and ingest["retry"] is True
+    )
+    assert not (run_dir / "state" / "mini-1" / "langmem" / "done.json").exists()
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_agent_mode_runs_the_papers_memory_tool_agent(tmp_path, standin, locomo_mini):
+    standin.set_handler(reply)  # a manage_memory create, then a plain reply once the tool answered
+    result, run_dir = _run(standin, tmp_path, locomo_mini, "run", "method.mode=agent")
+    assert result.returncode == 0, result.stderr[-3000:]
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    turns = _turns(locomo_mini, "mini-1")
+    assert ingest["details"]["chat_calls"] == 2 * turns and ingest["failures"] == 0
+    assert ingest["details"]["memories"] == turns  # one created memory per message
+    names = [{t["function"]["name"] for t in body.get("tools") or []} for _, body in standin.requests]
+    agent = [body for body, n in zip([b for _, b in standin.requests], names) if "manage_memory" in n]
+    assert len(agent) == 2 * turns and all(
+        n == {"manage_memory", "search_memory"} for n in names if "manage_memory" in n
+    )
+    assert "<memories>" in agent[0]["messages"][0]["content"]
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert all(r["context_items"] > 0 for r in rows)
+
+
+# ---- the adapter's pieces ------------------------------------------------------------------------
+def test_memory_text_reads_both_tools_formats():
+    from mem0bench.systems.langmem.render import Note, memory_text, render_notes
+
+    assert (
+        memory_text({"kind": "Memory", "content": {"content": "Maya  adopted\nBiscuit"}})
+        == "Maya adopted Biscuit"
+    )
+    assert memory_text({"content": "likes tea"}) == "likes tea"
+    assert memory_text({"kind": "Other", "content": {"a": 1}}) == '{"a": 1}'
+    notes = [Note("a", "8 May, 2023", "D1:1", 0.9), Note("b", None, None, 0.1)]
+    assert render_notes(notes) == "[8 May, 2023] a\nb"
+
+
+def _fake_store(tmp_path: Path):
+    from mem0bench.systems.langmem.library import load_library
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[float(len(t)), float(t.count("a")), 1.0] for t in texts]
+
+    return load_library().InMemoryStore(index={"dims": 3, "embed": embed})
+
+
+def test_snapshot_round_trip_restores_items_and_vectors(tmp_path):
+    from mem0bench.systems.langmem import persistence
+    from mem0bench.systems.langmem.persistence import Annotation, Snapshot
+
+    store = _fake_store(tmp_path)
+    store.put(("memories", "speaker_a"), "k1", {"kind": "Memory", "content": {"content": "alpha a"}})
+    store.put(("memories", "speaker_b"), "k2", {"kind": "Memory", "content": {"content": "beta"}})
+    ann = {(("memories", "speaker_a"), "k1"): Annotation("8 May, 2023", "D1:1", "Maya")}
+    persistence.save(tmp_path, store, Snapshot(ann, {"fingerprint": "f", "details": {"memories": 2}}))
+
+    restored = _fake_store(tmp_path)
+    snap = persistence.load(tmp_path, restored, "f")
+    assert snap is not None and snap.annotations == ann and snap.meta["details"] == {"memories": 2}
+    assert restored._vectors == store._vectors
+    hits = restored.search(("memories", "speaker_a"), query="alpha a")
+    assert [h.key for h in hits] == ["k1"] and hits[0].value == store.get(
+        ("memories", "speaker_a"), "k1"
+    ).value
+    assert persistence.load(tmp_path, _fake_store(tmp_path), "other") is None  # stale: rebuilt
+    persistence.clear(tmp_path)
+    assert persistence.load(tmp_path, _fake_store(tmp_path), "f") is None  # no done marker
+
+
+def test_seeded_ids_and_session_clock_repeat_exactly():
+    from mem0bench.systems.langmem import determinism
+    from mem0bench.systems.langmem.library import load_library
+
+    load_library()  # installs the stand-ins
+    import langgraph.store.memory as store_module
+    import langmem.knowledge.extraction as extraction
+
+    when = datetime(2023, 5, 8, 13, 56)
+    with determinism.seeded("conv:1:D1:1", when):
+        first = [extraction.uuid.uuid4() for _ in range(3)]
+        stamp = store_module.datetime.now(store_module.timezone.utc)
+    with determinism.seeded("conv:1:D1:1", when):
+        again = [extraction.uuid.uuid4() for _ in range(3)]
+    assert first == again and len(set(first)) == 3 and all(u.version == 4 for u in first)
+    assert stamp.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert extraction.uuid.uuid4() != extraction.uuid.uuid4()  # outside a message: random as before
+    assert extraction.uuid.uuid5(uuid.NAMESPACE_DNS, "x") == uuid.uuid5(uuid.NAMESPACE_DNS, "x")
+
+
+def test_library_log_records_go_to_the_step_that_logged_them():
+    from mem0bench.systems.langmem.steplog import step
+
+    async def one(name: str, delay: float):
+        with step() as current:
+            await asyncio.sleep(delay)
+            logging.getLogger("extraction").error("failed in %s", name)
+            await asyncio.sleep(delay)
+        return current
+
+    async def both():
+        return await asyncio.gather(one("a", 0.02), one("b", 0.01))
+
+    a, b = asyncio.run(both())
+    assert [m for _, _, m in a.records] == ["failed in a"]
+    assert [m for _, _, m in b.records] == ["failed in b"]
+
+
+def test_exception_kinds_follow_the_harness():
+    from mem0bench.systems.langmem.steplog import exception_kind
+
+    class RateLimitError(Exception):
+        status_code = 429
+
+    class APITimeoutError(Exception):
+        pass
+
+    class Bad(Exception):
+        status_code = 400
+
+    assert exception_kind(RateLimitError()) == "rate_limit"
+    assert exception_kind(APITimeoutError()) == "timeout"
+    assert exception_kind(Bad()) == "bad_request"
+    assert exception_kind(ValueError("x")) == "library_error"
+
+
+def test_cost_plan_counts_one_extraction_per_message(locomo_mini):
+    from mem0bench.data.loader import load_dataset
+    from mem0bench.systems.langmem.system import LangMem
+
+    dataset = load_dataset(locomo_mini)
+    turns = sum(len(c.turns) for c in dataset.conversations)
+    plan = LangMem.cost_plan({"mode": "manager", "top_k": 10, "query_limit": 5}, dataset, 10)
+    assert plan.lines[0].calls == turns and plan.lines[1].calls == 2 * turns
+    agent = LangMem.cost_plan({"mode": "agent", "top_k": 10}, dataset, 10)
+    assert agent.lines[0].calls == 2 * turns and agent.lines[0].prompt > plan.lines[0].prompt
+
+
+def test_bad_settings_are_one_clear_error(tmp_path):
+    from mem0bench.memory.base import SystemContext
+    from mem0bench.systems.langmem.system import LangMem
+
+    context = SystemContext(client=None, state_dir=tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="mode"):
+        LangMem(mode="chat", context=context)
+    with pytest.raises(ValueError, match="top_k"):
+        LangMem(top_k=0, context=context)
