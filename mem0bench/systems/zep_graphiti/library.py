@@ -67,8 +67,17 @@ def falkordb_client(host: str, port: int, max_connections: int) -> Any:
     from falkordb.asyncio import FalkorDB
     from redis.asyncio import BlockingConnectionPool
 
+    # As the client's own pool, except the limit: no read timeout (a big graph's query may take a while;
+    # a redis connection's default is 5 s), RESP2 as FalkorDB's client asks.
     pool = BlockingConnectionPool(
-        host=host, port=port, max_connections=max_connections, timeout=None, decode_responses=True
+        host=host,
+        port=port,
+        max_connections=max_connections,
+        timeout=None,
+        socket_timeout=None,
+        socket_connect_timeout=10,
+        decode_responses=True,
+        protocol=2,
     )
     return FalkorDB(connection_pool=pool)
 

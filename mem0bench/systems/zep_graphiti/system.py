@@ -20,8 +20,9 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from mem0bench.common.files import atomic_write
@@ -263,19 +264,32 @@ class ZepGraphiti(SystemBase):
 
     async def _summarize(self, sid: str, graphiti: Any, counts: Counter[str], failures: int) -> IngestReport:
         """Counts of what graphiti stored, and the store's size as the answer prompt would render it."""
-        from graphiti_core.edges import EntityEdge
-        from graphiti_core.errors import GroupsEdgesNotFoundError, GroupsNodesNotFoundError
-        from graphiti_core.nodes import EntityNode
-
         gid = self.group_id(sid)
-        try:
-            edges = await EntityEdge.get_by_group_ids(graphiti.driver, [gid])
-        except GroupsEdgesNotFoundError:  # graphiti's way of saying "none"
-            edges = []
-        try:
-            nodes = await EntityNode.get_by_group_ids(graphiti.driver, [gid])
-        except GroupsNodesNotFoundError:
-            nodes = []
+        driver = graphiti.driver
+        # Only what the rendering needs (graphiti's own getters also read every embedding back).
+        edge_rows, _, _ = await driver.execute_query(
+            "MATCH (:Entity)-[e:RELATES_TO]->(:Entity) WHERE e.group_id = $group_id "
+            "RETURN e.fact AS fact, e.valid_at AS valid_at, e.invalid_at AS invalid_at, "
+            "e.expired_at AS expired_at ORDER BY e.created_at",
+            group_id=gid,
+        )
+        node_rows, _, _ = await driver.execute_query(
+            "MATCH (n:Entity) WHERE n.group_id = $group_id RETURN n.name AS name, n.summary AS summary "
+            "ORDER BY n.created_at",
+            group_id=gid,
+        )
+        edges = [
+            SimpleNamespace(
+                fact=str(r["fact"] or ""),
+                valid_at=_when(r["valid_at"]),
+                invalid_at=_when(r["invalid_at"]),
+                expired_at=_when(r["expired_at"]),
+            )
+            for r in edge_rows
+        ]
+        nodes = [
+            SimpleNamespace(name=str(r["name"] or ""), summary=str(r["summary"] or "")) for r in node_rows
+        ]
         counts["facts"] = len(edges)
         counts["facts_invalidated"] = sum(
             1 for e in edges if e.invalid_at is not None or e.expired_at is not None
@@ -427,6 +441,18 @@ class ZepGraphiti(SystemBase):
                 await self._admin.connection.aclose()
             self._admin = None
         await self.bridge.aclose()
+
+
+def _when(value: Any) -> datetime | None:
+    """A date graphiti stored in FalkorDB (an ISO string), or None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
