@@ -80,6 +80,19 @@ def test_group_ids_are_graph_names_graphiti_accepts() -> None:
     assert library.run_tag({"run_id": "r7"}, Path("/x")) == "r7"
 
 
+@pytest.mark.falkordb
+def test_falkordb_pool_is_bounded_and_never_times_out_a_read(
+    falkordb_server: FalkorDBServer,  # noqa: F811
+) -> None:
+    """graphiti's own client opened a connection per concurrent query (a full run exhausted the server's
+    connections); a redis pool's connections time reads out after 5 s unless told otherwise (a big graph's
+    summary query took longer)."""
+    client = library.falkordb_client(falkordb_server.host, falkordb_server.port, 16)
+    pool = client.connection.connection_pool
+    assert pool.max_connections == 16 and pool.timeout is None
+    assert pool.connection_kwargs["socket_timeout"] is None and pool.connection_kwargs["decode_responses"]
+
+
 # ---- with a FalkorDB server -------------------------------------------------------------------------
 
 
