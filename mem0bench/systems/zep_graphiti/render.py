@@ -1,0 +1,58 @@
+"""The answer context of one question: graphiti's facts with their validity periods, then entity summaries.
+
+The shape is the Mem0 paper's harness's Zep context (`evaluation/src/zep/search.py`: each fact with its
+"valid from - to" range, "present" while not invalidated, then "ENTITY_NAME: entity summary" lines); our
+dates go in square brackets, day precision, as every other system's notes carry them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from mem0bench.common.text import one_line
+
+__all__ = ["FACTS_HEADER", "ENTITIES_HEADER", "render_context", "render_date", "render_entity", "render_fact"]
+
+FACTS_HEADER = 'Facts, each with the period it was true (from - to; "present": not superseded):'
+ENTITIES_HEADER = "Entities (name: summary):"
+
+
+class FactLike(Protocol):
+    fact: str
+    valid_at: datetime | None
+    invalid_at: datetime | None
+
+
+class EntityLike(Protocol):
+    name: str
+    summary: str
+
+
+def render_date(value: datetime | None, missing: str) -> str:
+    """'8 May 2023' (the day is what LOCOMO's dates carry), or `missing`."""
+    if value is None:
+        return missing
+    return f"{value.day} {value:%B %Y}"
+
+
+def render_fact(edge: FactLike) -> str:
+    start = render_date(edge.valid_at, "date unknown")
+    end = render_date(edge.invalid_at, "present")
+    return f"- [{start} - {end}] {one_line(edge.fact)}"
+
+
+def render_entity(node: EntityLike) -> str:
+    summary = one_line(node.summary or "")
+    return f"- {one_line(node.name)}: {summary}" if summary else f"- {one_line(node.name)}"
+
+
+def render_context(edges: Sequence[FactLike], nodes: Sequence[EntityLike]) -> str:
+    """Facts then entities, best first as the search ranked them; '' when the search found nothing."""
+    blocks = []
+    if edges:
+        blocks.append("\n".join([FACTS_HEADER, *(render_fact(e) for e in edges)]))
+    if nodes:
+        blocks.append("\n".join([ENTITIES_HEADER, *(render_entity(n) for n in nodes)]))
+    return "\n\n".join(blocks)

@@ -1,0 +1,232 @@
+"""zep_graphiti: graphiti-core on a real FalkorDB server, through the real CLI against the stand-in."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from mem0bench.systems.zep_graphiti import library
+from mem0bench.systems.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
+from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from tests.falkordb_server import FalkorDBServer
+from tests.standin.server import StandinServer, Text
+
+MINI_1_TURNS = 21
+MINI_3_TURNS = 4
+
+
+def _schema_name(body: dict[str, Any]) -> str | None:
+    fmt = body.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("name") if isinstance(fmt, dict) else None
+
+
+def _args(
+    run_dir: Path, server: FalkorDBServer, locomo: Path, *extra: str, conversation: str = "mini-1"
+) -> list[str]:
+    return [
+        "run", "+exp=zep_graphiti", f"graph.host={server.host}", f"graph.port={server.port}",
+        f"dataset.path={locomo}", f"dataset.conversations=[{conversation}]", f"hydra.run.dir={run_dir}",
+        *FAST, *extra,
+    ]  # fmt: skip
+
+
+def _graph_rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list[Any]]:
+    from falkordb import FalkorDB
+
+    return FalkorDB(host=server.host, port=server.port).select_graph(graph).query(cypher).result_set
+
+
+# ---- pure parts -----------------------------------------------------------------------------------
+
+
+def test_context_rendering_dates_and_empty() -> None:
+    edge = SimpleNamespace(
+        fact="Maya adopted\na puppy", valid_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC), invalid_at=None
+    )
+    old = SimpleNamespace(
+        fact="Maya lives in Oslo", valid_at=None, invalid_at=datetime(2023, 6, 1, tzinfo=UTC)
+    )
+    node = SimpleNamespace(name="Biscuit", summary="Maya's puppy.")
+    bare = SimpleNamespace(name="Oslo", summary="")
+    text = render_context([edge, old], [node, bare])
+    assert text.splitlines() == [
+        FACTS_HEADER,
+        "- [8 May 2023 - present] Maya adopted a puppy",
+        "- [date unknown - 1 June 2023] Maya lives in Oslo",
+        "",
+        ENTITIES_HEADER,
+        "- Biscuit: Maya's puppy.",
+        "- Oslo",
+    ]
+    assert render_context([], []) == ""
+
+
+def test_group_ids_are_graph_names_graphiti_accepts() -> None:
+    config = {"prefix": "mem0bench"}
+    plain = library.group_id(config, "run1", "conv_26")
+    assert plain == "mem0bench_run1_conv_26_zep"
+    # '-' and other characters are replaced (a '-' breaks FalkorDB's fulltext match), with a hash so that
+    # two ids differing only there stay apart.
+    dashed = library.group_id(config, "2026-12-01_10-00-00", "mini-1")
+    assert set(dashed) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+    assert dashed != library.group_id(config, "2026-12-01_10-00-00", "mini_1")
+    assert library.run_tag({"run_id": "r7"}, Path("/x")) == "r7"
+
+
+@pytest.mark.falkordb
+def test_falkordb_pool_is_bounded_and_never_times_out_a_read(
+    falkordb_server: FalkorDBServer,  # noqa: F811
+) -> None:
+    """graphiti's own client opened a connection per concurrent query (a full run exhausted the server's
+    connections); a redis pool's connections time reads out after 5 s unless told otherwise (a big graph's
+    summary query took longer)."""
+    client = library.falkordb_client(falkordb_server.host, falkordb_server.port, 16)
+    pool = client.connection.connection_pool
+    assert pool.max_connections == 16 and pool.timeout is None
+    assert pool.connection_kwargs["socket_timeout"] is None and pool.connection_kwargs["decode_responses"]
+
+
+# ---- with a FalkorDB server -------------------------------------------------------------------------
+
+
+@pytest.mark.falkordb
+def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
+    falkordb_server: FalkorDBServer,  # noqa: F811
+) -> None:
+    """graphiti's exact-name lookup with a stopword name segfaults FalkorDB; the guarded driver skips it."""
+    clients = library.load()
+    from falkordb import FalkorDB
+    from graphiti_core.nodes import EntityNode
+
+    async def main() -> tuple[list[Any], int]:
+        driver = clients.GuardedFalkorDriver(
+            host=falkordb_server.host, port=falkordb_server.port, database="zep_guard_test"
+        )
+        await driver.build_indices_and_constraints()
+        try:
+            nodes = await EntityNode.get_by_names(driver, ["the", "Maya", "OR"], ["zep_guard_test"])
+            return nodes, driver.skipped_names
+        finally:
+            await driver.close()
+
+    nodes, skipped = asyncio.run(main())
+    assert nodes == [] and skipped == 2
+    assert FalkorDB(host=falkordb_server.host, port=falkordb_server.port).connection.ping()
+
+
+@pytest.mark.slow
+@pytest.mark.falkordb
+def test_cli_run_end_to_end_then_rerun_from_the_cache(
+    tmp_path: Path,
+    falkordb_server: FalkorDBServer,  # noqa: F811
+    locomo_mini: Path,
+) -> None:
+    run_dir = tmp_path / "zep-run"
+    extra = ("eval.max_questions=4", "judge.runs=2")
+    with StandinServer(api_key=TEST_KEY) as llm:
+        env = cli_env(llm.base_url, tmp_path / "cache")
+        result = run_cli(_args(run_dir, falkordb_server, locomo_mini, *extra), env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        first = list(llm.requests)
+        # Graphiti asked its own structured prompts through the bridge (json_schema response formats).
+        asked = Counter(_schema_name(body) for endpoint, body in first if endpoint == "chat")
+        assert asked["ExtractedEntities"] == MINI_1_TURNS and asked["ExtractedEdges"] == MINI_1_TURNS
+
+        # A second run in another folder (a new graph) is served whole from the cache: graphiti's prompts
+        # and embeddings are deterministic given the same replies.
+        rerun_dir = tmp_path / "zep-rerun"
+        result2 = run_cli(_args(rerun_dir, falkordb_server, locomo_mini, *extra), env)
+        assert result2.returncode == 0, result2.stderr[-3000:]
+        new = list(llm.requests)[len(first) :]
+    assert not [b for ep, b in new if ep == "embeddings" or _schema_name(b)], (
+        "graphiti calls went to the server"
+    )
+
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert "graphiti-core" in json.dumps(json.loads((run_dir / "run.json").read_text()))
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 4 and all(not r.get("failure") for r in rows)
+    assert all(isinstance(r["context_items"], int) and r["context_tokens"] >= 0 for r in rows)
+    assert sum(r["context_items"] for r in rows) > 0
+
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    usage = metrics["tokens"]["llm"]
+    assert usage["graphiti_ingest"]["calls"] >= 3 * MINI_1_TURNS
+    assert usage["graphiti_search_embedding"]["calls"] == 4  # one query embedding per question, no chat call
+    assert "graphiti_search" not in usage
+    assert metrics["tokens"]["context_items_mean"] == pytest.approx(sum(r["context_items"] for r in rows) / 4)
+    assert metrics["failures"]["ingest"] == 0
+    rerun_metrics = json.loads((rerun_dir / "metrics.json").read_text())
+    assert rerun_metrics["tokens"]["llm"]["graphiti_ingest"] == usage["graphiti_ingest"]
+
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    details = ingest["details"]
+    assert details["episodes"] == MINI_1_TURNS and details["episodes_failed"] == 0
+    assert details["entities"] > 0 and details["facts"] > 0 and ingest["memory_tokens"] > 0
+
+    # The conversation's graph is in the server under <prefix>_<run id>_<sample>..., one Episodic node per
+    # message; the rerun built its own graph beside it.
+    marker = json.loads((run_dir / "state" / "mini-1" / "zep_graphiti" / "graphiti.json").read_text())
+    graph = marker["group_id"]
+    assert graph.startswith(f"mem0bench_{run_dir.name.replace('-', '_')}_mini_1_")
+    assert len(marker["episodes"]) == MINI_1_TURNS
+    assert _graph_rows(falkordb_server, graph, "MATCH (e:Episodic) RETURN count(e)") == [[MINI_1_TURNS]]
+    names = _graph_rows(
+        falkordb_server, graph, "MATCH (e:Episodic) RETURN e.name, e.valid_at ORDER BY e.name"
+    )
+    assert {n for n, _ in names} >= {"D1:1", "D2:1"}
+    rerun_marker = json.loads((rerun_dir / "state" / "mini-1" / "zep_graphiti" / "graphiti.json").read_text())
+    assert rerun_marker["group_id"] != graph
+
+
+@pytest.mark.slow
+@pytest.mark.falkordb
+def test_malformed_library_replies_are_counted_not_silent(
+    tmp_path: Path,
+    falkordb_server: FalkorDBServer,  # noqa: F811
+    locomo_mini: Path,
+) -> None:
+    """graphiti raises on an unreadable fact extraction (the message loses its facts) and logs and goes on
+    past an unreadable timestamp extraction: both are failure rows, one per failed call."""
+    broken = {"ExtractedEdges", "EdgeTimestamps"}
+    served: Counter[str] = Counter()
+
+    def handler(endpoint: str, body: dict[str, Any]) -> Any:
+        name = _schema_name(body) if endpoint == "chat" else None
+        if name in broken:
+            served[name] += 1
+            return Text("Sure! here it is")
+        return None
+
+    run_dir = tmp_path / "zep-broken"
+    with StandinServer(api_key=TEST_KEY) as llm:
+        llm.set_handler(handler)
+        extra = ("eval.max_questions=1", "judge.runs=1", "run.max_failure_rate=1.0")
+        args = _args(run_dir, falkordb_server, locomo_mini, *extra, conversation="mini-3")
+        result = run_cli(args, cli_env(llm.base_url, tmp_path / "c"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert served["ExtractedEdges"] == MINI_3_TURNS
+
+    failures = [r for r in read_jsonl(run_dir / "failures.jsonl") if r["stage"] == "ingest"]
+    steps = Counter(r["step"] for r in failures)
+    assert all(r["kind"] == "malformed" for r in failures)
+    assert steps["extract_edges.edge"] == MINI_3_TURNS and set(steps) <= {
+        "extract_edges.edge",
+        "extract_edges.extract_timestamps",
+    }
+    assert sum(steps.values()) == sum(served.values())  # one row per failed call, none twice
+    assert all(r["detail"]["dia_ids"] for r in failures)
+
+    (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+    assert ingest["failures"] == len(failures) and ingest["failure_kinds"] == {"malformed": len(failures)}
+    assert ingest["details"]["llm_calls_failed"] == len(failures)
+    assert ingest["details"]["facts"] == 0  # no fact survived: counted, not mistaken for an empty memory
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["failures"]["ingest"] == len(failures)
