@@ -142,6 +142,20 @@ def test_failures_are_counted_per_stage_with_rates() -> None:
     assert tally.rates["ingest"] == pytest.approx(2 / 10)  # 2 failed steps of 8 calls + 2
 
 
+def test_a_librarys_own_ingest_stages_count_as_ingest_calls() -> None:
+    # A third-party system's calls are served under its own stages: one lost step in 40 library calls is a
+    # 1 in 41 failure rate, not 100%.
+    ingests = {
+        "conv-t": IngestRecord(
+            "conv-t",
+            failures=1,
+            usage={"graphiti_ingest": [30, 0, 0], "graphiti_ingest_embedding": [10, 0, 0]},
+        )
+    }
+    tally = count_failures([], [], ingests, runs=1)
+    assert tally.counts["ingest"] == 1 and tally.rates["ingest"] == pytest.approx(1 / 41)
+
+
 # ---- settlement of failures.jsonl -----------------------------------------------------------------------
 def test_settlement_resolves_what_a_later_attempt_fixed(tmp_path: Path) -> None:
     rundir = RunDirectory(tmp_path / "run")
