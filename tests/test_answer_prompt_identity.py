@@ -27,6 +27,7 @@ from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.answer import _CONTEXT_INTRO, ANSWER_PROMPTS, build_answer_messages
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC
 from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
+from tests.standin.amem_replies import amem_replies
 from tests.standin.langmem_replies import reply as langmem_reply
 from tests.standin.mem0_oss_replies import mem0_handler
 from tests.standin.server import StandinServer, Text
@@ -157,6 +158,8 @@ OTHER_SYSTEMS = [
     System("chatgpt_memory_emulation"),
     System("mem0_oss", replies=mem0_handler()),
     System("langmem", replies=langmem_reply),
+    System("amem", replies=amem_replies),
+    System("zep_graphiti", falkordb=True),
 ]
 """Every system is compared with the reference: add a new one here."""
 

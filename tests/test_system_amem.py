@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,34 +25,8 @@ from mem0bench.systems.amem.notes import Note, render_notes
 from mem0bench.systems.amem.query import keywords_prompt, parse_keywords
 from mem0bench.systems.amem.system import AMem, note_content
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from tests.standin.amem_replies import amem_replies, prompt_text
 from tests.standin.server import StandinServer, Text
-
-_MEMORY_ID = re.compile(r"memory_id:(\S+)\t")
-
-
-def _prompt(body: dict[str, Any]) -> str:
-    return "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
-
-
-def amem_replies(endpoint: str, body: dict[str, Any]) -> Any:
-    """A-Mem's expected formats: analysis with every field, evolution linking to the shown neighbours."""
-    if endpoint != "chat":
-        return None
-    prompt = _prompt(body)
-    if "memory evolution agent" in prompt:
-        ids = _MEMORY_ID.findall(prompt)
-        return {
-            "should_evolve": True,
-            "actions": ["strengthen", "update_neighbor"],
-            "suggested_connections": ids[:2],
-            "tags_to_update": ["conversation", "stand-in"],
-            "new_context_neighborhood": ["updated context"] * len(ids),
-            "new_tags_neighborhood": [["updated"]] * len(ids),
-        }
-    if "structured analysis" in prompt:
-        words = re.findall(r"[A-Za-z]{4,}", prompt.split("Content for analysis:", 1)[-1])[:3] or ["none"]
-        return {"keywords": words, "context": "A turn of a conversation.", "tags": ["chat", "turn", "test"]}
-    return None
 
 
 def _run(tmp_path: Path, server: StandinServer, locomo: Path, *extra: str):
@@ -135,7 +108,7 @@ def test_swallowed_library_failures_are_counted(tmp_path, locomo_mini):
     def broken(endpoint: str, body: dict[str, Any]) -> Any:
         if endpoint != "chat":
             return None
-        prompt = _prompt(body)
+        prompt = prompt_text(body)
         if "memory evolution agent" in prompt:
             return Text('{"should_evolve": true, "actions": ["strengthen"]')  # cut off: not JSON
         if "structured analysis" in prompt:

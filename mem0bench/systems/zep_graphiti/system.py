@@ -43,7 +43,8 @@ __all__ = ["ZepGraphiti"]
 INGEST_STAGE = "graphiti_ingest"
 SEARCH_STAGE = "graphiti_search"
 RERANKERS = ("rrf", "mmr")
-LOGGERS = ["graphiti_core"]
+LIBRARY_LOG = LibraryLog(["graphiti_core"])
+"""graphiti logs what it could not use (ids, dates) at WARNING; counted per conversation, not printed."""
 MARKER = "graphiti.json"
 MAX_CONNECTIONS = 16  # FalkorDB connections per conversation's graphiti
 _FORMAT = 1
@@ -226,7 +227,7 @@ class ZepGraphiti(SystemBase):
         first_row = len(self.failures)
         counts: Counter[str] = Counter(episodes=0, episodes_failed=0)
         source = f"chat between {conversation.speaker_a} and {conversation.speaker_b}"
-        with LibraryLog(LOGGERS) as log:
+        with LIBRARY_LOG.capture() as warnings:
             async with self.bridge.scope(sid, stage=INGEST_STAGE) as scope:
                 self._scopes[sid] = (scope, 0)
                 index = 0
@@ -256,7 +257,7 @@ class ZepGraphiti(SystemBase):
                 self._scopes.pop(sid, None)
         rows = self.failures[first_row:]
         counts["llm_calls_failed"] = sum(1 for r in rows if r.stage != "add_episode")
-        counts["library_warnings"] = len(log.records)
+        counts["library_warnings"] = len(warnings)
         counts["exact_name_lookups_skipped"] = int(graphiti.driver.skipped_names)
         report = await self._summarize(sid, graphiti, counts, len(rows))
         self._save(conversation, report, episodes, complete=not any(r.kind in TRANSIENT_KINDS for r in rows))
