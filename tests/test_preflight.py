@@ -38,7 +38,7 @@ CASES = [
     ("unknown embedding model", ["+exp=mem0", "embedder.model=emb-nope"], "model 'emb-nope'", "standin"),
     ("unknown config key", ["+exp=rag", "llm.tmeout_s=3"], "unknown config key 'llm.tmeout_s'", "standin"),
     ("unknown method key", ["+exp=rag", "method.chunks=3"], "unknown config key 'method.chunks'", "standin"),
-    ("unknown experiment", ["+exp=mem1"], "Could not find 'exp/mem1'; available: full_context", "standin"),
+    ("unknown experiment", ["+exp=mem1"], "Could not find 'exp/mem1'; available: amem, chatgpt", "standin"),
     ("unparsable override", ["+exp=rag", "judge.runs=[3"], "cannot parse the override", "standin"),
     ("judge prompt", ["+exp=rag", "judge.prompt=nonsense"], "judge.prompt must be one of", "standin"),
     ("judge runs 0", ["+exp=rag", "judge.runs=0"], "judge.runs must be at least 1", "standin"),
