@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 from pathlib import Path
@@ -205,3 +206,19 @@ def test_minimal_sample_ignores_annotations_and_extra_fields(tmp_path: Path) -> 
 )
 def test_parse_session_date(text: str, expected: datetime | None) -> None:
     assert parse_session_date(text) == expected
+
+
+def test_a_conversation_fingerprint_changes_with_its_turns_and_the_settings(locomo_mini: Path) -> None:
+    conversation = load_dataset(locomo_mini).conversations[0]
+    assert conversation.fingerprint() == load_dataset(locomo_mini).conversations[0].fingerprint()
+    assert conversation.fingerprint({"k": 1}) != conversation.fingerprint({"k": 2})
+    first = conversation.sessions[0]
+    edited_turn = dataclasses.replace(first.turns[0], text=first.turns[0].text + "!")
+    edited = dataclasses.replace(
+        conversation,
+        sessions=(
+            dataclasses.replace(first, turns=(edited_turn, *first.turns[1:])),
+            *conversation.sessions[1:],
+        ),
+    )
+    assert edited.fingerprint() != conversation.fingerprint()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
+from typing import Any
 
 
 class Category(IntEnum):
@@ -81,6 +85,16 @@ class Conversation:
     def render_lines(self) -> list[str]:
         """The conversation as '(date) speaker: text' lines, the form used by RAG and full context."""
         return [f"({s.date_text}) {t.speaker}: {t.text}" for s in self.sessions for t in s.turns]
+
+    def fingerprint(self, settings: Mapping[str, Any] | None = None) -> str:
+        """A sha256 of what a memory is built from: every session (index, date) and turn (dia_id, speaker,
+        text), and the `settings` that shaped it. A system's saved state is reused only under the same one."""
+        digest = hashlib.sha256(json.dumps(dict(settings or {}), sort_keys=True, default=str).encode())
+        for session in self.sessions:
+            digest.update(f"#{session.index}\t{session.date_text}\n".encode())
+            for turn in session.turns:
+                digest.update(f"{turn.dia_id}\t{turn.speaker}\t{turn.text}\n".encode())
+        return digest.hexdigest()
 
 
 @dataclass(frozen=True)

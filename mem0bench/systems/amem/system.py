@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -355,8 +354,4 @@ def _details(
 
 
 def _fingerprint(conversation: Conversation) -> str:
-    digest = hashlib.sha256()
-    for session in conversation.sessions:
-        for turn in session.turns:
-            digest.update(f"{turn.dia_id}\t{session.date_text}\t{note_content(turn)}\n".encode())
-    return digest.hexdigest()
+    return conversation.fingerprint({"note_format": note_content.__name__})

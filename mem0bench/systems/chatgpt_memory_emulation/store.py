@@ -7,18 +7,15 @@ not trusted (the conversation is ingested again, which the LLM cache makes free)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mem0bench.common.files import atomic_write
-from mem0bench.data.model import Conversation
 from mem0bench.systems.chatgpt_memory_emulation.notes import Note
 
-__all__ = ["NoteStore", "SavedState", "fingerprint"]
+__all__ = ["NoteStore", "SavedState"]
 
 _FORMAT = 1  # bump when the on-disk layout changes
 
@@ -31,16 +28,6 @@ class SavedState:
     failures: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     """IngestReport.details counts that only the ingestion knew (failures per kind, truncated notes)."""
-
-
-def fingerprint(conversation: Conversation, settings: dict[str, Any]) -> str:
-    """The conversation's sessions (dates, dia_ids, texts) and the settings that shaped its notes."""
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    for session in conversation.sessions:
-        digest.update(f"#{session.index}\t{session.date_text}\n".encode())
-        for turn in session.turns:
-            digest.update(f"{turn.dia_id}\t{turn.speaker}\t{turn.text}\n".encode())
-    return digest.hexdigest()
 
 
 class NoteStore:

@@ -34,7 +34,7 @@ from mem0bench.systems.chatgpt_memory_emulation.notes import (
     newest_within,
     render_notes,
 )
-from mem0bench.systems.chatgpt_memory_emulation.store import NoteStore, SavedState, fingerprint
+from mem0bench.systems.chatgpt_memory_emulation.store import NoteStore, SavedState
 from mem0bench.tokens import count_tokens
 
 __all__ = ["PAPER_OPENAI_CONTEXT_TOKENS", "ChatGPTMemoryEmulation"]
@@ -140,7 +140,7 @@ class ChatGPTMemoryEmulation(SystemBase):
         """Write the notes session by session (both speakers' streams at once), or load finished ones."""
         sid = conversation.sample_id
         async with self._locks.setdefault(sid, asyncio.Lock()):
-            print_ = fingerprint(conversation, self._settings())
+            print_ = conversation.fingerprint(self._settings())
             state = self.store.load(sid, print_)
             if state is None:
                 state, failures = await self._write_notes(conversation)
@@ -254,7 +254,7 @@ class ChatGPTMemoryEmulation(SystemBase):
         sid = conversation.sample_id
         ctx = self._contexts.get(sid)
         if ctx is None:
-            state = self.store.load(sid, fingerprint(conversation, self._settings()))
+            state = self.store.load(sid, conversation.fingerprint(self._settings()))
             if state is None:
                 raise RuntimeError(f"{self.name}: conversation {sid} was not ingested")
             ctx = self._contexts[sid] = self._context_of(conversation, state)

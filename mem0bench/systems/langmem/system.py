@@ -11,7 +11,6 @@ after ingest (see `persistence`) and restored from there by a later ingest or re
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -159,14 +158,11 @@ class LangMem(SystemBase):
         return lib.store(embeddings=embeddings, dims=await self.bridge.embedding_dims())
 
     def _fingerprint(self, conversation: Conversation) -> str:
-        digest = hashlib.sha256()
-        digest.update(
-            f"{self.mode}|{self.query_limit}|{self.enable_deletes}|{self.per_speaker}|{self.temperature}".encode()
-        )
-        for session in conversation.sessions:
-            for turn in session.turns:
-                digest.update(f"{turn.dia_id}\t{session.date_text}\t{turn.speaker}\t{turn.text}\n".encode())
-        return digest.hexdigest()
+        settings = {
+            "mode": self.mode, "query_limit": self.query_limit, "enable_deletes": self.enable_deletes,
+            "per_speaker": self.per_speaker, "temperature": self.temperature,
+        }  # fmt: skip
+        return conversation.fingerprint(settings)
 
     # ------------------------------------------------------------------ ingest
 

@@ -9,19 +9,16 @@ settings that shaped the memories. A folder without a matching done.json is remo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from mem0bench.common.files import atomic_write
-from mem0bench.data.model import Conversation
 from mem0bench.memory.records import MemoryRecord
 
 __all__ = [
     "FORMAT",
-    "fingerprint",
     "is_done",
     "mark_done",
     "read_meta",
@@ -34,16 +31,6 @@ FORMAT = 1
 META = "meta.json"
 DONE = "done"  # the name `mem0bench memories` looks for (memory/mem0/persistence.py)
 RECORDS = "records.json"
-
-
-def fingerprint(conversation: Conversation, settings: dict[str, Any]) -> str:
-    """The conversation's turns and dates, and the settings that decide what mem0 stores."""
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    for session in conversation.sessions:
-        digest.update(f"#{session.index}\t{session.date_text}\n".encode())
-        for turn in session.turns:
-            digest.update(f"{turn.dia_id}\t{turn.speaker}\t{turn.text}\n".encode())
-    return digest.hexdigest()
 
 
 def is_done(folder: Path, stamp: str) -> bool:

@@ -149,7 +149,7 @@ class Mem0OSS(SystemBase):
         sid = conversation.sample_id
         async with self._locks.setdefault(sid, asyncio.Lock()):
             await self._close_conversation(sid)
-            stamp = state.fingerprint(conversation, self._settings())
+            stamp = conversation.fingerprint(self._settings())
             specs = stream_specs(conversation, True)
             streams = await asyncio.gather(
                 *(self._restore_or_run(conversation, spec, stamp) for spec in specs)
@@ -302,7 +302,7 @@ class Mem0OSS(SystemBase):
         await self.bridge.start()
         async with self._locks.setdefault(sid, asyncio.Lock()):
             if sid not in self._streams:
-                stamp = state.fingerprint(conversation, self._settings())
+                stamp = conversation.fingerprint(self._settings())
                 streams = []
                 for spec in stream_specs(conversation, True):
                     folder = self.state_dir / sid / spec.slug

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -201,7 +200,7 @@ class ZepGraphiti(SystemBase):
         if not marker.is_file():
             return None
         meta = json.loads(marker.read_text(encoding="utf-8"))
-        if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint(conversation):
+        if meta.get("format") != _FORMAT or meta.get("fingerprint") != conversation.fingerprint():
             return None
         if not await library.graph_exists(await self._admin_db(), self.group_id(sid)):
             return None  # the server lost it (restarted): build it again
@@ -315,7 +314,7 @@ class ZepGraphiti(SystemBase):
             "format": _FORMAT,
             "group_id": self.group_id(conversation.sample_id),
             "falkordb": f"{self._host}:{self._port}",
-            "fingerprint": _fingerprint(conversation),
+            "fingerprint": conversation.fingerprint(),
             "episodes": episodes,
             "memory_tokens": report.memory_tokens,
             "failures": report.failures,
@@ -464,14 +463,3 @@ def _chain(exc: BaseException) -> list[BaseException]:
         seen.append(current)
         current = current.__cause__ or current.__context__
     return seen
-
-
-def _fingerprint(conversation: Conversation) -> str:
-    """What the graph was built from: each message with its session date."""
-    digest = hashlib.sha256()
-    for session in conversation.sessions:
-        for turn in session.turns:
-            digest.update(
-                f"{session.date_time.isoformat()}\t{turn.dia_id}\t{turn.speaker}\t{turn.text}\n".encode()
-            )
-    return digest.hexdigest()
