@@ -12,19 +12,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mem0bench", "baselines")
+PACKAGES = ("mem0bench",)
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
-# `baselines` (a top-level package) holds our baseline systems and `systems` the adapters of other teams'
-# libraries, both built on memory's protocol; `bench` (the benchmark
-# command's body) is driven by the cli like the report.
+# `systems` holds every memory system (our methods, our baselines, other teams' libraries), all built on
+# memory's protocol and stores.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
     frozenset({"data", "llm", "metrics"}),
     frozenset({"prompts"}),
     frozenset({"memory"}),
-    frozenset({"baselines", "systems"}),
+    frozenset({"systems"}),
     frozenset({"pipeline"}),
     frozenset({"report"}),
     frozenset({"cli"}),
@@ -179,3 +178,17 @@ def test_the_graph_reads_type_checking_and_relative_imports(tmp_path: Path) -> N
     )
     known = {"mem0bench.pipeline.runner", "mem0bench.pipeline.records", "mem0bench.llm.client"}
     assert _imported("mem0bench.pipeline.summary", source, known) == known
+
+
+def test_our_own_systems_do_not_lean_on_other_teams_libraries() -> None:
+    """Inside `systems`: the paper's methods and our baselines never import the external adapters (an
+    adapter may reuse our pieces, e.g. mem0_oss uses Mem0's per-speaker streams, not the other way)."""
+    ours = ("mem0bench.systems.methods", "mem0bench.systems.baselines")
+    problems = [
+        f"{module} imports {target}"
+        for module, targets in sorted(import_graph().items())
+        if module.startswith(ours)
+        for target in sorted(targets)
+        if target.startswith("mem0bench.systems.external")
+    ]
+    assert not problems, "\n".join(problems)

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines import RAG, FullContext, chunk_conversation
-from baselines.rag import chunk_lines, split_line
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.systems.baselines import RAG, FullContext, chunk_conversation
+from mem0bench.systems.baselines.rag import chunk_lines, split_line
 from mem0bench.tokens import count_tokens
 
 DIM = 256

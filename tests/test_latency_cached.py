@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from baselines import RAG
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
@@ -17,6 +16,7 @@ from mem0bench.pipeline.aggregate import latency_summary
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.report.collect import RunSummary
 from mem0bench.report.tables import table2
+from mem0bench.systems.baselines import RAG
 from tests.standin.server import StandinServer
 from tests.test_baselines import make_conversation
 

@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from baselines.full_context import FullContext
-from baselines.rag import RAG
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Dataset
 from mem0bench.memory.costs import INSTRUCTION_TOKENS, MEMORY_TOKENS, CostPlan, MethodConfig, PlanLine
-from mem0bench.memory.mem0 import Mem0
-from mem0bench.memory.mem0g import Mem0G
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import plan_lines, system_cost_plan
+from mem0bench.systems.baselines.full_context import FullContext
+from mem0bench.systems.baselines.rag import RAG
+from mem0bench.systems.methods.mem0 import Mem0
+from mem0bench.systems.methods.mem0g import Mem0G
 
 MEM0 = {"m": 10, "s": 10, "top_k": 30, "summary_every": 10, "per_speaker": True}
 

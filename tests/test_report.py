@@ -111,7 +111,7 @@ def sweep(tmp_path: Path) -> Path:
     for chunk_size in (256, 512):
         for k in (1, 2):
             method = {
-                "_target_": "baselines.rag.RAG",
+                "_target_": "mem0bench.systems.baselines.rag.RAG",
                 "name": "rag",
                 "chunk_size": chunk_size,
                 "k": k,

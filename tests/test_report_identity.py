@@ -15,7 +15,7 @@ from tests.reliability import small_sample
 from tests.standin.server import StandinServer
 from tests.test_report import make_config, make_metrics, write_run
 
-RAG = {"_target_": "baselines.rag.RAG", "name": "rag", "chunk_size": 256, "k": 2}
+RAG = {"_target_": "mem0bench.systems.baselines.rag.RAG", "name": "rag", "chunk_size": 256, "k": 2}
 
 
 def _run(root: Path, name: str, *, questions: int, sha: str, conversations: int) -> Path:

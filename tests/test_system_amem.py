@@ -21,9 +21,9 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.base import SystemContext
-from mem0bench.systems.amem.notes import Note, render_notes
-from mem0bench.systems.amem.query import keywords_prompt, parse_keywords
-from mem0bench.systems.amem.system import AMem, note_content
+from mem0bench.systems.external.amem.notes import Note, render_notes
+from mem0bench.systems.external.amem.query import keywords_prompt, parse_keywords
+from mem0bench.systems.external.amem.system import AMem, note_content
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.standin.amem_replies import amem_replies, prompt_text
 from tests.standin.server import StandinServer, Text
@@ -160,8 +160,8 @@ def test_steps_and_failure_kinds_of_library_calls():
     import httpx
     import openai
 
-    from mem0bench.systems.amem.failures import error_kind, step_of
-    from mem0bench.systems.amem.query import KEYWORDS_FORMAT
+    from mem0bench.systems.external.amem.failures import error_kind, step_of
+    from mem0bench.systems.external.amem.query import KEYWORDS_FORMAT
 
     def schema(*props: str) -> dict[str, Any]:
         return {"json_schema": {"schema": {"properties": {p: {} for p in props}}}}

@@ -16,15 +16,20 @@ from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.ingest_progress import listening
 from mem0bench.prompts.saved_notes import NOTES_SPEC, parse_notes
-from mem0bench.systems.chatgpt_memory_emulation.notes import Note, cap_notes, newest_within, render_notes
-from mem0bench.systems.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
+from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
+    Note,
+    cap_notes,
+    newest_within,
+    render_notes,
+)
+from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.tokens import count_tokens
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.fakes import FakeCall, ScriptedLLM
 from tests.standin.server import StandinServer
 from tests.strict_schema import strict_violations
 
-SYSTEM_MODULE = "mem0bench.systems.chatgpt_memory_emulation.system"
+SYSTEM_MODULE = "mem0bench.systems.baselines.chatgpt_memory_emulation.system"
 ROUTE = "save_notes"
 
 

@@ -1,4 +1,4 @@
-"""LangMem (mem0bench/systems/langmem): end to end through the CLI against the stand-in, failures counted,
+"""LangMem (mem0bench/systems/external/langmem): end to end through the CLI against the stand-in, failures counted,
 and the adapter's own pieces (notes, snapshot, deterministic ids, log attribution)."""
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def test_agent_mode_runs_the_papers_memory_tool_agent(tmp_path, standin, locomo_
 
 # ---- the adapter's pieces ------------------------------------------------------------------------
 def test_memory_text_reads_both_tools_formats():
-    from mem0bench.systems.langmem.render import Note, memory_text, render_notes
+    from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes
 
     assert (
         memory_text({"kind": "Memory", "content": {"content": "Maya  adopted\nBiscuit"}})
@@ -171,7 +171,7 @@ def test_memory_text_reads_both_tools_formats():
 
 
 def _fake_store(tmp_path: Path):
-    from mem0bench.systems.langmem.library import load_library
+    from mem0bench.systems.external.langmem.library import load_library
 
     def embed(texts: list[str]) -> list[list[float]]:
         return [[float(len(t)), float(t.count("a")), 1.0] for t in texts]
@@ -180,8 +180,8 @@ def _fake_store(tmp_path: Path):
 
 
 def test_snapshot_round_trip_restores_items_and_vectors(tmp_path):
-    from mem0bench.systems.langmem import persistence
-    from mem0bench.systems.langmem.persistence import Annotation, Snapshot
+    from mem0bench.systems.external.langmem import persistence
+    from mem0bench.systems.external.langmem.persistence import Annotation, Snapshot
 
     store = _fake_store(tmp_path)
     store.put(("memories", "speaker_a"), "k1", {"kind": "Memory", "content": {"content": "alpha a"}})
@@ -203,8 +203,8 @@ def test_snapshot_round_trip_restores_items_and_vectors(tmp_path):
 
 
 def test_seeded_ids_and_session_clock_repeat_exactly():
-    from mem0bench.systems.langmem import determinism
-    from mem0bench.systems.langmem.library import load_library
+    from mem0bench.systems.external.langmem import determinism
+    from mem0bench.systems.external.langmem.library import load_library
 
     load_library()  # installs the stand-ins
     import langgraph.store.memory as store_module
@@ -223,7 +223,7 @@ def test_seeded_ids_and_session_clock_repeat_exactly():
 
 
 def test_library_log_records_go_to_the_step_that_logged_them():
-    from mem0bench.systems.langmem.steplog import step
+    from mem0bench.systems.external.langmem.steplog import step
 
     async def one(name: str, delay: float):
         with step() as current:
@@ -241,7 +241,7 @@ def test_library_log_records_go_to_the_step_that_logged_them():
 
 
 def test_exception_kinds_follow_the_harness():
-    from mem0bench.systems.langmem.steplog import exception_kind
+    from mem0bench.systems.external.langmem.steplog import exception_kind
 
     class RateLimitError(Exception):
         status_code = 429
@@ -260,7 +260,7 @@ def test_exception_kinds_follow_the_harness():
 
 def test_cost_plan_counts_one_extraction_per_message(locomo_mini):
     from mem0bench.data.loader import load_dataset
-    from mem0bench.systems.langmem.system import LangMem
+    from mem0bench.systems.external.langmem.system import LangMem
 
     dataset = load_dataset(locomo_mini)
     turns = sum(len(c.turns) for c in dataset.conversations)
@@ -272,7 +272,7 @@ def test_cost_plan_counts_one_extraction_per_message(locomo_mini):
 
 def test_bad_settings_are_one_clear_error(tmp_path):
     from mem0bench.memory.base import SystemContext
-    from mem0bench.systems.langmem.system import LangMem
+    from mem0bench.systems.external.langmem.system import LangMem
 
     context = SystemContext(client=None, state_dir=tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="mode"):

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from mem0bench.data.loader import load_dataset
-from mem0bench.systems.mem0_oss import failures as libfail
-from mem0bench.systems.mem0_oss.costs import mem0_oss_cost_plan
-from mem0bench.systems.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
-from mem0bench.systems.mem0_oss.locomo import speaker_batches
-from mem0bench.systems.mem0_oss.render import render_sections
+from mem0bench.systems.external.mem0_oss import failures as libfail
+from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
+from mem0bench.systems.external.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
+from mem0bench.systems.external.mem0_oss.locomo import speaker_batches
+from mem0bench.systems.external.mem0_oss.render import render_sections
 from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
 from tests.standin.mem0_oss_replies import mem0_handler
 from tests.standin.server import StandinServer

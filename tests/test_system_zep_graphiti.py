@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from mem0bench.systems.zep_graphiti import library
-from mem0bench.systems.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
+from mem0bench.systems.external.zep_graphiti import library
+from mem0bench.systems.external.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
 from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.falkordb_server import FalkorDBServer
 from tests.standin.server import StandinServer, Text

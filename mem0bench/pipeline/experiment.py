@@ -31,7 +31,7 @@ from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.attempt import RunOptions
-from mem0bench.pipeline.configs import config_section
+from mem0bench.pipeline.configs import config_section, method_config
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
@@ -132,7 +132,7 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
-        factory = instantiate(cfg.method, _partial_=True, _convert_="all")
+        factory = instantiate(method_config(cfg), _partial_=True, _convert_="all")
     except InstantiationException as exc:
         cause = exc.__cause__ or exc
         raise ConfigurationError(f"method {cfg.method.get('name')}: {cause}") from None

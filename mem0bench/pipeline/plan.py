@@ -24,14 +24,15 @@ from mem0bench.memory.costs import (
     CostPlan,
     PlanLine,
 )
-from mem0bench.pipeline.configs import config_section
+from mem0bench.pipeline.configs import config_section, method_config
 from mem0bench.pipeline.judge import JudgeSettings
 
 
 def system_cost_plan(cfg: DictConfig, dataset: Dataset, n_questions: int) -> CostPlan:
     """The configured system's own estimate, from its class (the system is not constructed)."""
-    system_class: type[MemorySystem] = get_class(str(cfg.method._target_))
-    return system_class.cost_plan(config_section(cfg.method), dataset, n_questions)
+    method = method_config(cfg)
+    system_class: type[MemorySystem] = get_class(str(method._target_))
+    return system_class.cost_plan(config_section(method), dataset, n_questions)
 
 
 def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list[PlanLine]:

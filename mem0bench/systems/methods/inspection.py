@@ -11,10 +11,10 @@ from typing import Any
 
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.memory.graph import GraphSnapshot, has_snapshot, load_graph_snapshot
-from mem0bench.memory.mem0.persistence import DONE_MARKER, META_FILE
-from mem0bench.memory.mem0g.persistence import GRAPH_DIR
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import RECORDS_FILE
+from mem0bench.systems.methods.mem0.persistence import DONE_MARKER, META_FILE
+from mem0bench.systems.methods.mem0g.persistence import GRAPH_DIR
 
 
 class InspectError(Exception):

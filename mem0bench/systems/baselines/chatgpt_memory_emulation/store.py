@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mem0bench.common.files import atomic_write
-from mem0bench.systems.chatgpt_memory_emulation.notes import Note
+from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import Note
 
 __all__ = ["NoteStore", "SavedState"]
 

@@ -27,14 +27,14 @@ from mem0bench.memory.costs import INSTRUCTION_TOKENS, CostPlan, MethodConfig, P
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.stream import message_pairs
 from mem0bench.prompts.saved_notes import NOTES_SPEC, build_notes_messages, parse_notes
-from mem0bench.systems.chatgpt_memory_emulation.notes import (
+from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
     CappedNotes,
     Note,
     cap_notes,
     newest_within,
     render_notes,
 )
-from mem0bench.systems.chatgpt_memory_emulation.store import NoteStore, SavedState
+from mem0bench.systems.baselines.chatgpt_memory_emulation.store import NoteStore, SavedState
 from mem0bench.tokens import count_tokens
 
 __all__ = ["PAPER_OPENAI_CONTEXT_TOKENS", "ChatGPTMemoryEmulation"]

@@ -3,6 +3,6 @@
 The library (`a-mem` on PyPI) is imported only when a conversation is ingested or retrieved, so this
 package imports without the `amem` extra."""
 
-from mem0bench.systems.amem.system import AMem
+from mem0bench.systems.external.amem.system import AMem
 
 __all__ = ["AMem"]

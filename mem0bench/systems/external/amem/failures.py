@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from mem0bench.systems.support import LibraryLog
+from mem0bench.systems.external.support import LibraryLog
 
 __all__ = ["LIBRARY_LOG", "CallEvent", "RecordingLLM", "error_kind", "step_of"]
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.systems.amem.failures import RecordingLLM
-from mem0bench.systems.support import import_library, quiet_telemetry
+from mem0bench.systems.external.amem.failures import RecordingLLM
+from mem0bench.systems.external.support import import_library, quiet_telemetry
 
 __all__ = ["COLLECTION", "BridgeEndpoints", "LibraryHandle", "library_module", "note_ids", "open_library"]
 

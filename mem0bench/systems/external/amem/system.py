@@ -31,18 +31,18 @@ from mem0bench.llm.timing import measure
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
-from mem0bench.systems.amem.costs import amem_cost_plan
-from mem0bench.systems.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM, error_kind
-from mem0bench.systems.amem.library import BridgeEndpoints, LibraryHandle, note_ids, open_library
-from mem0bench.systems.amem.notes import (
+from mem0bench.systems.external.amem.costs import amem_cost_plan
+from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM, error_kind
+from mem0bench.systems.external.amem.library import BridgeEndpoints, LibraryHandle, note_ids, open_library
+from mem0bench.systems.external.amem.notes import (
     Note,
     note_from_metadata,
     note_tokens_text,
     render_notes,
     walk_related,
 )
-from mem0bench.systems.amem.query import KEYWORDS_FORMAT, keywords_prompt, parse_keywords
-from mem0bench.systems.bridge import LLMBridge
+from mem0bench.systems.external.amem.query import KEYWORDS_FORMAT, keywords_prompt, parse_keywords
+from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.tokens import count_tokens
 
 __all__ = ["AMem", "note_content"]

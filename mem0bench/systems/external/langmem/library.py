@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.systems.support import quiet_telemetry
+from mem0bench.systems.external.support import quiet_telemetry
 
 __all__ = ["Library", "load_library", "quiet_langchain"]
 
@@ -105,7 +105,7 @@ def load_library() -> Library:
         raise ConfigurationError(
             f"method langmem needs LangMem and its dependencies ({exc.name or exc}): {EXTRA}"
         ) from exc
-    from mem0bench.systems.langmem import determinism
+    from mem0bench.systems.external.langmem import determinism
 
     determinism.install()
     _LIBRARY = Library(

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from mem0bench.systems.support import LibraryLog
+from mem0bench.systems.external.support import LibraryLog
 
 __all__ = ["LIBRARY_LOGGERS", "Step", "exception_kind", "step"]
 

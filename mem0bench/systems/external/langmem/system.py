@@ -29,13 +29,13 @@ from mem0bench.memory.costs import (
     PlanLine,
 )
 from mem0bench.memory.ingest_progress import report_ingested
-from mem0bench.systems.bridge import LLMBridge
-from mem0bench.systems.langmem import determinism, persistence
-from mem0bench.systems.langmem.ingest import AgentIngest, ManagerIngest, message_text
-from mem0bench.systems.langmem.library import Library, load_library
-from mem0bench.systems.langmem.persistence import Annotation, Snapshot
-from mem0bench.systems.langmem.render import Note, memory_text, render_notes
-from mem0bench.systems.langmem.steplog import (
+from mem0bench.systems.external.bridge import LLMBridge
+from mem0bench.systems.external.langmem import determinism, persistence
+from mem0bench.systems.external.langmem.ingest import AgentIngest, ManagerIngest, message_text
+from mem0bench.systems.external.langmem.library import Library, load_library
+from mem0bench.systems.external.langmem.persistence import Annotation, Snapshot
+from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes
+from mem0bench.systems.external.langmem.steplog import (
     Step,
     callback_handler,
     describe_exception,

@@ -11,7 +11,7 @@ running at once (two speakers, several conversations) never mix, and a record is
 
 from __future__ import annotations
 
-from mem0bench.systems.support import LibraryLog, LogRecord
+from mem0bench.systems.external.support import LibraryLog, LogRecord
 
 __all__ = ["LIBRARY_LOG", "LogRecord", "capture", "classify"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.systems.support import import_library
+from mem0bench.systems.external.support import import_library
 
 __all__ = [
     "HARNESS_INSTRUCTIONS",

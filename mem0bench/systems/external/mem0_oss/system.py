@@ -28,13 +28,18 @@ from mem0bench.llm import timing
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
-from mem0bench.memory.mem0.streams import StreamSpec, stream_specs
-from mem0bench.systems.bridge import LLMBridge
-from mem0bench.systems.mem0_oss import failures as libfail
-from mem0bench.systems.mem0_oss import library, state
-from mem0bench.systems.mem0_oss.costs import mem0_oss_cost_plan
-from mem0bench.systems.mem0_oss.locomo import Batch, speaker_batches
-from mem0bench.systems.mem0_oss.render import RelationKey, memory_dia_ids, relation_key, render_sections
+from mem0bench.systems.external.bridge import LLMBridge
+from mem0bench.systems.external.mem0_oss import failures as libfail
+from mem0bench.systems.external.mem0_oss import library, state
+from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
+from mem0bench.systems.external.mem0_oss.locomo import Batch, speaker_batches
+from mem0bench.systems.external.mem0_oss.render import (
+    RelationKey,
+    memory_dia_ids,
+    relation_key,
+    render_sections,
+)
+from mem0bench.systems.methods.mem0.streams import StreamSpec, stream_specs
 from mem0bench.tokens import count_tokens
 
 __all__ = ["Mem0OSS"]

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.systems.support import import_library
+from mem0bench.systems.external.support import import_library
 
 __all__ = ["EXTRA", "drop_graph", "group_id", "load", "run_tag"]
 
@@ -30,7 +30,7 @@ def load() -> ModuleType:
     try:
         from graphiti_core.driver.falkordb_driver import FalkorDriver  # noqa: F401
 
-        from mem0bench.systems.zep_graphiti import clients
+        from mem0bench.systems.external.zep_graphiti import clients
     except ImportError as exc:  # graphiti without its falkordb extra
         raise ConfigurationError(
             f"zep_graphiti needs graphiti-core with FalkorDB support ({exc}): {EXTRA}"

@@ -31,10 +31,10 @@ from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
 from mem0bench.memory.ingest_progress import report_ingested
-from mem0bench.systems.bridge import BridgeScope, LLMBridge
-from mem0bench.systems.support import LibraryLog
-from mem0bench.systems.zep_graphiti import library
-from mem0bench.systems.zep_graphiti.render import render_context
+from mem0bench.systems.external.bridge import BridgeScope, LLMBridge
+from mem0bench.systems.external.support import LibraryLog
+from mem0bench.systems.external.zep_graphiti import library
+from mem0bench.systems.external.zep_graphiti.render import render_context
 from mem0bench.tokens import count_tokens
 
 __all__ = ["ZepGraphiti"]
@@ -415,7 +415,7 @@ class ZepGraphiti(SystemBase):
         self, graphiti: Any, sid: str, query: str, vector: Sequence[float]
     ) -> tuple[list[Any], list[Any]]:
         """Edges and nodes in two searches, as the paper's harness made two (one per scope)."""
-        from mem0bench.systems.zep_graphiti.search import edge_config, node_config
+        from mem0bench.systems.external.zep_graphiti.search import edge_config, node_config
 
         gid = self.group_id(sid)
         jobs = []

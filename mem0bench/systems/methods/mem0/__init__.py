@@ -13,9 +13,9 @@ Where things live:
 * `retrieval`: top_k search per speaker and the answer-context rendering.
 """
 
-from mem0bench.memory.mem0.guard import adds_information, content_words
-from mem0bench.memory.mem0.retrieval import render_memories
-from mem0bench.memory.mem0.streams import SHARED, speaker_slug
-from mem0bench.memory.mem0.system import Mem0
+from mem0bench.systems.methods.mem0.guard import adds_information, content_words
+from mem0bench.systems.methods.mem0.retrieval import render_memories
+from mem0bench.systems.methods.mem0.streams import SHARED, speaker_slug
+from mem0bench.systems.methods.mem0.system import Mem0
 
 __all__ = ["SHARED", "Mem0", "adds_information", "content_words", "render_memories", "speaker_slug"]

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mem0bench.llm.types import LLMCallError, ReplyShapeError
-from mem0bench.memory.mem0.failures import RecordFailure, describe
-from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.extraction import EXTRACTION_SPEC, build_extraction_messages, parse_facts
+from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
+from mem0bench.systems.methods.mem0.streams import StreamState
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient

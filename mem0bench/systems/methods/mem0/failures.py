@@ -15,8 +15,8 @@ from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import StepFailure
 
 if TYPE_CHECKING:
-    from mem0bench.memory.mem0.streams import StreamState
     from mem0bench.memory.stream import PairContext
+    from mem0bench.systems.methods.mem0.streams import StreamState
 
 __all__ = ["RecordFailure", "describe", "failure_row", "has_transient"]
 

@@ -20,9 +20,9 @@ from types import TracebackType
 from typing import IO, Any
 
 from mem0bench.common.files import atomic_write
-from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.systems.methods.mem0.streams import StreamState
 
 __all__ = [
     "DONE_MARKER",

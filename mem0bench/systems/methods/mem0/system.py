@@ -26,10 +26,13 @@ from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
-from mem0bench.memory.mem0.costs import mem0_cost_plan
-from mem0bench.memory.mem0.extraction import extract_facts
-from mem0bench.memory.mem0.failures import describe, failure_row, has_transient
-from mem0bench.memory.mem0.persistence import (
+from mem0bench.memory.records import MemoryRecord
+from mem0bench.memory.stream import PairContext, message_pairs
+from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
+from mem0bench.systems.methods.mem0.extraction import extract_facts
+from mem0bench.systems.methods.mem0.failures import describe, failure_row, has_transient
+from mem0bench.systems.methods.mem0.persistence import (
     OpsLog,
     is_done,
     load_store,
@@ -39,13 +42,16 @@ from mem0bench.memory.mem0.persistence import (
     save_snapshot,
     withdraw_done,
 )
-from mem0bench.memory.mem0.retrieval import Section, dia_ids_of, render_hits, render_memories, search_sections
-from mem0bench.memory.mem0.streams import SHARED, StreamSpec, StreamState, speaker_slug, stream_specs
-from mem0bench.memory.mem0.summary import SummarySchedule, refresh_summary
-from mem0bench.memory.mem0.update import MemoryUpdater
-from mem0bench.memory.records import MemoryRecord
-from mem0bench.memory.stream import PairContext, message_pairs
-from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.systems.methods.mem0.retrieval import (
+    Section,
+    dia_ids_of,
+    render_hits,
+    render_memories,
+    search_sections,
+)
+from mem0bench.systems.methods.mem0.streams import SHARED, StreamSpec, StreamState, speaker_slug, stream_specs
+from mem0bench.systems.methods.mem0.summary import SummarySchedule, refresh_summary
+from mem0bench.systems.methods.mem0.update import MemoryUpdater
 from mem0bench.tokens import count_tokens
 
 __all__ = ["Mem0"]

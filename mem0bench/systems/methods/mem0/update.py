@@ -35,9 +35,6 @@ import numpy as np
 from mem0bench.common.text import one_line
 from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.types import LLMCallError, ReplyShapeError, StructuredSpec
-from mem0bench.memory.mem0.failures import RecordFailure, describe
-from mem0bench.memory.mem0.guard import adds_information
-from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.update import (
@@ -47,6 +44,9 @@ from mem0bench.prompts.update import (
     build_batch_update_messages,
     build_update_messages,
 )
+from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
+from mem0bench.systems.methods.mem0.guard import adds_information
+from mem0bench.systems.methods.mem0.streams import StreamState
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient

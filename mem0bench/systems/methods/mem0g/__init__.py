@@ -11,7 +11,7 @@ Where things live:
 The graph stores themselves (in-process, FalkorDB) are in `mem0bench.memory.graph`.
 """
 
-from mem0bench.memory.mem0g.retrieval import render_relations
-from mem0bench.memory.mem0g.system import Mem0G
+from mem0bench.systems.methods.mem0g.retrieval import render_relations
+from mem0bench.systems.methods.mem0g.system import Mem0G
 
 __all__ = ["Mem0G", "render_relations"]

@@ -31,10 +31,6 @@ import numpy as np
 
 from mem0bench.llm.types import LLMCallError, StructuredSpec
 from mem0bench.memory.graph.base import Edge, GraphStore, Node, triplet_text
-from mem0bench.memory.mem0.failures import RecordFailure, describe
-from mem0bench.memory.mem0g.nodes import resolve_node
-from mem0bench.memory.mem0g.persistence import GraphStream
-from mem0bench.memory.mem0g.retrieval import creation_order
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.graph import (
     ENTITIES_SPEC,
@@ -48,6 +44,10 @@ from mem0bench.prompts.graph import (
     parse_or_none,
     parse_relations,
 )
+from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
+from mem0bench.systems.methods.mem0g.nodes import resolve_node
+from mem0bench.systems.methods.mem0g.persistence import GraphStream
+from mem0bench.systems.methods.mem0g.retrieval import creation_order
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from mem0bench.memory.mem0.guard import content_tokens
+from mem0bench.systems.methods.mem0.guard import content_tokens
 
 __all__ = ["bm25_scores", "terms"]
 

@@ -23,14 +23,14 @@ from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.graph.base import Edge, GraphStore
-from mem0bench.memory.mem0.failures import describe
-from mem0bench.memory.mem0g.rank import bm25_scores
 from mem0bench.prompts.graph import (
     QUERY_ENTITIES_SPEC,
     build_query_entity_messages,
     parse_or_none,
     parse_query_entities,
 )
+from mem0bench.systems.methods.mem0.failures import describe
+from mem0bench.systems.methods.mem0g.rank import bm25_scores
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient

@@ -25,14 +25,24 @@ from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, S
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.graph import graph_name, has_snapshot
 from mem0bench.memory.graph.base import Edge, Node
-from mem0bench.memory.mem0 import SHARED, Mem0
-from mem0bench.memory.mem0.costs import mem0_cost_plan
-from mem0bench.memory.mem0.failures import has_transient
-from mem0bench.memory.mem0.retrieval import dia_ids_of, render_hits
-from mem0bench.memory.mem0g.ingestion import GraphIngestion
-from mem0bench.memory.mem0g.persistence import GRAPH_DIR, GraphStream, open_graph_stream, save_graph_stream
-from mem0bench.memory.mem0g.retrieval import query_entities, render_relations, run_store_work, search_graph
 from mem0bench.memory.stream import PairContext
+from mem0bench.systems.methods.mem0 import SHARED, Mem0
+from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
+from mem0bench.systems.methods.mem0.failures import has_transient
+from mem0bench.systems.methods.mem0.retrieval import dia_ids_of, render_hits
+from mem0bench.systems.methods.mem0g.ingestion import GraphIngestion
+from mem0bench.systems.methods.mem0g.persistence import (
+    GRAPH_DIR,
+    GraphStream,
+    open_graph_stream,
+    save_graph_stream,
+)
+from mem0bench.systems.methods.mem0g.retrieval import (
+    query_entities,
+    render_relations,
+    run_store_work,
+    search_graph,
+)
 from mem0bench.tokens import count_tokens
 
 __all__ = ["Mem0G"]
