@@ -240,24 +240,6 @@ def test_library_log_records_go_to_the_step_that_logged_them():
     assert [m for _, _, m in b.records] == ["failed in b"]
 
 
-def test_exception_kinds_follow_the_harness():
-    from mem0bench.systems.external.langmem.steplog import exception_kind
-
-    class RateLimitError(Exception):
-        status_code = 429
-
-    class APITimeoutError(Exception):
-        pass
-
-    class Bad(Exception):
-        status_code = 400
-
-    assert exception_kind(RateLimitError()) == "rate_limit"
-    assert exception_kind(APITimeoutError()) == "timeout"
-    assert exception_kind(Bad()) == "bad_request"
-    assert exception_kind(ValueError("x")) == "library_error"
-
-
 def test_cost_plan_counts_one_extraction_per_message(locomo_mini):
     from mem0bench.data.loader import load_dataset
     from mem0bench.systems.external.langmem.system import LangMem

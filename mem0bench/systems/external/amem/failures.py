@@ -18,23 +18,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.support import LibraryLog
 
-__all__ = ["LIBRARY_LOG", "CallEvent", "RecordingLLM", "error_kind", "step_of"]
+__all__ = ["LIBRARY_LOG", "CallEvent", "RecordingLLM", "step_of"]
 
 LIBRARY_LOGGER = "agentic_memory"
-_KINDS = frozenset(
-    {
-        "rate_limit",
-        "server_error",
-        "timeout",
-        "connection",
-        "malformed",
-        "empty",
-        "bad_request",
-        "local_error",
-    }
-)
 
 
 def step_of(response_format: Any) -> str:
@@ -52,27 +41,6 @@ def step_of(response_format: Any) -> str:
     if props == {"keywords"}:
         return "query_keywords"
     return "llm"
-
-
-def error_kind(exc: BaseException) -> str:
-    """The harness's failure kind of an exception the OpenAI SDK raised for a bridge reply."""
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - the extra brings openai
-        return "library_error"
-    if isinstance(exc, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection"
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-        if error.get("code") in _KINDS:  # the bridge says which kind the harness's client failed with
-            return str(error["code"])
-        if exc.status_code == 429:
-            return "rate_limit"
-        return "server_error" if exc.status_code >= 500 else "bad_request"
-    return "library_error"
 
 
 @dataclass(frozen=True)
@@ -129,7 +97,7 @@ class RecordingLLM:
 
     def failed(self, step: str, exc: BaseException) -> None:
         """A call of `step` raised `exc` (the library goes on without its result)."""
-        self.add(CallEvent(step, error_kind(exc), f"{type(exc).__name__}: {exc}"[:500]))
+        self.add(CallEvent(step, failure_kind(exc), f"{type(exc).__name__}: {exc}"[:500]))
 
     def add(self, event: CallEvent) -> None:
         with self._lock:

@@ -32,7 +32,7 @@ from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, S
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.external.amem.costs import amem_cost_plan
-from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM, error_kind
+from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM
 from mem0bench.systems.external.amem.library import BridgeEndpoints, LibraryHandle, note_ids, open_library
 from mem0bench.systems.external.amem.notes import (
     Note,
@@ -43,6 +43,7 @@ from mem0bench.systems.external.amem.notes import (
 )
 from mem0bench.systems.external.amem.query import KEYWORDS_FORMAT, keywords_prompt, parse_keywords
 from mem0bench.systems.external.bridge import LLMBridge
+from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.tokens import count_tokens
 
 __all__ = ["AMem", "note_content"]
@@ -215,7 +216,7 @@ class AMem(SystemBase):
                 rows.append(row(_log_stage(message), "library_error", f"{level}: {message}"[:500]))
             if outcome.crash is not None:
                 exc = outcome.crash
-                rows.append(row("add_note", error_kind(exc), f"{type(exc).__name__}: {exc}{lost}"[:500]))
+                rows.append(row("add_note", failure_kind(exc), f"{type(exc).__name__}: {exc}{lost}"[:500]))
         return rows
 
     def _save(

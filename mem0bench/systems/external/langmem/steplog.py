@@ -18,7 +18,7 @@ from typing import Any
 
 from mem0bench.systems.external.support import LibraryLog
 
-__all__ = ["LIBRARY_LOGGERS", "Step", "exception_kind", "step"]
+__all__ = ["LIBRARY_LOGGERS", "Step", "step"]
 
 LIBRARY_LOGGERS = ("extraction", "trustcall", "langmem")
 """trustcall logs its swallowed validation and patch errors to 'extraction'; langmem to its modules."""
@@ -80,26 +80,6 @@ def note_invalid_call(message: str) -> None:
     if current is not None:
         with _lock:
             current.invalid_calls.append(message)
-
-
-def exception_kind(exc: BaseException) -> str:
-    """The failure kind of an exception the library raised: the harness's kinds for an HTTP error of the
-    bridge (the call itself is already recorded by the harness), else 'library_error'."""
-    status = getattr(exc, "status_code", None)
-    name = type(exc).__name__
-    if status == 429 or name == "RateLimitError":
-        return "rate_limit"
-    if isinstance(status, int) and status >= 500:
-        return "server_error"
-    if "Timeout" in name:
-        return "timeout"
-    if "Connection" in name:
-        return "connection"
-    if isinstance(status, int) and 400 <= status < 500:
-        return "bad_request"
-    if name in ("ValidationError", "OutputParserException", "JSONDecodeError"):
-        return "malformed"  # a reply (200) that does not fit what the library parses it as
-    return "library_error"
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from mem0bench.memory.costs import (
 )
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.external.bridge import LLMBridge
+from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.langmem import determinism, persistence
 from mem0bench.systems.external.langmem.ingest import AgentIngest, ManagerIngest, message_text
 from mem0bench.systems.external.langmem.library import Library, load_library
@@ -39,7 +40,6 @@ from mem0bench.systems.external.langmem.steplog import (
     Step,
     callback_handler,
     describe_exception,
-    exception_kind,
     step,
 )
 from mem0bench.tokens import count_tokens
@@ -235,7 +235,7 @@ class LangMem(SystemBase):
                             # A call that failed for good in our client (already recorded by the harness)
                             # names the kind; else it is the library's own error.
                             calls = scope.failures[failed_calls:]
-                            kind = calls[0].kind if calls else exception_kind(exc)
+                            kind = calls[0].kind if calls else failure_kind(exc)
                             message = describe_exception(exc)
                             failures.append(
                                 self._failure(sid, turn.speaker, index, turn.dia_id, kind, message)
@@ -327,7 +327,7 @@ class LangMem(SystemBase):
                     ops = [lib.SearchOp(ns, query=question.question, limit=self.top_k) for ns in namespaces]
                     results = await memory.store.abatch(ops)
             except Exception as exc:  # the query embedding failed for good: an empty context, counted
-                kind = scope.failures[0].kind if scope.failures else exception_kind(exc)
+                kind = scope.failures[0].kind if scope.failures else failure_kind(exc)
                 self.failures.append(
                     StepFailure(
                         self.name, sid, "langmem_search", kind, describe_exception(exc), qid=question.qid

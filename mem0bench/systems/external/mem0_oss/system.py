@@ -25,10 +25,12 @@ from typing import Any, TypeVar
 from mem0bench.common.text import one_line
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
+from mem0bench.llm.types import TRANSIENT_KINDS
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.external.bridge import LLMBridge
+from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.mem0_oss import failures as libfail
 from mem0bench.systems.external.mem0_oss import library, state
 from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
@@ -80,13 +82,6 @@ def _call_library(factory: Callable[[], Coroutine[Any, Any, Any]], seed: str = "
         except Exception as error:  # noqa: BLE001 - a library failure is recorded, not fatal
             return _Outcome(None, list(records), error)
         return _Outcome(value, list(records), None)
-
-
-def _error_kind(error: BaseException) -> str:
-    """llm_error: a call the harness's client gave up on (the bridge answered an HTTP error) - transient,
-    the stream is replayed next time; anything else mem0 raised is a library_error."""
-    module = type(error).__module__
-    return "llm_error" if module.startswith(("openai", "httpx")) else "library_error"
 
 
 class Mem0OSS(SystemBase):
@@ -171,7 +166,7 @@ class Mem0OSS(SystemBase):
         await self.bridge.run_blocking(state.reset_folder, folder)
         stream = await self._open(spec, folder, route, None)
         await self._run_stream(conversation, stream)
-        if not any(row.get("kind") == "llm_error" for row in stream.meta.get("failures", [])):
+        if not any(row.get("kind") in TRANSIENT_KINDS for row in stream.meta.get("failures", [])):
             state.mark_done(folder, stamp)  # a transient failure withholds it: the next ingest replays
         return stream
 
@@ -244,7 +239,7 @@ class Mem0OSS(SystemBase):
             found.append((step, kind, record.message))
         if outcome.error is not None:
             error = outcome.error
-            found.append(("add", _error_kind(error), f"{type(error).__name__}: {error}"))
+            found.append(("add", failure_kind(error), f"{type(error).__name__}: {error}"))
         rows = [
             StepFailure(
                 system=self.name,
@@ -363,7 +358,7 @@ class Mem0OSS(SystemBase):
                 if outcome.error is not None:
                     error = outcome.error
                     message = f"{type(error).__name__}: {error}"
-                    self._search_failure(conversation, question, "search", _error_kind(error), message)
+                    self._search_failure(conversation, question, "search", failure_kind(error), message)
                     return [], [], measured
                 value = outcome.value if isinstance(outcome.value, dict) else {}
                 found = [m for m in value.get("results") or [] if isinstance(m, dict)]

@@ -17,7 +17,6 @@ This module imports graphiti at its top: import it only through `library.load()`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,13 +29,14 @@ from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 from graphiti_core.llm_client.config import DEFAULT_MAX_TOKENS, LLMConfig, ModelSize
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
 from graphiti_core.prompts.models import Message
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+
+from mem0bench.systems.external.failure_kinds import failure_kind
 
 __all__ = [
     "BridgeLLMClient",
     "CallError",
     "DisabledCrossEncoder",
-    "classify",
     "make_embedder",
     "openai_client",
 ]
@@ -53,26 +53,6 @@ class CallError:
     kind: str
     message: str
     error: BaseException
-
-
-def classify(error: BaseException) -> str:
-    """A mem0bench failure kind for an exception out of an OpenAI-compatible call or its parsing."""
-    if isinstance(error, openai.RateLimitError):
-        return "rate_limit"
-    if isinstance(error, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(error, openai.APIConnectionError):
-        return "connection"
-    if isinstance(error, openai.APIStatusError):
-        return "server_error" if error.status_code >= 500 else "bad_request"
-    if isinstance(error, json.JSONDecodeError | ValidationError):
-        return "malformed"
-    name = type(error).__name__
-    if name == "EmptyResponseError":
-        return "empty"
-    if name == "RateLimitError":  # graphiti's own, wrapping openai's
-        return "rate_limit"
-    return "library_error"
 
 
 def openai_client(base_url: str, api_key: str) -> openai.AsyncOpenAI:
@@ -133,7 +113,7 @@ class BridgeLLMClient(OpenAIGenericClient):
             )
         except Exception as exc:
             prompt = prompt_name or getattr(response_model, "__name__", None) or "llm_call"
-            self._on_error(CallError(prompt, classify(exc), _one_line(exc), exc))
+            self._on_error(CallError(prompt, failure_kind(exc), _one_line(exc), exc))
             raise
 
 

@@ -32,6 +32,7 @@ from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, S
 from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.systems.external.bridge import BridgeScope, LLMBridge
+from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.support import LibraryLog
 from mem0bench.systems.external.zep_graphiti import library
 from mem0bench.systems.external.zep_graphiti.render import render_context
@@ -357,7 +358,7 @@ class ZepGraphiti(SystemBase):
                     system=self.name,
                     sample_id=sample_id,
                     stage="add_episode",
-                    kind=self._clients.classify(exc),
+                    kind=failure_kind(exc),
                     message=" ".join(f"{type(exc).__name__}: {exc}".split())[:300],
                     speaker=turn.speaker,
                     pair_index=index,
