@@ -187,7 +187,7 @@ def test_snapshot_round_trip_restores_items_and_vectors(tmp_path):
     store.put(("memories", "speaker_a"), "k1", {"kind": "Memory", "content": {"content": "alpha a"}})
     store.put(("memories", "speaker_b"), "k2", {"kind": "Memory", "content": {"content": "beta"}})
     ann = {(("memories", "speaker_a"), "k1"): Annotation("8 May, 2023", "D1:1", "Maya")}
-    persistence.save(tmp_path, store, Snapshot(ann, {"fingerprint": "f", "details": {"memories": 2}}))
+    persistence.save(tmp_path, store, Snapshot(ann, {"details": {"memories": 2}}), "f")
 
     restored = _fake_store(tmp_path)
     snap = persistence.load(tmp_path, restored, "f")

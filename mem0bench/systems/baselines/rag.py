@@ -8,10 +8,7 @@ makes no embedding call for a conversation it has already ingested.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
-import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +22,7 @@ from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
 from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
+from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.tokens import count_tokens, encode, encoding
 
 __all__ = ["RAG", "Chunk", "chunk_conversation", "chunk_lines", "split_line"]
@@ -144,7 +142,7 @@ class RAG(SystemBase):
         self.k = k
         self.context = context
         self._indexes: dict[str, _Index] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -158,14 +156,18 @@ class RAG(SystemBase):
     # ------------------------------------------------------------------ ingest
 
     def state_path(self, sample_id: str) -> Path:
-        safe = sample_id.replace(os.sep, "_").replace("/", "_")
-        return Path(self.context.state_dir) / safe / f"rag_{self.chunk_size}"
+        return conversation_folder(self.context.state_dir, sample_id, f"rag_{self.chunk_size}")
+
+    def _marker(self, sample_id: str) -> DoneMarker:
+        return DoneMarker(self.state_path(sample_id) / "done.json", _FORMAT)
+
+    def _fingerprint(self, conversation: Conversation) -> str:
+        return conversation.fingerprint({"chunk_size": self.chunk_size})
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Chunk and embed the conversation (one embed call), or load it from state if already done."""
         sid = conversation.sample_id
-        lock = self._locks.setdefault(sid, asyncio.Lock())
-        async with lock:
+        async with self._locks(sid):
             index = self._indexes.get(sid) or self._load(conversation)
             if index is None:
                 chunks = chunk_conversation(conversation, self.chunk_size)
@@ -182,27 +184,25 @@ class RAG(SystemBase):
     def _save(self, conversation: Conversation, index: _Index) -> None:
         folder = self.state_path(conversation.sample_id)
         folder.mkdir(parents=True, exist_ok=True)
-        done = folder / "done.json"
-        done.unlink(missing_ok=True)
+        marker = self._marker(conversation.sample_id)
+        marker.withdraw()
         chunks = [{"text": c.text, "dia_ids": list(c.dia_ids), "tokens": c.tokens} for c in index.chunks]
         atomic_write(folder / "chunks.json", json.dumps(chunks, ensure_ascii=False))
         atomic_write_npy(folder / "embeddings.npy", index.matrix)
         meta = {
-            "format": _FORMAT,
             "chunk_size": self.chunk_size,
             "n_chunks": len(index.chunks),
             "dim": int(index.matrix.shape[1]) if index.matrix.ndim == 2 else 0,
-            "fingerprint": _fingerprint(conversation),
         }
-        atomic_write(done, json.dumps(meta))  # the done marker, last
+        marker.write(self._fingerprint(conversation), meta)  # last
 
     def _load(self, conversation: Conversation) -> _Index | None:
         """The persisted index, or None if absent, incomplete, stale or unreadable (then rebuild)."""
         folder = self.state_path(conversation.sample_id)
+        meta = self._marker(conversation.sample_id).read(self._fingerprint(conversation))
+        if meta is None:
+            return None
         try:
-            meta = json.loads((folder / "done.json").read_text(encoding="utf-8"))
-            if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint(conversation):
-                return None
             raw = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
             chunks = tuple(Chunk(c["text"], tuple(c["dia_ids"]), int(c["tokens"])) for c in raw)
             matrix = np.load(folder / "embeddings.npy", allow_pickle=False)
@@ -247,10 +247,3 @@ def _as_matrix(value: object, rows: int) -> np.ndarray:
     if matrix.ndim != 2 or matrix.shape[0] != rows:
         raise ValueError(f"rag: embed returned shape {matrix.shape}, expected ({rows}, dim)")
     return matrix
-
-
-def _fingerprint(conversation: Conversation) -> str:
-    digest = hashlib.sha256()
-    for line, turn in zip(conversation.render_lines(), conversation.turns):
-        digest.update(f"{turn.dia_id}\t{line}\n".encode())
-    return digest.hexdigest()

@@ -8,11 +8,11 @@ not trusted (the conversation is ingested again, which the LLM cache makes free)
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mem0bench.common.files import atomic_write
+from mem0bench.memory.saved_state import DoneMarker, conversation_folder
 from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import Note
 
 __all__ = ["NoteStore", "SavedState"]
@@ -37,34 +37,29 @@ class NoteStore:
         self.state_dir = Path(state_dir)
 
     def folder(self, sample_id: str) -> Path:
-        safe = sample_id.replace(os.sep, "_").replace("/", "_")
-        return self.state_dir / safe / "chatgpt_notes"
+        return conversation_folder(self.state_dir, sample_id, "chatgpt_notes")
+
+    def _marker(self, sample_id: str) -> DoneMarker:
+        return DoneMarker(self.folder(sample_id) / "done.json", _FORMAT)
 
     def save(self, sample_id: str, state: SavedState, print_: str, *, done: bool) -> None:
         """Write the notes; the done marker (last) only when `done` (no failure a rerun could fix)."""
         folder = self.folder(sample_id)
         folder.mkdir(parents=True, exist_ok=True)
-        marker = folder / "done.json"
-        marker.unlink(missing_ok=True)
+        marker = self._marker(sample_id)
+        marker.withdraw()
         rows = [n.to_dict() for n in state.notes]
         atomic_write(folder / "notes.json", json.dumps(rows, ensure_ascii=False, indent=1))
         if done:
-            meta = {
-                "format": _FORMAT,
-                "fingerprint": print_,
-                "n_notes": len(rows),
-                "failures": state.failures,
-                "counts": state.counts,
-            }
-            atomic_write(marker, json.dumps(meta))
+            marker.write(print_, {"n_notes": len(rows), "failures": state.failures, "counts": state.counts})
 
     def load(self, sample_id: str, print_: str) -> SavedState | None:
         """The finished notes of a conversation, or None if absent, unfinished, stale or unreadable."""
         folder = self.folder(sample_id)
+        meta = self._marker(sample_id).read(print_)
+        if meta is None:
+            return None
         try:
-            meta = json.loads((folder / "done.json").read_text(encoding="utf-8"))
-            if meta.get("format") != _FORMAT or meta.get("fingerprint") != print_:
-                return None
             rows = json.loads((folder / "notes.json").read_text(encoding="utf-8"))
             notes = tuple(Note.from_dict(row) for row in rows)
             counts = {str(k): int(v) for k, v in dict(meta.get("counts") or {}).items()}

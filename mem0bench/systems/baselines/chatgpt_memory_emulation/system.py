@@ -25,6 +25,7 @@ from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError, ReplyShapeError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import INSTRUCTION_TOKENS, CostPlan, MethodConfig, PlanLine
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.saved_state import ConversationLocks
 from mem0bench.memory.stream import message_pairs
 from mem0bench.prompts.saved_notes import NOTES_SPEC, build_notes_messages, parse_notes
 from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
@@ -93,7 +94,7 @@ class ChatGPTMemoryEmulation(SystemBase):
         self.context = context
         self.store = NoteStore(context.state_dir)
         self._contexts: dict[str, _Context] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
 
     # ------------------------------------------------------------------ plan
 
@@ -139,7 +140,7 @@ class ChatGPTMemoryEmulation(SystemBase):
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Write the notes session by session (both speakers' streams at once), or load finished ones."""
         sid = conversation.sample_id
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             print_ = conversation.fingerprint(self._settings())
             state = self.store.load(sid, print_)
             if state is None:

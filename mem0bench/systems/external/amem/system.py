@@ -12,11 +12,9 @@ State: ChromaDB under `state_dir/<sample_id>/amem/`, a `done.json` marker writte
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -31,6 +29,7 @@ from mem0bench.llm.timing import measure
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.systems.external.amem.costs import amem_cost_plan
 from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM
 from mem0bench.systems.external.amem.library import BridgeEndpoints, LibraryHandle, note_ids, open_library
@@ -100,7 +99,7 @@ class AMem(SystemBase):
         self.context = context
         self.bridge = LLMBridge(context.client, workers=_WORKERS)
         self._conversations: dict[str, _Conversation] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
 
     @contextlib.asynccontextmanager
     async def _scope(self, sid: str, stage: str) -> AsyncIterator[None]:
@@ -122,18 +121,14 @@ class AMem(SystemBase):
     # ---- state --------------------------------------------------------------------------------------
 
     def state_path(self, sample_id: str) -> Path:
-        safe = sample_id.replace(os.sep, "_").replace("/", "_")
-        return Path(self.context.state_dir) / safe / "amem"
+        return conversation_folder(self.context.state_dir, sample_id, "amem")
+
+    def _marker(self, sample_id: str) -> DoneMarker:
+        return DoneMarker(self.state_path(sample_id) / "done.json", _FORMAT)
 
     def _done(self, conversation: Conversation) -> dict[str, Any] | None:
         """The done marker's contents when it stands for this conversation as it is now."""
-        try:
-            meta = json.loads((self.state_path(conversation.sample_id) / "done.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint(conversation):
-            return None
-        return meta if isinstance(meta, dict) else None
+        return self._marker(conversation.sample_id).read(_fingerprint(conversation))
 
     def _endpoints(self, sample_id: str) -> BridgeEndpoints:
         return BridgeEndpoints(
@@ -167,13 +162,13 @@ class AMem(SystemBase):
         they were stored (nothing is asked again)."""
         await self.bridge.start()
         sid = conversation.sample_id
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             done = self._done(conversation)
             if done is not None:
                 state = self._conversations.get(sid) or await self._open(conversation, fresh=False)
                 state.details = {k: int(v) for k, v in (done.get("details") or {}).items()}
                 return IngestReport(sid, memory_tokens=done.get("memory_tokens"), details=state.details)
-            (self.state_path(sid) / "done.json").unlink(missing_ok=True)
+            self._marker(sid).withdraw()
             state = await self._open(conversation, fresh=True)
             failures = 0
             lost: Counter[str] = Counter()
@@ -225,13 +220,8 @@ class AMem(SystemBase):
         folder = self.state_path(conversation.sample_id)
         rows = [json.dumps(n.__dict__, ensure_ascii=False) for n in sorted(notes, key=lambda n: n.id)]
         atomic_write(folder / "notes.jsonl", "".join(r + "\n" for r in rows))  # for reading, not for resume
-        meta = {
-            "format": _FORMAT,
-            "fingerprint": _fingerprint(conversation),
-            "memory_tokens": memory_tokens,
-            "details": details,
-        }
-        atomic_write(folder / "done.json", json.dumps(meta))  # the done marker, last
+        meta = {"memory_tokens": memory_tokens, "details": details}
+        self._marker(conversation.sample_id).write(_fingerprint(conversation), meta)  # last
 
     # ---- retrieve -----------------------------------------------------------------------------------
 
@@ -241,7 +231,7 @@ class AMem(SystemBase):
         sid = conversation.sample_id
         state = self._conversations.get(sid)
         if state is None:
-            async with self._locks.setdefault(sid, asyncio.Lock()):
+            async with self._locks(sid):
                 state = self._conversations.get(sid)
                 if state is None:
                     if self._done(conversation) is None:

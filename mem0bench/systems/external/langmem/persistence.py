@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.memory.saved_state import DoneMarker, conversation_folder
 
 __all__ = ["Annotation", "Snapshot", "clear", "load", "save"]
 
@@ -46,17 +47,20 @@ class Snapshot:
 
 
 def folder(state_dir: Path, sample_id: str) -> Path:
-    safe = sample_id.replace("/", "_").replace("\\", "_")
-    return Path(state_dir) / safe / "langmem"
+    return conversation_folder(state_dir, sample_id, "langmem")
+
+
+def _marker(directory: Path) -> DoneMarker:
+    return DoneMarker(directory / "done.json", FORMAT)
 
 
 def clear(directory: Path) -> None:
     """Withdraw the done marker (the snapshot is being rebuilt)."""
-    (directory / "done.json").unlink(missing_ok=True)
+    _marker(directory).withdraw()
 
 
-def save(directory: Path, store: Any, snapshot: Snapshot) -> None:
-    """Write the store's items, vectors and annotations; the done marker last."""
+def save(directory: Path, store: Any, snapshot: Snapshot, fingerprint: str) -> None:
+    """Write the store's items, vectors and annotations; the done marker (naming `fingerprint`) last."""
     directory.mkdir(parents=True, exist_ok=True)
     clear(directory)
     items = []
@@ -86,15 +90,15 @@ def save(directory: Path, store: Any, snapshot: Snapshot) -> None:
     body = {"items": items, "vector_rows": rows, "annotations": notes}
     atomic_write(directory / "store.json", json.dumps(body, ensure_ascii=False))
     atomic_write_npy(directory / "vectors.npy", matrix)
-    atomic_write(directory / "done.json", json.dumps({"format": FORMAT, **snapshot.meta}, ensure_ascii=False))
+    _marker(directory).write(fingerprint, snapshot.meta)
 
 
 def load(directory: Path, store: Any, fingerprint: str) -> Snapshot | None:
     """Fill `store` (fresh) from a finished snapshot; None if absent, stale, incomplete or unreadable."""
+    meta = _marker(directory).read(fingerprint)
+    if meta is None:
+        return None
     try:
-        meta = json.loads((directory / "done.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT or meta.get("fingerprint") != fingerprint:
-            return None
         body = json.loads((directory / "store.json").read_text(encoding="utf-8"))
         matrix = np.load(directory / "vectors.npy", allow_pickle=False)
         rows = body["vector_rows"]

@@ -10,7 +10,6 @@ after ingest (see `persistence`) and restored from there by a later ingest or re
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from mem0bench.memory.costs import (
     PlanLine,
 )
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.saved_state import ConversationLocks
 from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.langmem import determinism, persistence
@@ -101,7 +101,7 @@ class LangMem(SystemBase):
         self.context = context
         self.bridge = LLMBridge(context.client)
         self._memories: dict[str, _Memory] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
 
     # ------------------------------------------------------------------ plan
 
@@ -172,7 +172,7 @@ class LangMem(SystemBase):
         lib = load_library()
         await self.bridge.start()
         sid = conversation.sample_id
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             directory = persistence.folder(self.context.state_dir, sid)
             restored = await self._restore(lib, conversation)
             if restored is not None:
@@ -194,12 +194,9 @@ class LangMem(SystemBase):
             if not any(f.kind in TRANSIENT_KINDS for f in failures):
                 # A transient failure leaves no snapshot: the next ingest replays the conversation (the
                 # cache makes the calls that succeeded free).
-                meta = {
-                    "fingerprint": self._fingerprint(conversation),
-                    "memory_tokens": memory_tokens,
-                    "details": details,
-                }
-                persistence.save(directory, memory.store, Snapshot(memory.annotations, meta))
+                meta = {"memory_tokens": memory_tokens, "details": details}
+                snapshot = Snapshot(memory.annotations, meta)
+                persistence.save(directory, memory.store, snapshot, self._fingerprint(conversation))
         return IngestReport(sid, memory_tokens=memory_tokens, failures=len(failures), details=details)
 
     async def _ingest_messages(
@@ -313,7 +310,7 @@ class LangMem(SystemBase):
         await self.bridge.start()
         memory = self._memories.get(sid)
         if memory is None:
-            async with self._locks.setdefault(sid, asyncio.Lock()):
+            async with self._locks(sid):
                 memory = self._memories.get(sid)
                 if memory is None and await self._restore(load_library(), conversation) is None:
                     raise RuntimeError(f"langmem: conversation {sid} was not ingested")

@@ -16,6 +16,7 @@ from typing import Any
 
 from mem0bench.common.files import atomic_write
 from mem0bench.memory.records import MemoryRecord
+from mem0bench.memory.saved_state import DoneMarker
 
 __all__ = [
     "FORMAT",
@@ -34,15 +35,11 @@ RECORDS = "records.json"
 
 
 def is_done(folder: Path, stamp: str) -> bool:
-    try:
-        done = json.loads((folder / DONE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(done, dict) and done.get("format") == FORMAT and done.get("fingerprint") == stamp
+    return DoneMarker(folder / DONE, FORMAT).read(stamp) is not None
 
 
 def mark_done(folder: Path, stamp: str) -> None:
-    atomic_write(folder / DONE, json.dumps({"format": FORMAT, "fingerprint": stamp}))
+    DoneMarker(folder / DONE, FORMAT).write(stamp)
 
 
 def write_meta(folder: Path, meta: dict[str, Any]) -> None:

@@ -29,6 +29,7 @@ from mem0bench.llm.types import TRANSIENT_KINDS
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.saved_state import ConversationLocks
 from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.mem0_oss import failures as libfail
@@ -112,7 +113,7 @@ class Mem0OSS(SystemBase):
         self.state_dir = Path(context.state_dir)
         self.bridge = LLMBridge(context.client, workers=workers)
         self._streams: dict[str, list[_Stream]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
         self._search_locks: dict[str, asyncio.Lock] = {}
 
     @classmethod
@@ -147,7 +148,7 @@ class Mem0OSS(SystemBase):
         reopened from disk, an unfinished one rebuilt from an empty store."""
         await self.bridge.start()
         sid = conversation.sample_id
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             await self._close_conversation(sid)
             stamp = conversation.fingerprint(self._settings())
             specs = stream_specs(conversation, True)
@@ -300,7 +301,7 @@ class Mem0OSS(SystemBase):
         if sid in self._streams:
             return self._streams[sid]
         await self.bridge.start()
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             if sid not in self._streams:
                 stamp = conversation.fingerprint(self._settings())
                 streams = []

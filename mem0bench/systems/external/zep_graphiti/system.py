@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -24,13 +23,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from mem0bench.common.files import atomic_write
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.systems.external.bridge import BridgeScope, LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.support import LibraryLog
@@ -97,7 +96,7 @@ class ZepGraphiti(SystemBase):
         self._episodes: dict[str, dict[str, str]] = {}  # sample_id -> episode uuid -> dia_id
         self._current: dict[str, tuple[int, Turn]] = {}  # sample_id -> the message being ingested
         self._recorded: set[int] = set()  # ids of exceptions already recorded as a failed call
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = ConversationLocks()
         self._scopes: dict[str, tuple[BridgeScope, int]] = {}  # sample_id -> ingest scope, failures seen
         self._admin: Any = None  # an async FalkorDB client for dropping and listing graphs
         self._dims: int | None = None
@@ -126,8 +125,10 @@ class ZepGraphiti(SystemBase):
     # ---- layout -----------------------------------------------------------------------------------------
 
     def state_path(self, sample_id: str) -> Path:
-        safe = sample_id.replace("/", "_").replace("\\", "_")
-        return Path(self.context.state_dir) / safe / "zep_graphiti"
+        return conversation_folder(self.context.state_dir, sample_id, "zep_graphiti")
+
+    def _marker(self, sample_id: str) -> DoneMarker:
+        return DoneMarker(self.state_path(sample_id) / MARKER, _FORMAT)
 
     def group_id(self, sample_id: str) -> str:
         return library.group_id(self.graph_config, self._tag, sample_id)
@@ -189,7 +190,7 @@ class ZepGraphiti(SystemBase):
         """Add every message as an episode, in order; or find the graph a finished ingest left."""
         await self.bridge.start()
         sid = conversation.sample_id
-        async with self._locks.setdefault(sid, asyncio.Lock()):
+        async with self._locks(sid):
             restored = await self._restore(conversation)
             if restored is not None:
                 return restored
@@ -197,11 +198,8 @@ class ZepGraphiti(SystemBase):
 
     async def _restore(self, conversation: Conversation) -> IngestReport | None:
         sid = conversation.sample_id
-        marker = self.state_path(sid) / MARKER
-        if not marker.is_file():
-            return None
-        meta = json.loads(marker.read_text(encoding="utf-8"))
-        if meta.get("format") != _FORMAT or meta.get("fingerprint") != conversation.fingerprint():
+        meta = self._marker(sid).read(conversation.fingerprint())
+        if meta is None:
             return None
         if not await library.graph_exists(await self._admin_db(), self.group_id(sid)):
             return None  # the server lost it (restarted): build it again
@@ -218,8 +216,7 @@ class ZepGraphiti(SystemBase):
         from graphiti_core.nodes import EpisodeType
 
         sid, gid = conversation.sample_id, self.group_id(conversation.sample_id)
-        folder = self.state_path(sid)
-        (folder / MARKER).unlink(missing_ok=True)
+        self._marker(sid).withdraw()
         await library.drop_graph(await self._admin_db(), gid)  # a re-ingest starts from an empty graph
         graphiti = await self._open(sid)
         episodes: dict[str, str] = {}
@@ -309,19 +306,15 @@ class ZepGraphiti(SystemBase):
         """The marker a later process restores from; none after a transient failure (the next run redoes it)."""
         if not complete:
             return
-        folder = self.state_path(conversation.sample_id)
-        folder.mkdir(parents=True, exist_ok=True)
         meta = {
-            "format": _FORMAT,
             "group_id": self.group_id(conversation.sample_id),
             "falkordb": f"{self._host}:{self._port}",
-            "fingerprint": conversation.fingerprint(),
             "episodes": episodes,
             "memory_tokens": report.memory_tokens,
             "failures": report.failures,
             "details": report.details,
         }
-        atomic_write(folder / MARKER, json.dumps(meta, ensure_ascii=False, indent=1))
+        self._marker(conversation.sample_id).write(conversation.fingerprint(), meta, indent=1)
 
     # ---- failures ---------------------------------------------------------------------------------------
 
@@ -377,7 +370,7 @@ class ZepGraphiti(SystemBase):
         sid = conversation.sample_id
         graphiti = self._graphs.get(sid)
         if graphiti is None:
-            async with self._locks.setdefault(sid, asyncio.Lock()):
+            async with self._locks(sid):
                 if await self._restore(conversation) is None:
                     raise RuntimeError(f"{self.name}: conversation {sid} was not ingested")
             graphiti = self._graphs[sid]
