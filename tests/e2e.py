@@ -41,3 +41,15 @@ def files_containing(root: Path, needle: str) -> list[Path]:
         if path.is_file() and needle.encode() in path.read_bytes():
             hits.append(path)
     return hits
+
+
+def assert_ingest_failures_stay_open(run_dir: Path, rerun: subprocess.CompletedProcess[str]) -> None:
+    """A rerun of the same command restored the saved state: it made no new ingest record, so every ingest
+    failure row the first run wrote is still unresolved, and `status` counts them all open."""
+    from mem0bench.pipeline.status import read_status
+
+    rows = [r for r in read_jsonl(run_dir / "failures.jsonl") if r.get("stage") == "ingest"]
+    assert rows, "the first run recorded no ingest failure: the test proves nothing"
+    assert all(r.get("resolved") is False for r in rows), [r for r in rows if r.get("resolved")][:3]
+    open_ingest = sum(n for (stage, _), n in read_status(run_dir).open_failures.items() if stage == "ingest")
+    assert open_ingest == len(rows), (open_ingest, len(rows), rerun.stdout[-2000:])

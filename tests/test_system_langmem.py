@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import FAST, cli_env, read_jsonl, run_cli
+from tests.e2e import FAST, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
 from tests.standin.langmem_replies import reply
 from tests.standin.server import HTTPError, StandinServer, ToolCall
 
@@ -115,6 +115,13 @@ def test_swallowed_extraction_errors_are_failures(tmp_path, standin, locomo_mini
         "Could not find existing schema" in r["message"] for r in failures if r["detail"]["speaker"] == "Maya"
     )
     assert ingest["details"]["memories:Tomas"] == 0
+
+    # The same command again restores the saved store: the failed steps are not retried, so they stay open
+    # (issue 25: a rerun once marked all of them resolved).
+    again, _ = _run(standin, tmp_path, locomo_mini, "run", "run.max_failure_rate=1.0")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert read_jsonl(run_dir / "ingest.jsonl") == [ingest]  # the attempt that built the store stands
+    assert_ingest_failures_stay_open(run_dir, again)
 
 
 @pytest.mark.slow

@@ -110,8 +110,10 @@ class Runner:
         steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
-        if not final or scope.usage:
-            # This attempt is the record: it ingested the whole conversation (or the system chose to).
+        if not final or (scope.usage and not report.restored):
+            # This attempt is the record: it ingested the whole conversation (or the system chose to). A
+            # restore is not, even when reopening made (cached) calls: the attempt that built the state
+            # keeps its record, and with it its open failures.
             kinds = Counter(r.kind for r in steps)
             self._append_ingest(
                 IngestRecord(

@@ -169,6 +169,7 @@ class RAG(SystemBase):
         sid = conversation.sample_id
         async with self._locks(sid):
             index = self._indexes.get(sid) or self._load(conversation)
+            restored = index is not None
             if index is None:
                 chunks = chunk_conversation(conversation, self.chunk_size)
                 if chunks:
@@ -179,7 +180,8 @@ class RAG(SystemBase):
                 index = _Index(chunks=tuple(chunks), matrix=matrix)
                 self._save(conversation, index)
             self._indexes[sid] = index
-        return IngestReport(sample_id=sid, memory_tokens=None, details={"chunks": len(index.chunks)})
+        details = {"chunks": len(index.chunks)}
+        return IngestReport(sample_id=sid, memory_tokens=None, details=details, restored=restored)
 
     def _save(self, conversation: Conversation, index: _Index) -> None:
         folder = self.state_path(conversation.sample_id)

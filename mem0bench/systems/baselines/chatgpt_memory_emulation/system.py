@@ -143,6 +143,7 @@ class ChatGPTMemoryEmulation(SystemBase):
         async with self._locks(sid):
             print_ = conversation.fingerprint(self._settings())
             state = self.store.load(sid, print_)
+            restored = state is not None
             if state is None:
                 state, failures = await self._write_notes(conversation)
                 transient = any(f.kind in TRANSIENT_KINDS for f in failures)
@@ -162,6 +163,7 @@ class ChatGPTMemoryEmulation(SystemBase):
             memory_tokens=count_tokens(all_text),
             failures=state.failures,
             details=dict(sorted(details.items())),
+            restored=restored,
         )
 
     def _context_of(self, conversation: Conversation, state: SavedState) -> _Context:

@@ -167,7 +167,10 @@ class AMem(SystemBase):
             if done is not None:
                 state = self._conversations.get(sid) or await self._open(conversation, fresh=False)
                 state.details = {k: int(v) for k, v in (done.get("details") or {}).items()}
-                return IngestReport(sid, memory_tokens=done.get("memory_tokens"), details=state.details)
+                return IngestReport(
+                    sid, memory_tokens=done.get("memory_tokens"), failures=state.details.get("failed_steps", 0),
+                    details=state.details, restored=True,
+                )  # fmt: skip
             self._marker(sid).withdraw()
             state = await self._open(conversation, fresh=True)
             failures = 0

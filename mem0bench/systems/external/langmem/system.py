@@ -177,9 +177,11 @@ class LangMem(SystemBase):
             restored = await self._restore(lib, conversation)
             if restored is not None:
                 meta = restored.meta
+                details = {str(k): int(v) for k, v in dict(meta.get("details", {})).items()}
                 return IngestReport(
-                    sid, memory_tokens=meta.get("memory_tokens"), details=dict(meta.get("details", {}))
-                )
+                    sid, memory_tokens=meta.get("memory_tokens"), failures=details.get("failed_steps", 0),
+                    details=details, restored=True,
+                )  # fmt: skip
             persistence.clear(directory)
             memory = _Memory(store=await self._new_store(lib, sid), keys=self._speaker_keys(conversation))
             self._memories.pop(sid, None)

@@ -152,24 +152,28 @@ class Mem0OSS(SystemBase):
             await self._close_conversation(sid)
             stamp = conversation.fingerprint(self._settings())
             specs = stream_specs(conversation, True)
-            streams = await asyncio.gather(
+            outcomes = await asyncio.gather(
                 *(self._restore_or_run(conversation, spec, stamp) for spec in specs)
             )
-            self._streams[sid] = list(streams)
-            return await self._report(sid, streams)
+            streams = [stream for stream, _ in outcomes]
+            self._streams[sid] = streams
+            return await self._report(sid, streams, restored=all(reopened for _, reopened in outcomes))
 
-    async def _restore_or_run(self, conversation: Conversation, spec: StreamSpec, stamp: str) -> _Stream:
+    async def _restore_or_run(
+        self, conversation: Conversation, spec: StreamSpec, stamp: str
+    ) -> tuple[_Stream, bool]:
+        """The speaker's stream, and whether it was reopened from a finished state (not run now)."""
         sid = conversation.sample_id
         folder = self.state_dir / sid / spec.slug
         route = f"{sid}.{spec.slug}"
         if state.is_done(folder, stamp):
-            return await self._reopen(spec, folder, route)
+            return await self._reopen(spec, folder, route), True
         await self.bridge.run_blocking(state.reset_folder, folder)
         stream = await self._open(spec, folder, route, None)
         await self._run_stream(conversation, stream)
         if not any(row.get("kind") in TRANSIENT_KINDS for row in stream.meta.get("failures", [])):
             state.mark_done(folder, stamp)  # a transient failure withholds it: the next ingest replays
-        return stream
+        return stream, False
 
     async def _open(self, spec: StreamSpec, folder: Path, route: str, dims: int | None) -> _Stream:
         endpoint = await self._endpoint(route, dims)
@@ -272,7 +276,7 @@ class Mem0OSS(SystemBase):
         items = value.get("results", []) if isinstance(value, dict) else value
         return [m for m in items or [] if isinstance(m, dict)]
 
-    async def _report(self, sid: str, streams: list[_Stream]) -> IngestReport:
+    async def _report(self, sid: str, streams: list[_Stream], *, restored: bool) -> IngestReport:
         details: Counter[str] = Counter()
         failures = 0
         everyone: list[list[dict[str, Any]]] = []
@@ -292,6 +296,7 @@ class Mem0OSS(SystemBase):
             memory_tokens=count_tokens(text),
             failures=failures,
             details=dict(sorted(details.items())),
+            restored=restored,
         )
 
     # ---- retrieve -----------------------------------------------------------------------------------

@@ -210,6 +210,7 @@ class ZepGraphiti(SystemBase):
             memory_tokens=meta.get("memory_tokens"),
             failures=int(meta.get("failures", 0)),
             details=dict(meta.get("details", {})),
+            restored=True,
         )
 
     async def _ingest(self, conversation: Conversation) -> IngestReport:
