@@ -126,9 +126,23 @@ def test_swallowed_library_failures_are_counted(tmp_path, locomo_mini):
             await client.aclose()
         return system, (report, context)
 
+    async def restore() -> Any:
+        client = _client(server, tmp_path)
+        system = AMem(context=SystemContext(client=client, state_dir=tmp_path / "state"))
+        try:
+            return await system.ingest(conversation)
+        finally:
+            await system.aclose()
+            await client.aclose()
+
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(broken)
         system, (report, context) = asyncio.run(main())
+        # Another process reopens the saved notes: it says so, with the failures they were built with, so
+        # the pipeline keeps the first attempt's record and its failures open (issue 25).
+        restored = asyncio.run(restore())
+    assert restored.restored and not report.restored
+    assert restored.failures == report.failures > 0 and restored.details == report.details
 
     turns = len(conversation.turns)
     ingest_rows = [f for f in system.failures if f.qid is None]

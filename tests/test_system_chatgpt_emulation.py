@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
 )
 from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.tokens import count_tokens
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from tests.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
 from tests.fakes import FakeCall, ScriptedLLM
 from tests.standin.server import StandinServer
 from tests.strict_schema import strict_violations
@@ -167,7 +168,8 @@ def test_finished_notes_are_restored_and_a_cleared_folder_is_rebuilt(tmp_path, m
     report = run(make_system(tmp_path, first).ingest(conv))
     again = scripted(monkeypatch)
     restored = make_system(tmp_path, again)
-    assert run(restored.ingest(conv)) == report and again.calls == []  # nothing asked again
+    reopened = run(restored.ingest(conv))
+    assert reopened == replace(report, restored=True) and again.calls == []  # nothing asked again
     assert run(restored.retrieve(conv, conv.questions[0])).items == 4
     # retrieve alone (a process that only answers) reads the finished notes too.
     assert run(make_system(tmp_path, again).retrieve(conv, conv.questions[0])).items == 4
@@ -343,6 +345,12 @@ def test_cli_counts_failed_note_writing_as_ingest_failures(tmp_path, locomo_mini
         server.set_handler(malformed_notes)
         result, run_dir = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
         assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        first_ingest = read_jsonl(run_dir / "ingest.jsonl")
+        # The same command again restores the saved state: the failed steps stay open (issue 25).
+        again, _ = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
+    assert "Traceback" not in again.stderr, again.stderr[-3000:]
+    assert read_jsonl(run_dir / "ingest.jsonl") == first_ingest
+    assert_ingest_failures_stay_open(run_dir, again)
     failures = [f for f in read_jsonl(run_dir / "failures.jsonl") if f["stage"] == "ingest"]
     assert len(failures) == 6 and {f["step"] for f in failures} == {"saved_notes"}
     assert {f["kind"] for f in failures} == {"malformed"}
