@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.e2e import REPO, TEST_KEY, cli_env, read_jsonl
-from tests.standin.server import Reset
+from devtools.e2e import REPO, TEST_KEY, cli_env, read_jsonl
+from devtools.standin.server import Reset
 
 PAID = ("chat", "embeddings")
 

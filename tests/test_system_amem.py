@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.amem_replies import amem_replies, prompt_text
+from devtools.standin.server import StandinServer, Text
 from mem0bench.data.loader import load_dataset
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
@@ -24,9 +27,6 @@ from mem0bench.memory.base import SystemContext
 from mem0bench.systems.external.amem.notes import Note, render_notes
 from mem0bench.systems.external.amem.query import keywords_prompt, parse_keywords
 from mem0bench.systems.external.amem.system import AMem, note_content
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.amem_replies import amem_replies, prompt_text
-from tests.standin.server import StandinServer, Text
 
 
 def _run(tmp_path: Path, server: StandinServer, locomo: Path, *extra: str):

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
@@ -25,9 +27,7 @@ from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
 )
 from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.tokens import count_tokens
-from tests.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
 from tests.fakes import FakeCall, ScriptedLLM
-from tests.standin.server import StandinServer
 from tests.strict_schema import strict_violations
 
 SYSTEM_MODULE = "mem0bench.systems.baselines.chatgpt_memory_emulation.system"

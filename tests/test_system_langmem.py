@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import FAST, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
-from tests.standin.langmem_replies import reply
-from tests.standin.server import HTTPError, StandinServer, ToolCall
+from devtools.e2e import FAST, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
+from devtools.standin.langmem_replies import reply
+from devtools.standin.server import HTTPError, StandinServer, ToolCall
 
 
 def _run(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra: str):

@@ -1,7 +1,7 @@
 """mem0_oss / mem0_oss_graph: mem0's own library (mem0ai) behind the MemorySystem protocol.
 
 Unit tests of the adapter's parts, then end-to-end runs through the real CLI against the stand-in, which
-answers mem0's two free-text JSON prompts in mem0's format (tests/standin/mem0_oss_replies.py) and everything else
+answers mem0's two free-text JSON prompts in mem0's format (devtools/standin/mem0_oss_replies.py) and everything else
 (graph tool calls, answers, judgements) with its schema-driven default."""
 
 from __future__ import annotations
@@ -14,13 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mem0bench.data.loader import load_dataset
-from mem0bench.systems.external.mem0_oss import failures as libfail
-from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
-from mem0bench.systems.external.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
-from mem0bench.systems.external.mem0_oss.locomo import speaker_batches
-from mem0bench.systems.external.mem0_oss.render import render_sections
-from tests.e2e import (
+from devtools.e2e import (
     FAST,
     TEST_KEY,
     assert_ingest_failures_stay_open,
@@ -29,8 +23,14 @@ from tests.e2e import (
     read_jsonl,
     run_cli,
 )
-from tests.standin.mem0_oss_replies import mem0_handler
-from tests.standin.server import StandinServer
+from devtools.standin.mem0_oss_replies import mem0_handler
+from devtools.standin.server import StandinServer
+from mem0bench.data.loader import load_dataset
+from mem0bench.systems.external.mem0_oss import failures as libfail
+from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
+from mem0bench.systems.external.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
+from mem0bench.systems.external.mem0_oss.locomo import speaker_batches
+from mem0bench.systems.external.mem0_oss.render import render_sections
 
 # ---- the adapter's parts ---------------------------------------------------------------------------
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer, Text
 from mem0bench.systems.external.zep_graphiti import library
 from mem0bench.systems.external.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
-from tests.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
 from tests.falkordb_server import FalkorDBServer
-from tests.standin.server import StandinServer, Text
 
 MINI_1_TURNS = 21
 MINI_3_TURNS = 4

@@ -1,4 +1,4 @@
-"""A local OpenAI-compatible stand-in server for tests: import from `tests.standin.server`.
+"""A local OpenAI-compatible stand-in server for tests: import from `devtools.standin.server`.
 
-(Kept empty so that `python -m tests.standin.server` runs without re-importing the module.)
+(Kept empty so that `python -m devtools.standin.server` runs without re-importing the module.)
 """

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from tests.standin.server import Text, ToolCall
+from devtools.standin.server import Text, ToolCall
 
 __all__ = ["reply"]
 

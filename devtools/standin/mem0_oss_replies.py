@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tests.standin.server import Text, _last_user_words, _phrase
+from devtools.standin.server import Text, _last_user_words, _phrase
 
 __all__ = ["mem0_handler"]
 

@@ -24,7 +24,7 @@ Faults, deterministic (seeded, by request counter), settable at start and at run
 a reply), `rate_malformed` (invalid JSON / schema-violating arguments or non-JSON content), `rate_empty`
 (`choices: []`), `latency_ms`. Plus `script([...])` (exact replies in order) and `set_handler(fn)`.
 
-Run as a process: `python -m tests.standin.server --port 0 --latency-ms 50` prints the port when ready.
+Run as a process: `python -m devtools.standin.server --port 0 --latency-ms 50` prints the port when ready.
 """
 
 from __future__ import annotations
@@ -730,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the stand-in as a process; prints the port on stdout when ready; stops on SIGINT/SIGTERM."""
     import signal
 
-    p = argparse.ArgumentParser(prog="python -m tests.standin.server", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m devtools.standin.server", description=__doc__.splitlines()[0])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--latency-ms", type=float, default=0.0)
