@@ -37,7 +37,7 @@ async def isolated_search(run_dir: Path, base_url: str) -> list[float]:
 
     from mem0bench.data import load_dataset
     from mem0bench.pipeline.experiment import build_client, build_system
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.rundir.directory import RunDirectory
 
     cfg = OmegaConf.load(run_dir / "config.yaml")
     cfg.cache.enabled = False

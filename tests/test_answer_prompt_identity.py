@@ -23,9 +23,9 @@ import pytest
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import StructuredReply, StructuredSpec, Usage
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.answer import _CONTEXT_INTRO, ANSWER_PROMPTS, build_answer_messages
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC
+from mem0bench.rundir.records import AnswerRecord
 from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
 from tests.standin.amem_replies import amem_replies
 from tests.standin.langmem_replies import reply as langmem_reply

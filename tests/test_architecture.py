@@ -16,8 +16,8 @@ PACKAGES = ("mem0bench", "baselines")
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
 # `baselines` (a top-level package) holds our baseline systems and `systems` the adapters of other teams'
-# libraries, both built on memory's protocol; `bench` (the benchmark
-# command's body) is driven by the cli like the report.
+# libraries, both built on memory's protocol; `rundir` (the run directory's format: files, rows, reading
+# them back) sits below everything that writes runs (`pipeline`) or reads them (`report`).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
@@ -25,6 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"prompts"}),
     frozenset({"memory"}),
     frozenset({"baselines", "systems"}),
+    frozenset({"rundir"}),
     frozenset({"pipeline"}),
     frozenset({"report"}),
     frozenset({"cli"}),

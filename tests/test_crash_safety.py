@@ -52,7 +52,7 @@ from pathlib import Path
 import pytest
 
 from mem0bench.common.jsonl import read_jsonl as read_jsonl_rows
-from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory
+from mem0bench.rundir.directory import JsonlAppender, RunDirectory
 from tests.e2e import TEST_KEY, read_jsonl
 from tests.reliability import (
     Gate,

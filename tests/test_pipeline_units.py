@@ -9,9 +9,9 @@ import pytest
 
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.failures import count_failures, settle_failures_file
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord, Judgement
-from mem0bench.pipeline.resume import current_judgements
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord, Judgement
+from mem0bench.rundir.resume import current_judgements
 
 SIG = "judge-sig"
 

@@ -76,9 +76,9 @@ def _status(run: Path) -> dict[str, Any]:
 
 
 def _loaders(run: Path) -> dict[str, Any]:
-    from mem0bench.pipeline.resume import PreviousWork
-    from mem0bench.pipeline.rundir import RunDirectory
-    from mem0bench.pipeline.schema import read_metrics, read_predictions
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import PreviousWork
+    from mem0bench.rundir.schema import read_metrics, read_predictions
 
     previous = PreviousWork.read(RunDirectory(run))
     return {
@@ -149,8 +149,8 @@ def test_aggregating_its_rows_again_writes_the_same_results(tmp_path: Path) -> N
     from mem0bench.llm.settings import LLMSettings
     from mem0bench.pipeline.attempt import Attempt, RunOptions
     from mem0bench.pipeline.judge import JudgeSettings
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.statistics import BootstrapSettings
+    from mem0bench.rundir.directory import RunDirectory
 
     root = _copy(tmp_path)
     dataset = load_dataset(root / "conv30_small.json")

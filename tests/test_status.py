@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mem0bench.pipeline.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
+from mem0bench.rundir.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
 from tests.e2e import REPO, TEST_KEY, cli_env, run_cli
 from tests.pty_cli import run_in_pty, screen_lines
 from tests.reliability import Gate, kill, run_args, small_sample, start_cli, wait_for

@@ -47,8 +47,8 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.pipeline.experiment import public_config, select_questions
     from mem0bench.pipeline.import_run import write_imported_run
     from mem0bench.pipeline.imported import match_records, parse_fields, read_records
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.statistics import BootstrapSettings
+    from mem0bench.rundir.directory import RunDirectory
 
     if args.out.exists() and any(args.out.iterdir()):
         raise ConfigurationError(f"{args.out} exists and is not empty: import into a new folder")

@@ -50,8 +50,8 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
     from mem0bench.pipeline.rejudge import Rejudger
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.summary import print_summary
+    from mem0bench.rundir.directory import RunDirectory
 
     config_file = run_dir / "config.yaml"
     if not config_file.exists():

@@ -79,8 +79,8 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 def _second_opinion_answers(run_dir: Path) -> list[Any]:
-    from mem0bench.pipeline.resume import latest_answers
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import latest_answers
 
     if not (run_dir / "answers.jsonl").is_file():
         raise ConfigurationError(f"{run_dir}: no answers.jsonl: is it a mem0bench run directory?")
@@ -89,9 +89,9 @@ def _second_opinion_answers(run_dir: Path) -> list[Any]:
 
 
 def _imported_labels(run_dir: Path) -> dict[str, bool]:
-    from mem0bench.pipeline.resume import read_judgements
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.statistics import IMPORTED_PREFIX
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import read_judgements
 
     labels = {
         j.qid: j.label == "CORRECT"
@@ -134,7 +134,7 @@ async def _judge_all(
 ) -> Any:
     from mem0bench.pipeline.calibration import error_rates, second_opinion
     from mem0bench.pipeline.judge import judge_once
-    from mem0bench.pipeline.records import AnswerRecord
+    from mem0bench.rundir.records import AnswerRecord
 
     records = [
         AnswerRecord(
@@ -219,7 +219,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 def _write(out: Path, result: dict[str, Any]) -> None:
     from mem0bench.common.files import atomic_write
-    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.rundir.directory import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "judge_check.json", result)

@@ -36,7 +36,7 @@ def _take_secrets(argv: list[str]) -> list[str]:
 
 def record_failed_job(run_dir: Path, reason: str) -> None:
     """A sweep job that stopped before its run began: a run.json that says so, and why."""
-    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.rundir.directory import write_json
 
     if (run_dir / "run.json").exists():
         return

@@ -14,7 +14,7 @@ from typing import Any
 
 from mem0bench.data.model import Category
 from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
-from mem0bench.pipeline.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement
 
 Row = dict[str, Any]
 

@@ -33,17 +33,17 @@ from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.failures import RunAborted
-from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
-from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
+from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)

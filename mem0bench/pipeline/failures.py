@@ -16,8 +16,8 @@ from typing import Any
 
 from mem0bench.llm.types import CallFailure
 from mem0bench.memory.base import MemorySystem, StepFailure
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 
 FAILURE_STAGES = ("ingest", "search", "answer", "judge")
 

@@ -15,8 +15,8 @@ from mem0bench.data.model import Category
 from mem0bench.metrics.judge_stats import fleiss_kappa
 from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.records import AnswerRecord, Judgement
-from mem0bench.pipeline.resume import current_judgements
+from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.resume import current_judgements
 
 __all__ = ["panel_block"]
 

@@ -45,8 +45,8 @@ from mem0bench.pipeline.failures import (
 )
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.outcome import RunOutcome
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from mem0bench.data.model import Category
-from mem0bench.pipeline.records import Judgement
-from mem0bench.pipeline.schema import SCORE_NAMES
+from mem0bench.rundir.records import Judgement
+from mem0bench.rundir.schema import SCORE_NAMES
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
 

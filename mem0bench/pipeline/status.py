@@ -10,7 +10,6 @@ judge of the run's config and the answer that stands. Nothing here writes to the
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections import Counter
 from dataclasses import dataclass
@@ -24,15 +23,13 @@ from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
 from mem0bench.memory.stream import message_pairs
-from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.resume import PreviousWork, current_judgements
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.resume import PreviousWork, current_judgements
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.plan import StageEstimate
-
-RUN_MARKERS = ("run.json", "config.yaml")
 
 
 @dataclass(frozen=True)
@@ -75,24 +72,6 @@ class RunStatus:
     def finished(self) -> bool:
         """Nothing left in any stage and no failure open."""
         return all(s.remaining == 0 for s in self.stages) and not self.open_failures
-
-
-def is_run_dir(path: Path) -> bool:
-    return any((path / marker).is_file() for marker in RUN_MARKERS)
-
-
-def find_run_dirs(path: Path) -> list[Path]:
-    """`path` itself if it is a run directory, else the run directories under it (a sweep), in order."""
-    path = Path(path)
-    if is_run_dir(path):
-        return [path]
-    found = []
-    for folder, subdirs, _ in os.walk(path):
-        here = Path(folder)
-        if is_run_dir(here):
-            found.append(here)
-            subdirs.clear()  # a run's own folders (state/ may hold thousands of files) hold no run
-    return sorted(found, key=lambda p: [int(x) if x.isdigit() else x for x in p.relative_to(path).parts])
 
 
 def read_status(run_dir: Path) -> RunStatus:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mem0bench.pipeline.records import AnswerRecord, IngestRecord, Judgement
-from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.usage import UsageSession, read_usage_sessions
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, IngestRecord, Judgement
+from mem0bench.rundir.usage import UsageSession, read_usage_sessions
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.rundir.directory import RunDirectory, write_json
 
 __all__ = [
     "SCHEMA_VERSION",
