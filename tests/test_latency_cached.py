@@ -13,18 +13,21 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.base import SystemContext
-from mem0bench.pipeline.aggregate import latency_summary
+from mem0bench.pipeline.aggregate import latency_summary, prediction_rows
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.report.collect import RunSummary
 from mem0bench.report.tables import table2
+from mem0bench.rundir.schema import PredictionRow
 from tests.standin.server import StandinServer
 from tests.test_baselines import make_conversation
 
 KEY = "test-fake-latency-key-0001"
 
 
-def _row(search: float | None, total: float | None, cached: bool | None) -> dict:
-    return {"search_latency_s": search, "total_latency_s": total, "cached": cached, "failure": None}
+def _row(search: float | None, total: float | None, cached: bool | None) -> PredictionRow:
+    scored = dict.fromkeys(PredictionRow.REQUIRED, 0)
+    row = {**scored, "judge": [], "search_latency_s": search, "total_latency_s": total, "cached": cached}
+    return PredictionRow.from_dict({**row, "failure": None}, "test row")
 
 
 def test_percentiles_leave_cached_rows_out():
@@ -85,4 +88,4 @@ def test_answer_rows_say_whether_a_reply_came_from_the_cache(tmp_path):
     assert first.failure is None and second.failure is None
     assert first.cached is False
     assert second.cached is True
-    assert latency_summary([first.to_dict(), second.to_dict()])["n_uncached"] == 1
+    assert latency_summary(prediction_rows([first, second], {}, runs=1))["n_uncached"] == 1

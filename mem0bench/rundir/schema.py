@@ -12,7 +12,7 @@ Fields other stages add (latencies, tokens, failures, ...) pass through in `extr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,35 @@ class PredictionRow:
         """The majority label (ties WRONG); None when no run labelled it."""
         mean = self.judge_mean
         return None if mean is None else mean > 0.5
+
+    # The answer row's own fields, passed through in `extra`, that the aggregate reads.
+    @property
+    def failure(self) -> str | None:
+        return self.extra.get("failure")
+
+    @property
+    def cached(self) -> bool | None:
+        return self.extra.get("cached")
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.extra.get("context_tokens")
+
+    @property
+    def context_items(self) -> int | None:
+        return self.extra.get("context_items")
+
+    @property
+    def search_latency_s(self) -> float | None:
+        return self.extra.get("search_latency_s")
+
+    @property
+    def total_latency_s(self) -> float | None:
+        return self.extra.get("total_latency_s")
+
+    @property
+    def evidence_recall(self) -> float | None:
+        return self.extra.get("evidence_recall")
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str) -> PredictionRow:
@@ -190,14 +219,13 @@ def read_metrics(path: Path) -> Metrics:
 
 
 def write_results(
-    rundir: RunDirectory, rows: list[dict[str, Any]], metrics: dict[str, Any], subdir: str = ""
+    rundir: RunDirectory, rows: Sequence[PredictionRow], metrics: dict[str, Any], subdir: str = ""
 ) -> Metrics:
-    """Check the rows and the metrics against the schema, then write predictions.jsonl and metrics.json
-    (in `subdir` of the run, for a judge other than the run's own). A writer that forgot a field fails
-    here, before anything is written."""
-    typed_rows = [PredictionRow.from_dict(r, f"predictions row {r.get('qid')}") for r in rows]
+    """Check the metrics against the schema, then write predictions.jsonl and metrics.json (in `subdir`
+    of the run, for a judge other than the run's own). A writer that forgot a field fails here, before
+    anything is written."""
     typed = Metrics.from_dict({**metrics, "schema_version": SCHEMA_VERSION}, "metrics")
     prefix = f"{subdir}/" if subdir else ""
-    rundir.rewrite(f"{prefix}predictions.jsonl", [r.to_dict() for r in typed_rows])
+    rundir.rewrite(f"{prefix}predictions.jsonl", [r.to_dict() for r in rows])
     write_json(rundir.file(f"{prefix}metrics.json"), typed.to_dict())
     return typed
