@@ -180,3 +180,20 @@ def test_the_graph_reads_type_checking_and_relative_imports(tmp_path: Path) -> N
     )
     known = {"mem0bench.pipeline.runner", "mem0bench.pipeline.records", "mem0bench.llm.client"}
     assert _imported("mem0bench.pipeline.summary", source, known) == known
+
+
+def test_llm_takes_plain_settings_not_the_hydra_config() -> None:
+    """The Hydra config is parsed once, into `pipeline.spec.ExperimentSpec`; the LLM client's package
+    sees plain settings and never imports omegaconf or hydra (not even lazily)."""
+    offenders = []
+    for path in sorted((ROOT / "mem0bench" / "llm").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("omegaconf", "hydra")]
+    assert not offenders, offenders

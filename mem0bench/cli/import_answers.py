@@ -47,6 +47,7 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.pipeline.experiment import public_config, select_questions
     from mem0bench.pipeline.import_run import write_imported_run
     from mem0bench.pipeline.imported import match_records, parse_fields, read_records
+    from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.rundir.directory import RunDirectory
 
@@ -64,7 +65,11 @@ def _import(args: argparse.Namespace) -> int:
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
         cfg = compose(config_name="run", overrides=overrides)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)  # a composed config is a mapping
+    plain = {str(k): v for k, v in resolved.items()}
+    scope = ExperimentSpec.from_mapping(plain).scope
+    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {
@@ -75,7 +80,7 @@ def _import(args: argparse.Namespace) -> int:
     result = match_records(records, dataset, fields, questions)
     if not result.answers:
         raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
-    config = public_config(cfg)
+    config = public_config(plain)
     # The method block describes where the answers came from: there is no system to instantiate.
     config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
     rundir = RunDirectory(args.out)
