@@ -11,7 +11,7 @@ from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.failures import count_failures, settle_failures_file
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord, Judgement
-from mem0bench.rundir.resume import current_judgements
+from mem0bench.rundir.resume import answer_stands, current_judgements
 
 SIG = "judge-sig"
 
@@ -188,3 +188,31 @@ def test_only_judgements_of_the_answer_that_stands_count() -> None:
     chosen = current_judgements(judgements, SIG, 2, standing)
     assert set(chosen) == {("q1", 1)}
     assert chosen[("q1", 1)].label == "WRONG"
+
+
+# ---- which answer stands (the runner's rule, which status counts by) ------------------------------------
+def test_an_answer_stands_only_on_the_memory_it_was_made_from_and_without_a_retryable_failure() -> None:
+    final = IngestRecord("conv-t", session="attempt-1", retry=False)
+    good = answer("q1", "Paris", "Paris")
+    assert answer_stands(good, final)
+    assert not answer_stands(None, final)
+    assert not answer_stands(answer("q1", "", "Paris", failure="answer:timeout: no reply"), final)
+    assert not answer_stands(good, None)  # no memory built yet
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-2", retry=False))  # built again
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-1", retry=True))  # to be redone
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-1", failed="ingest:x: y"))
+    transient = answer("q1", "Paris", "Paris", degraded=("rate_limit: slow down",))
+    lasting = answer("q1", "Paris", "Paris", degraded=("malformed: not JSON",))
+    assert not answer_stands(transient, final)
+    assert answer_stands(lasting, final) and not answer_stands(lasting, final, retry_failed=True)
+
+
+def test_status_and_the_runner_share_the_rule() -> None:
+    """Neither keeps a copy of it: both call `answer_stands`."""
+    import inspect
+
+    from mem0bench.pipeline import runner, status
+
+    assert "answer_stands(" in inspect.getsource(runner.Runner._needs_answer)
+    assert "answer_stands(" in inspect.getsource(status._standing_answers)
+    assert "TRANSIENT_KINDS" not in inspect.getsource(status)

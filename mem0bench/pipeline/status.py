@@ -26,7 +26,7 @@ from mem0bench.pipeline.spec import ExperimentSpec
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.rundir.resume import PreviousWork, current_judgements
+from mem0bench.rundir.resume import PreviousWork, answer_stands, current_judgements
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.plan import StageEstimate
@@ -159,25 +159,14 @@ def _judge(spec: ExperimentSpec | None) -> tuple[str | None, int]:
     return (None, 0) if spec is None else (spec.judge.signature, spec.judge.runs)
 
 
-def _standing_answers(previous: PreviousWork) -> dict[str, AnswerRecord]:
-    """Answers a rerun would keep (the runner's `_needs_answer`, read from the files)."""
-    kept = {}
-    for qid, answer in previous.answers.items():
-        ingest = previous.ingests.get(answer.conversation)
-        if answer.failure is not None or ingest is None or not ingest.is_final:
-            continue
-        if answer.ingest_session != ingest.session:
-            continue
-        if any(d.split(":", 1)[0].strip() in _transient() for d in answer.degraded):
-            continue
-        kept[qid] = answer
-    return kept
-
-
-def _transient() -> frozenset[str]:
-    from mem0bench.llm.types import TRANSIENT_KINDS
-
-    return TRANSIENT_KINDS
+def _standing_answers(previous: PreviousWork, spec: ExperimentSpec | None) -> dict[str, AnswerRecord]:
+    """Answers a rerun would keep (`answer_stands`, the runner's own rule)."""
+    retry = spec.run.retry_failed if spec is not None else False
+    return {
+        qid: answer
+        for qid, answer in previous.answers.items()
+        if answer_stands(answer, previous.ingests.get(answer.conversation), retry_failed=retry)
+    }
 
 
 def _stages(
@@ -188,7 +177,7 @@ def _stages(
     """Per stage done/total, and the share of each plan stage still to do (for the estimate)."""
     signature, runs = _judge(spec)
     ingested = {sid for sid, row in previous.ingests.items() if row.is_final}
-    answers = _standing_answers(previous)
+    answers = _standing_answers(previous, spec)
     if scope is not None:
         dataset, questions = scope
         sids = [c.sample_id for c in dataset.conversations]
