@@ -211,7 +211,8 @@ def test_status_and_the_runner_share_the_rule() -> None:
     """Neither keeps a copy of it: both call `answer_stands`."""
     import inspect
 
-    from mem0bench.pipeline import runner, status
+    from mem0bench.pipeline import runner
+    from mem0bench.pipeline.tools import status
 
     assert "answer_stands(" in inspect.getsource(runner.Runner._needs_answer)
     assert "answer_stands(" in inspect.getsource(status._standing_answers)

@@ -45,10 +45,10 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
     from mem0bench.pipeline.experiment import public_config, select_questions
-    from mem0bench.pipeline.import_run import write_imported_run
-    from mem0bench.pipeline.imported import match_records, parse_fields, read_records
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
+    from mem0bench.pipeline.tools.import_run import write_imported_run
+    from mem0bench.pipeline.tools.imported import match_records, parse_fields, read_records
     from mem0bench.rundir.directory import RunDirectory
 
     if args.out.exists() and any(args.out.iterdir()):

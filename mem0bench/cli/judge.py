@@ -56,9 +56,9 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.llm.probes import Probe, probe
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import build_client
-    from mem0bench.pipeline.rejudge import Rejudger
     from mem0bench.pipeline.spec import ExperimentSpec, judge_settings
     from mem0bench.pipeline.summary import print_summary
+    from mem0bench.pipeline.tools.rejudge import Rejudger
     from mem0bench.rundir.directory import RunDirectory
 
     config_file = run_dir / "config.yaml"

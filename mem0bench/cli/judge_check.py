@@ -60,8 +60,8 @@ def _compose(overrides: list[str]) -> ExperimentSpec:
 async def _check(args: argparse.Namespace) -> int:
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-    from mem0bench.pipeline.calibration import build_calibration_set
     from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.tools.calibration import build_calibration_set
 
     spec = _compose(args.overrides)
     judge, scope = spec.judge, spec.scope
@@ -143,8 +143,8 @@ def _print_price(
 async def _judge_all(
     client: Any, judge: Any, items: list[Any], answers: list[Any], opinion: Path | None
 ) -> Any:
-    from mem0bench.pipeline.calibration import error_rates, second_opinion
     from mem0bench.pipeline.judge import judge_once
+    from mem0bench.pipeline.tools.calibration import error_rates, second_opinion
     from mem0bench.rundir.records import AnswerRecord
 
     records = [

@@ -20,7 +20,7 @@ import yaml
 from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.pipeline.status import RunStatus, read_status, sweep_resume_command
+from mem0bench.pipeline.tools.status import RunStatus, read_status, sweep_resume_command
 from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
 
 
