@@ -17,9 +17,10 @@ from mem0bench.pipeline.aggregate import latency_summary, prediction_rows
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.report.collect import RunSummary
 from mem0bench.report.tables import table2
-from mem0bench.rundir.schema import PredictionRow
+from mem0bench.rundir.schema import Metrics, PredictionRow
 from tests.standin.server import StandinServer
 from tests.test_baselines import make_conversation
+from tests.test_report import make_metrics
 
 KEY = "test-fake-latency-key-0001"
 
@@ -45,7 +46,7 @@ def test_no_uncached_row_gives_null_percentiles():
 
 
 def _summary(latency: dict) -> RunSummary:
-    metrics = {"method": "rag", "overall": {}, "tokens": {}, "latency_s": latency}
+    metrics = Metrics.from_dict({**make_metrics("rag", 0.5), "latency_s": latency}, "test metrics")
     return RunSummary(path=Path("r"), method="rag", config={}, metrics=metrics, status="complete")
 
 

@@ -15,7 +15,7 @@ import yaml
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.text import one_line
 from mem0bench.rundir.find import find_run_dirs
-from mem0bench.rundir.schema import SchemaError, read_metrics
+from mem0bench.rundir.schema import Metrics, SchemaError, read_metrics
 
 __all__ = [
     "ReportError",
@@ -49,7 +49,7 @@ class RunSummary:
 
     path: Path
     method: str
-    metrics: dict[str, Any]
+    metrics: Metrics
     config: dict[str, Any] = field(default_factory=dict)
     status: str | None = None
     """run.json's status ('complete', ...), None if the run has no run.json."""
@@ -109,7 +109,7 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
     """Load one run directory. metrics.json is required; config.yaml and run.json are optional."""
     folder = Path(path)
     try:
-        metrics = read_metrics(folder / METRICS).to_dict()
+        metrics = read_metrics(folder / METRICS)
     except SchemaError as exc:
         raise ReportError(str(exc)) from None
     config: dict[str, Any] = {}
@@ -124,7 +124,7 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
         config = flatten(tree)
     manifest = _read_json(folder / RUN_INFO) if (folder / RUN_INFO).is_file() else {}
     status = manifest.get("status")
-    method = metrics.get("method") or config.get("method.name") or folder.name
+    method = metrics.method or config.get("method.name") or folder.name
     return RunSummary(
         path=folder, method=str(method), metrics=metrics, config=config, status=status, manifest=manifest
     )

@@ -139,6 +139,12 @@ class Scores:
 
     REQUIRED = ("f1", "bleu1", "locomo_f1", "judge", "stderr", "ci95")
 
+    @property
+    def n(self) -> int | None:
+        """Questions in the block (a category's; the overall block leaves it to `Metrics.n_questions`)."""
+        n = self.extra.get("n")
+        return n if isinstance(n, int) and not isinstance(n, bool) else None
+
     @classmethod
     def from_dict(cls, block: Any, where: str) -> Scores:
         if not isinstance(block, Mapping):
@@ -165,6 +171,32 @@ class Metrics:
     extra: dict[str, Any] = field(default_factory=dict)
 
     REQUIRED = ("schema_version", "method", "n_questions", "overall", "categories")
+
+    def scores(self, key: str) -> Scores | None:
+        """The overall block ("overall") or a category's (None when the run has no question in it)."""
+        return self.overall if key == "overall" else self.categories.get(key)
+
+    # The blocks other stages add, passed through in `extra` (None or empty when a run has none).
+    @property
+    def judge_name(self) -> str | None:
+        return self.extra.get("judge_name")
+
+    @property
+    def imported_judge(self) -> dict[str, Any] | None:
+        return self.extra.get("imported_judge")
+
+    @property
+    def latency(self) -> dict[str, Any]:
+        """`latency_s`: search and total p50/p95, n_uncached, n_cached."""
+        return self.extra.get("latency_s") or {}
+
+    @property
+    def tokens(self) -> dict[str, Any]:
+        return self.extra.get("tokens") or {}
+
+    @property
+    def empty_contexts(self) -> dict[str, Any]:
+        return self.extra.get("empty_contexts") or {}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Metrics:
