@@ -41,6 +41,7 @@ def _import(args: argparse.Namespace) -> int:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
@@ -65,10 +66,8 @@ def _import(args: argparse.Namespace) -> int:
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
         cfg = compose(config_name="run", overrides=overrides)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)  # a composed config is a mapping
-    plain = {str(k): v for k, v in resolved.items()}
-    scope = ExperimentSpec.from_mapping(plain).scope
+    resolved = plain(cfg)
+    scope = ExperimentSpec.from_mapping(resolved).scope
     dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
@@ -80,7 +79,7 @@ def _import(args: argparse.Namespace) -> int:
     result = match_records(records, dataset, fields, questions)
     if not result.answers:
         raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
-    config = public_config(plain)
+    config = public_config(resolved)
     # The method block describes where the answers came from: there is no system to instantiate.
     config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
     rundir = RunDirectory(args.out)

@@ -14,10 +14,11 @@ import asyncio
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 
+from mem0bench.cli.config import experiment_spec, plain
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
@@ -38,13 +39,6 @@ def judge_main(argv: list[str]) -> int:
     return report_errors(lambda: asyncio.run(_rejudge(args.run_dir, args.overrides)))
 
 
-def _plain(node: DictConfig) -> dict[str, Any]:
-    """A config node as plain data (interpolations resolved)."""
-    data = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(data, dict)  # a DictConfig gives a mapping
-    return {str(k): v for k, v in data.items()}
-
-
 def judge_folder(judge: JudgeSettings) -> str:
     """judges/<model>_<prompt>_<mode>: where another judge's predictions, metrics and config go."""
     name = f"{judge.model}_{judge.prompt}_{judge.mode}"
@@ -56,7 +50,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.llm.probes import Probe, probe
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import build_client
-    from mem0bench.pipeline.spec import ExperimentSpec, judge_settings
+    from mem0bench.pipeline.spec import judge_settings
     from mem0bench.pipeline.summary import print_summary
     from mem0bench.pipeline.tools.rejudge import Rejudger
     from mem0bench.rundir.directory import RunDirectory
@@ -71,7 +65,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     cfg = OmegaConf.load(config_file)
     if not isinstance(cfg, DictConfig):
         raise ConfigurationError(f"{config_file} is not a mapping: is {run_dir} a mem0bench run directory?")
-    own_judge = judge_settings(_plain(cfg.judge))  # the judge that made the run's own metrics.json
+    own_judge = judge_settings(plain(cfg.judge))  # the judge that made the run's own metrics.json
     OmegaConf.set_struct(cfg, True)
     try:
         merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
@@ -79,7 +73,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
         raise ConfigurationError(f"bad override: {exc}".split("\n")[0]) from None
     assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
     cfg = merged
-    spec = ExperimentSpec.from_mapping(_plain(cfg))
+    spec = experiment_spec(cfg)
     judge = spec.judge
     # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
     subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)

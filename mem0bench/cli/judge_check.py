@@ -42,19 +42,18 @@ def judge_check_main(argv: list[str]) -> int:
 def _compose(overrides: list[str]) -> ExperimentSpec:
     """The run config with `overrides`, parsed into the experiment spec."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
+    from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
     from mem0bench.pipeline.spec import ExperimentSpec
 
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose(config_name="run", overrides=["judge.runs=1", *overrides])
-        plain = OmegaConf.to_container(cfg, resolve=True)
+        data = plain(cfg)
     except Exception as exc:  # Hydra raises several types for a bad override
         raise ConfigurationError(describe_hydra_error(exc)) from None
-    assert isinstance(plain, dict)  # a composed config is a mapping
-    return ExperimentSpec.from_mapping({str(k): v for k, v in plain.items()})
+    return ExperimentSpec.from_mapping(data)
 
 
 async def _check(args: argparse.Namespace) -> int:

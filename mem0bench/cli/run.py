@@ -13,7 +13,6 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 # The Hydra configs ship inside the package (mem0bench/configs; in a checkout a symlink to the top-level
 # configs/, which stays the source), so an installed wheel finds them wherever it is run from.
@@ -46,15 +45,6 @@ def record_failed_job(run_dir: Path, reason: str) -> None:
         write_json(run_dir / "run.json", {"run_id": run_dir.name, "status": "failed", "reason": reason})
 
 
-def _plain(cfg: Any) -> dict[str, Any]:
-    """A composed config as plain data, interpolations resolved."""
-    from omegaconf import OmegaConf
-
-    data = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(data, dict)  # a composed config is a mapping
-    return {str(k): v for k, v in data.items()}
-
-
 def run_main(argv: list[str]) -> int:
     import hydra
     from hydra.core.hydra_config import HydraConfig
@@ -67,6 +57,7 @@ def run_main(argv: list[str]) -> int:
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="run", version_base="1.3")
     def _task(cfg: DictConfig) -> int:
+        from mem0bench.cli.config import plain
         from mem0bench.pipeline.experiment import main_from_config
 
         # Hydra's job logging is INFO at the root: keep the HTTP libraries' per-request lines out of it.
@@ -84,7 +75,7 @@ def run_main(argv: list[str]) -> int:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         errors: list[str] = []
         # The one place the run's config is a DictConfig: resolved to plain data, parsed into the spec.
-        code = report_errors(lambda: main_from_config(_plain(cfg), run_dir), errors)
+        code = report_errors(lambda: main_from_config(plain(cfg), run_dir), errors)
         exit_codes.append(code)
         if code and HydraConfig.get().mode != RunMode.MULTIRUN:
             sys.exit(code)
