@@ -113,3 +113,34 @@ def test_saved_config_has_no_secret(monkeypatch):
 def test_unknown_key_is_rejected():
     with pytest.raises(Exception, match="method.nonsense"):
         _compose("+exp=mem0", "method.nonsense=1")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("+llm.max_concurency=4", "unknown llm setting 'max_concurency'"),
+        ("judge.runs=0", "judge.runs must be at least 1"),
+        ("run.max_failure_rate=2", "run.max_failure_rate must be between 0 and 1, not 2.0"),
+        ("eval.sample=random", "eval.sample must be one of first, stratified, not 'random'"),
+        ("dataset.conversations=[]", r"dataset.conversations=\[\] selects no conversation"),
+        ("+embedder.backend_name=x", "unknown embedder setting 'backend_name'"),
+    ],
+)
+def test_the_spec_stops_a_bad_value_in_one_line_naming_the_key(override, message):
+    with pytest.raises(ConfigurationError, match=message) as info:
+        _spec("+exp=rag", override)
+    assert "\n" not in str(info.value)
+
+
+def test_the_spec_is_parsed_once_into_typed_frozen_sections():
+    import dataclasses
+
+    spec = _spec("+exp=mem0g", "method.top_k=12", "judge.runs=3", "eval.max_questions=2")
+    assert spec.system.target == "mem0bench.memory.mem0g.Mem0G" and spec.system.settings["top_k"] == 12
+    assert spec.system.graph["backend"] == "inprocess" and spec.judge.runs == 3
+    assert spec.scope.max_questions == 2 and spec.llm.model == "gpt-4o-mini"
+    assert spec.config == _plain(
+        _compose("+exp=mem0g", "method.top_k=12", "judge.runs=3", "eval.max_questions=2")
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.judge = spec.judge  # type: ignore[misc]

@@ -79,7 +79,7 @@ def read_status(run_dir: Path) -> RunStatus:
     rundir = _RunReader(run_dir)
     manifest = rundir.manifest()
     heartbeat = HeartbeatInfo.read(rundir.path)
-    spec, scope_error = _spec(rundir.path)
+    spec, scope_error, method = _spec(rundir.path)
     previous = PreviousWork.read(rundir)
     scope: tuple[Dataset, dict[str, list[Question]]] | None = None
     if spec is not None:
@@ -92,7 +92,7 @@ def read_status(run_dir: Path) -> RunStatus:
     paid = _paid_per_process(rundir.path, previous)
     return RunStatus(
         path=rundir.path,
-        method=str(manifest.get("method") or (spec.method_name if spec is not None else "?")),
+        method=str(manifest.get("method") or method or "?"),
         recorded=str(manifest.get("status", "not started")),
         stages=stages,
         open_failures=_open_failures(rundir, previous, spec),
@@ -118,18 +118,21 @@ class _RunReader(RunDirectory):
         self._appenders = {}
 
 
-def _spec(run_dir: Path) -> tuple[ExperimentSpec | None, str | None]:
-    """The run's config.yaml parsed as `run` parses its config; else None and why not."""
+def _spec(run_dir: Path) -> tuple[ExperimentSpec | None, str | None, str | None]:
+    """The run's config.yaml parsed as `run` parses its config, else None and why not; and the method's
+    name, which a config cut short may still give."""
     path = run_dir / "config.yaml"
     if not path.is_file():
-        return None, "no config.yaml"
+        return None, "no config.yaml", None
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        return None, "config.yaml is not a mapping"
+        return None, "config.yaml is not a mapping", None
+    method = data.get("method")
+    name = str(method["name"]) if isinstance(method, dict) and method.get("name") is not None else None
     try:
-        return ExperimentSpec.from_mapping(data), None
+        return ExperimentSpec.from_mapping(data), None, name
     except ConfigurationError as exc:
-        return None, f"config.yaml: {' '.join(str(exc).split())}"
+        return None, f"config.yaml: {' '.join(str(exc).split())}", name
 
 
 def _absolute(path: str | None, cwd: str) -> str | None:
