@@ -1,4 +1,4 @@
-"""From a composed Hydra config to a finished run: build the pieces, check them, run, report."""
+"""From the experiment spec (the config, parsed once) to a finished run: build, check, run, report."""
 
 from __future__ import annotations
 
