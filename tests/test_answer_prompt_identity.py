@@ -28,9 +28,9 @@ from devtools.standin.server import StandinServer, Text
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import StructuredReply, StructuredSpec, Usage
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.answer import _CONTEXT_INTRO, ANSWER_PROMPTS, build_answer_messages
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC
+from mem0bench.rundir.records import AnswerRecord
 
 KINDS: tuple[ContextKind, ...] = get_args(ContextKind)
 _CONTEXT_BLOCK = re.compile(r"<context>\n.*\n</context>", re.DOTALL)
@@ -147,7 +147,7 @@ class System:
 
     exp: str
     replies: Replies | None = None
-    """The library's own reply formats (devtools/standin/<system>_replies.py), for its ingestion calls."""
+    """The library's own reply formats (tests/standin/<system>_replies.py), for its ingestion calls."""
     falkordb: bool = False
     """The experiment keeps its graph in a FalkorDB server (the session's test server)."""
 

@@ -17,9 +17,10 @@ CHECKOUT_ONLY = frozenset({"devtools", "benchmarks", "scripts", "tests"})
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
 # `systems` holds every memory system (our methods, our baselines, other teams' libraries), all built on
-# memory's protocol and stores. Above the package, the checkout-only code: `devtools` (the stand-in server
-# and the helpers tests, benchmarks and scripts share), then `benchmarks` and `scripts`; they may import
-# mem0bench, and mem0bench never imports them (an upward import).
+# memory's protocol and stores; `rundir` (the run directory's format: files, rows, reading them back) sits
+# below everything that writes runs (`pipeline`) or reads them (`report`). Above the package, the
+# checkout-only code: `devtools` (the stand-in server and the helpers tests, benchmarks and scripts share),
+# then `benchmarks` and `scripts`; they may import mem0bench, and mem0bench never imports them.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
@@ -27,6 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"prompts"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
+    frozenset({"rundir"}),
     frozenset({"pipeline"}),
     frozenset({"report"}),
     frozenset({"cli"}),
@@ -215,3 +217,20 @@ def test_the_product_never_imports_checkout_only_code() -> None:
                 names = [node.module]
             problems += [f"{module} imports {n}" for n in names if n.split(".")[0] in CHECKOUT_ONLY]
     assert graph and not problems, "\n".join(problems)
+
+
+def test_llm_takes_plain_settings_not_the_hydra_config() -> None:
+    """The Hydra config is parsed once, into `pipeline.spec.ExperimentSpec`; the LLM client's package
+    sees plain settings and never imports omegaconf or hydra (not even lazily)."""
+    offenders = []
+    for path in sorted((ROOT / "mem0bench" / "llm").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("omegaconf", "hydra")]
+    assert not offenders, offenders

@@ -66,7 +66,7 @@ from devtools.reliability import (
 )
 from devtools.standin.server import StandinServer
 from mem0bench.common.jsonl import read_jsonl as read_jsonl_rows
-from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory
+from mem0bench.rundir.directory import JsonlAppender, RunDirectory
 
 QUESTIONS = 6
 RUNS = 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Dataset
@@ -13,6 +12,7 @@ from mem0bench.memory.costs import INSTRUCTION_TOKENS, MEMORY_TOKENS, CostPlan, 
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import plan_lines, system_cost_plan
+from mem0bench.pipeline.spec import SystemSpec
 from mem0bench.systems.baselines.full_context import FullContext
 from mem0bench.systems.baselines.rag import RAG
 from mem0bench.systems.methods.mem0 import Mem0
@@ -80,8 +80,7 @@ class PlannedSystem:
 
 
 def test_the_plan_comes_from_the_configured_class(one_conversation: Dataset) -> None:
-    cfg = OmegaConf.create(
-        {"method": {"_target_": f"{__name__}.PlannedSystem", "name": "anything", "size": 5}}
-    )
-    plan = system_cost_plan(cfg, one_conversation, n_questions=3)
+    method = {"_target_": f"{__name__}.PlannedSystem", "name": "anything", "size": 5}
+    system = SystemSpec(name="anything", target=method["_target_"], settings=method, graph={})
+    plan = system_cost_plan(system, one_conversation, n_questions=3)
     assert plan == CostPlan(context_tokens=5.0, lines=[PlanLine("ingest", "mine", 3, 0, 0)])

@@ -161,7 +161,7 @@ def test_what_a_person_sees_in_chromium(report, tmp_path):
 
 
 def test_a_long_context_is_cut_with_a_note():
-    from mem0bench.pipeline.records import CONTEXT_KEEP_CHARS, keep_context
+    from mem0bench.rundir.records import CONTEXT_KEEP_CHARS, keep_context
 
     assert keep_context("short") == "short"
     kept = keep_context("x" * (CONTEXT_KEEP_CHARS + 500))

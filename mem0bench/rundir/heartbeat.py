@@ -20,13 +20,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mem0bench.pipeline.progress import ProgressSnapshot
-from mem0bench.pipeline.rundir import write_json
+from mem0bench.rundir.directory import write_json
 
 HEARTBEAT_FILE = "heartbeat.json"
 INTERVAL_S = 5.0
 STALE_AFTER_S = 60.0
 """A heartbeat older than this from another host means that process has most likely stopped."""
+
+
+@dataclass(frozen=True)
+class ProgressSnapshot:
+    """Where a live run stands (what the heartbeat file carries for `mem0bench status`)."""
+
+    done: dict[str, int]
+    totals: dict[str, int]
+    units: dict[str, str]
+    eta_s: float | None
+    """Seconds left for every stage still to come (None before there is anything to measure)."""
+    calls: int
+    cost_usd: float
 
 
 def _now() -> str:

@@ -12,14 +12,14 @@ Fields other stages add (latencies, tokens, failures, ...) pass through in `extr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.rundir.directory import RunDirectory, write_json
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -83,6 +83,35 @@ class PredictionRow:
         mean = self.judge_mean
         return None if mean is None else mean > 0.5
 
+    # The answer row's own fields, passed through in `extra`, that the aggregate reads.
+    @property
+    def failure(self) -> str | None:
+        return self.extra.get("failure")
+
+    @property
+    def cached(self) -> bool | None:
+        return self.extra.get("cached")
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.extra.get("context_tokens")
+
+    @property
+    def context_items(self) -> int | None:
+        return self.extra.get("context_items")
+
+    @property
+    def search_latency_s(self) -> float | None:
+        return self.extra.get("search_latency_s")
+
+    @property
+    def total_latency_s(self) -> float | None:
+        return self.extra.get("total_latency_s")
+
+    @property
+    def evidence_recall(self) -> float | None:
+        return self.extra.get("evidence_recall")
+
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str) -> PredictionRow:
         values = {name: _need(row, name, where) for name in cls.REQUIRED}
@@ -110,6 +139,12 @@ class Scores:
 
     REQUIRED = ("f1", "bleu1", "locomo_f1", "judge", "stderr", "ci95")
 
+    @property
+    def n(self) -> int | None:
+        """Questions in the block (a category's; the overall block leaves it to `Metrics.n_questions`)."""
+        n = self.extra.get("n")
+        return n if isinstance(n, int) and not isinstance(n, bool) else None
+
     @classmethod
     def from_dict(cls, block: Any, where: str) -> Scores:
         if not isinstance(block, Mapping):
@@ -136,6 +171,32 @@ class Metrics:
     extra: dict[str, Any] = field(default_factory=dict)
 
     REQUIRED = ("schema_version", "method", "n_questions", "overall", "categories")
+
+    def scores(self, key: str) -> Scores | None:
+        """The overall block ("overall") or a category's (None when the run has no question in it)."""
+        return self.overall if key == "overall" else self.categories.get(key)
+
+    # The blocks other stages add, passed through in `extra` (None or empty when a run has none).
+    @property
+    def judge_name(self) -> str | None:
+        return self.extra.get("judge_name")
+
+    @property
+    def imported_judge(self) -> dict[str, Any] | None:
+        return self.extra.get("imported_judge")
+
+    @property
+    def latency(self) -> dict[str, Any]:
+        """`latency_s`: search and total p50/p95, n_uncached, n_cached."""
+        return self.extra.get("latency_s") or {}
+
+    @property
+    def tokens(self) -> dict[str, Any]:
+        return self.extra.get("tokens") or {}
+
+    @property
+    def empty_contexts(self) -> dict[str, Any]:
+        return self.extra.get("empty_contexts") or {}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Metrics:
@@ -190,14 +251,13 @@ def read_metrics(path: Path) -> Metrics:
 
 
 def write_results(
-    rundir: RunDirectory, rows: list[dict[str, Any]], metrics: dict[str, Any], subdir: str = ""
+    rundir: RunDirectory, rows: Sequence[PredictionRow], metrics: dict[str, Any], subdir: str = ""
 ) -> Metrics:
-    """Check the rows and the metrics against the schema, then write predictions.jsonl and metrics.json
-    (in `subdir` of the run, for a judge other than the run's own). A writer that forgot a field fails
-    here, before anything is written."""
-    typed_rows = [PredictionRow.from_dict(r, f"predictions row {r.get('qid')}") for r in rows]
+    """Check the metrics against the schema, then write predictions.jsonl and metrics.json (in `subdir`
+    of the run, for a judge other than the run's own). A writer that forgot a field fails here, before
+    anything is written."""
     typed = Metrics.from_dict({**metrics, "schema_version": SCHEMA_VERSION}, "metrics")
     prefix = f"{subdir}/" if subdir else ""
-    rundir.rewrite(f"{prefix}predictions.jsonl", [r.to_dict() for r in typed_rows])
+    rundir.rewrite(f"{prefix}predictions.jsonl", [r.to_dict() for r in rows])
     write_json(rundir.file(f"{prefix}metrics.json"), typed.to_dict())
     return typed

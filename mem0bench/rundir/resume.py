@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mem0bench.pipeline.records import AnswerRecord, IngestRecord, Judgement
-from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.usage import UsageSession, read_usage_sessions
+from mem0bench.llm.types import TRANSIENT_KINDS
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, IngestRecord, Judgement
+from mem0bench.rundir.usage import UsageSession, read_usage_sessions
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,22 @@ def latest_answers(rundir: RunDirectory) -> dict[str, AnswerRecord]:
 
 def read_judgements(rundir: RunDirectory) -> list[Judgement]:
     return [Judgement.from_dict(row) for row in rundir.rows("judgements.jsonl")]
+
+
+def answer_stands(
+    answer: AnswerRecord | None, ingest: IngestRecord | None, *, retry_failed: bool = False
+) -> bool:
+    """Whether a run keeps `answer` instead of answering its question again (the runner decides by it,
+    and `status` counts by it): it holds a prediction, made from the memory that stands for its
+    conversation (`ingest`: the latest ingest row, final, the one the answer was made from), and no step
+    behind its context failed in a way a retry may put right (a transient failure; with
+    run.retry_failed=true, any failure)."""
+    if answer is None or answer.failure is not None or ingest is None or not ingest.is_final:
+        return False
+    if answer.ingest_session != ingest.session:
+        return False  # answered from a memory that has since been built again
+    kinds = [d.split(":", 1)[0].strip() for d in answer.degraded]
+    return not (retry_failed and kinds) and not any(kind in TRANSIENT_KINDS for kind in kinds)
 
 
 def current_judgements(

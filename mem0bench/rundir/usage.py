@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mem0bench.llm.ledger import UsageLedger
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.rundir.directory import RunDirectory, write_json
 
 UsageSession = dict[str, Any]
 """One usage.json entry: a process's session id and its ledger snapshot (stages, total, cost_usd)."""

@@ -10,29 +10,26 @@ judge of the run's config and the answer that stands. Nothing here writes to the
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+import yaml
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
 from mem0bench.memory.stream import message_pairs
-from mem0bench.pipeline.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.resume import PreviousWork, current_judgements
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.pipeline.spec import ExperimentSpec
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.resume import PreviousWork, answer_stands, current_judgements
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.plan import StageEstimate
-
-RUN_MARKERS = ("run.json", "config.yaml")
 
 
 @dataclass(frozen=True)
@@ -77,49 +74,28 @@ class RunStatus:
         return all(s.remaining == 0 for s in self.stages) and not self.open_failures
 
 
-def is_run_dir(path: Path) -> bool:
-    return any((path / marker).is_file() for marker in RUN_MARKERS)
-
-
-def find_run_dirs(path: Path) -> list[Path]:
-    """`path` itself if it is a run directory, else the run directories under it (a sweep), in order."""
-    path = Path(path)
-    if is_run_dir(path):
-        return [path]
-    found = []
-    for folder, subdirs, _ in os.walk(path):
-        here = Path(folder)
-        if is_run_dir(here):
-            found.append(here)
-            subdirs.clear()  # a run's own folders (state/ may hold thousands of files) hold no run
-    return sorted(found, key=lambda p: [int(x) if x.isdigit() else x for x in p.relative_to(path).parts])
-
-
 def read_status(run_dir: Path) -> RunStatus:
     """The status of one run directory (which must exist)."""
     rundir = _RunReader(run_dir)
     manifest = rundir.manifest()
     heartbeat = HeartbeatInfo.read(rundir.path)
-    cfg = _config(rundir.path)
+    spec, scope_error, method = _spec(rundir.path)
     previous = PreviousWork.read(rundir)
-    scope_error = None
     scope: tuple[Dataset, dict[str, list[Question]]] | None = None
-    if cfg is not None:
+    if spec is not None:
         try:
-            scope = _scope(cfg, manifest, heartbeat)
-        except (DatasetError, ConfigurationError, OmegaConfBaseException, OSError, ValueError) as exc:
+            scope = _scope(spec, manifest, heartbeat)
+        except (DatasetError, ConfigurationError, OSError, ValueError) as exc:
             scope_error = " ".join(str(exc).split())
-    else:
-        scope_error = "no config.yaml"
-    stages, left_fractions = _stages(cfg, scope, previous)
-    left, note = _estimate_left(cfg, scope, left_fractions)
+    stages, left_fractions = _stages(spec, scope, previous)
+    left, note = _estimate_left(spec, scope, left_fractions)
     paid = _paid_per_process(rundir.path, previous)
     return RunStatus(
         path=rundir.path,
-        method=str(manifest.get("method") or (cfg.method.name if cfg is not None else "?")),
+        method=str(manifest.get("method") or method or "?"),
         recorded=str(manifest.get("status", "not started")),
         stages=stages,
-        open_failures=_open_failures(rundir, previous, cfg),
+        open_failures=_open_failures(rundir, previous, spec),
         spent_usd=round(sum(paid.values()), 6),
         processes=len(paid),
         left=left,
@@ -142,12 +118,21 @@ class _RunReader(RunDirectory):
         self._appenders = {}
 
 
-def _config(run_dir: Path) -> DictConfig | None:
+def _spec(run_dir: Path) -> tuple[ExperimentSpec | None, str | None, str | None]:
+    """The run's config.yaml parsed as `run` parses its config, else None and why not; and the method's
+    name, which a config cut short may still give."""
     path = run_dir / "config.yaml"
     if not path.is_file():
-        return None
-    cfg = OmegaConf.load(path)
-    return cfg if isinstance(cfg, DictConfig) else None
+        return None, "no config.yaml", None
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        return None, "config.yaml is not a mapping", None
+    method = data.get("method")
+    name = str(method["name"]) if isinstance(method, dict) and method.get("name") is not None else None
+    try:
+        return ExperimentSpec.from_mapping(data), None, name
+    except ConfigurationError as exc:
+        return None, f"config.yaml: {' '.join(str(exc).split())}", name
 
 
 def _absolute(path: str | None, cwd: str) -> str | None:
@@ -158,62 +143,44 @@ def _absolute(path: str | None, cwd: str) -> str | None:
 
 
 def _scope(
-    cfg: DictConfig, manifest: dict[str, Any], heartbeat: HeartbeatInfo | None
+    spec: ExperimentSpec, manifest: dict[str, Any], heartbeat: HeartbeatInfo | None
 ) -> tuple[Dataset, dict[str, list[Question]]]:
     """The run's dataset and questions, its relative paths read from where the run was started."""
     from mem0bench.pipeline.experiment import load_scope  # hydra and the systems: only when needed
 
     cwd = heartbeat.cwd if heartbeat else ""
-    cfg = cast(DictConfig, OmegaConf.create(OmegaConf.to_container(cfg, resolve=False)))
     recorded = (manifest.get("dataset") or {}).get("path")
-    cfg.dataset.path = _absolute(recorded or cfg.dataset.get("path"), cwd)
-    if cfg.dataset.get("answer_key"):
-        cfg.dataset.answer_key = _absolute(cfg.dataset.answer_key, cwd)
-    return load_scope(cfg)
+    scope = replace(
+        spec.scope,
+        path=_absolute(recorded or spec.scope.path, cwd),
+        answer_key=_absolute(spec.scope.answer_key, cwd) if spec.scope.answer_key else None,
+    )
+    return load_scope(scope)
 
 
-def _judge(cfg: DictConfig | None) -> tuple[str | None, int]:
-    if cfg is None:
-        return None, 0
-    from mem0bench.pipeline.experiment import judge_settings
-
-    try:
-        judge = judge_settings(cfg)
-    except (ConfigurationError, OmegaConfBaseException):
-        return None, 0
-    return judge.signature, judge.runs
+def _judge(spec: ExperimentSpec | None) -> tuple[str | None, int]:
+    return (None, 0) if spec is None else (spec.judge.signature, spec.judge.runs)
 
 
-def _standing_answers(previous: PreviousWork) -> dict[str, AnswerRecord]:
-    """Answers a rerun would keep (the runner's `_needs_answer`, read from the files)."""
-    kept = {}
-    for qid, answer in previous.answers.items():
-        ingest = previous.ingests.get(answer.conversation)
-        if answer.failure is not None or ingest is None or not ingest.is_final:
-            continue
-        if answer.ingest_session != ingest.session:
-            continue
-        if any(d.split(":", 1)[0].strip() in _transient() for d in answer.degraded):
-            continue
-        kept[qid] = answer
-    return kept
-
-
-def _transient() -> frozenset[str]:
-    from mem0bench.llm.types import TRANSIENT_KINDS
-
-    return TRANSIENT_KINDS
+def _standing_answers(previous: PreviousWork, spec: ExperimentSpec | None) -> dict[str, AnswerRecord]:
+    """Answers a rerun would keep (`answer_stands`, the runner's own rule)."""
+    retry = spec.run.retry_failed if spec is not None else False
+    return {
+        qid: answer
+        for qid, answer in previous.answers.items()
+        if answer_stands(answer, previous.ingests.get(answer.conversation), retry_failed=retry)
+    }
 
 
 def _stages(
-    cfg: DictConfig | None,
+    spec: ExperimentSpec | None,
     scope: tuple[Dataset, dict[str, list[Question]]] | None,
     previous: PreviousWork,
 ) -> tuple[tuple[StageStatus, ...], dict[str, float]]:
     """Per stage done/total, and the share of each plan stage still to do (for the estimate)."""
-    signature, runs = _judge(cfg)
+    signature, runs = _judge(spec)
     ingested = {sid for sid, row in previous.ingests.items() if row.is_final}
-    answers = _standing_answers(previous)
+    answers = _standing_answers(previous, spec)
     if scope is not None:
         dataset, questions = scope
         sids = [c.sample_id for c in dataset.conversations]
@@ -246,24 +213,19 @@ def _stages(
 
 
 def _estimate_left(
-    cfg: DictConfig | None,
+    spec: ExperimentSpec | None,
     scope: tuple[Dataset, dict[str, list[Question]]] | None,
     fractions: dict[str, float],
 ) -> tuple[StageEstimate | None, str]:
     """The dry-run plan of the whole run, each stage scaled by the share of it still to do."""
-    if cfg is None or scope is None:
+    if spec is None or scope is None:
         return None, "no estimate"
     from mem0bench.pipeline.plan import StageEstimate, stage_estimates
 
     dataset, questions = scope
-    signature, runs = _judge(cfg)
-    if signature is None:
-        return None, "no estimate: the judge settings in config.yaml are not valid"
-    from mem0bench.pipeline.experiment import judge_settings
-
     try:
-        plan = stage_estimates(cfg, dataset, questions, judge_settings(cfg))
-    except (OmegaConfBaseException, ConfigurationError, KeyError, TypeError, ValueError) as exc:
+        plan = stage_estimates(spec, dataset, questions)
+    except (ImportError, ConfigurationError, KeyError, TypeError, ValueError) as exc:
         return None, f"no estimate: config.yaml cannot be planned ({' '.join(str(exc).split())[:120]})"
     calls = sum(e.calls * fractions.get(stage, 0.0) for stage, e in plan.items())
     usd = sum(e.usd * fractions.get(stage, 0.0) for stage, e in plan.items())
@@ -271,11 +233,11 @@ def _estimate_left(
 
 
 def _open_failures(
-    rundir: RunDirectory, previous: PreviousWork, cfg: DictConfig | None
+    rundir: RunDirectory, previous: PreviousWork, spec: ExperimentSpec | None
 ) -> dict[tuple[str, str], int]:
     """failures.jsonl rows still open: those the last finished process left unresolved, and those recorded
     since (a killed process never settled them) whose item no later row has put right."""
-    signature, runs = _judge(cfg)
+    signature, _ = _judge(spec)
     answers = previous.answers
     labelled = {
         (j.qid, j.run)

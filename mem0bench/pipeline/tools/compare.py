@@ -18,8 +18,8 @@ import numpy as np
 from mem0bench.data.model import Category
 from mem0bench.metrics.significance import mcnemar_exact, minimum_detectable_difference
 from mem0bench.metrics.uncertainty import cluster_bootstrap
-from mem0bench.pipeline.schema import PredictionRow
 from mem0bench.pipeline.statistics import BootstrapSettings
+from mem0bench.rundir.schema import PredictionRow
 
 __all__ = ["CompareError", "Pairing", "compare_pairs", "pair_rows"]
 

@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mem0bench.pipeline import aggregate
-from mem0bench.pipeline.imported import ImportResult
-from mem0bench.pipeline.records import AnswerRecord, Judgement
-from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.schema import write_results
 from mem0bench.pipeline.statistics import IMPORTED_PREFIX, BootstrapSettings, add_statistics
+from mem0bench.pipeline.tools.imported import ImportResult
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.schema import write_results
 
 
 def write_imported_run(

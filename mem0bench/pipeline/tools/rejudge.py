@@ -9,7 +9,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.outcome import RunOutcome
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
 
 __all__ = ["Rejudger"]
 
