@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from mem0bench.common.errors import ConfigurationError, exception_line
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
+from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 
@@ -33,7 +36,17 @@ async def answer_question(
     }
     with measure() as whole:
         try:
-            context = await system.retrieve(conversation, question)
+            try:
+                context = await system.retrieve(conversation, question)
+            except (LLMCallError, ConfigurationError, ServerUnreachable, RunAborted):
+                raise
+            except Exception as exc:
+                # The system's own code failed on this question: the question has no context, so no
+                # answer; it is counted as this question's failure and the run goes on.
+                return AnswerRecord(
+                    **base, prediction="", context_tokens=None, search_latency_s=None, total_latency_s=None,
+                    failure=f"search:{SYSTEM_ERROR}: {exception_line(exc)}", usage=whole.usage,
+                )  # fmt: skip
             with measure() as timing:
                 messages = build_answer_messages(question.question, context, prompt=prompt)
                 reply = await client.chat(messages, stage="answer")

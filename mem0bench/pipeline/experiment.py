@@ -18,6 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.folder_lock import folder_lock
 from mem0bench.common.text import one_line
 from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
@@ -32,7 +33,7 @@ from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.configs import config_section
-from mem0bench.pipeline.failures import RunAborted
+from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.manifest import run_scope, server_record
@@ -47,6 +48,10 @@ from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
+RUN_FOLDER_IN_USE = (
+    "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
+    "shows it) or stop it, then rerun the same command to continue, or choose another hydra.run.dir=..."
+)
 
 
 def public_config(cfg: DictConfig) -> dict[str, Any]:
@@ -276,8 +281,12 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
     rundir: RunDirectory | None = None
+    owner = contextlib.ExitStack()
     try:
         check_run_dir(run_dir)
+        # Before anything in the folder is touched: a second process on it would interleave the stage
+        # files and clear the state the first is writing.
+        owner.enter_context(folder_lock(run_dir, what="the run folder", advice=RUN_FOLDER_IN_USE))
         rundir = RunDirectory(run_dir)
         system = build_system(cfg, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
@@ -323,6 +332,19 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             except (asyncio.CancelledError, KeyboardInterrupt):
                 rundir.finish("interrupted")
                 raise
+            except SystemCrashed as exc:
+                rundir.finish("failed", reason=str(exc))
+                if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                    raise
+                print(
+                    f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
+                    "the system is fixed (HYDRA_FULL_ERROR=1 shows the traceback)",
+                    file=sys.stderr,
+                )
+                return 1
+            except ConfigurationError as exc:  # e.g. a graph server a system could not reach
+                rundir.finish("failed", reason=one_line(exc))
+                raise
             except BaseException as exc:
                 rundir.finish("failed", reason=one_line(f"{type(exc).__name__}: {exc}"))
                 raise
@@ -350,6 +372,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         if system is not None:
             await system.aclose()
         await client.aclose()
+        owner.close()
 
 
 @contextlib.contextmanager

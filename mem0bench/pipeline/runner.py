@@ -28,6 +28,7 @@ import shutil
 from collections import Counter
 from dataclasses import replace
 
+from mem0bench.common.errors import ConfigurationError, exception_line, leading_error
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
@@ -39,6 +40,7 @@ from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
     RunAborted,
+    SystemCrashed,
     SystemFailures,
     ingest_step_failure,
     search_step_failure,
@@ -49,6 +51,9 @@ from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.pipeline.rundir import RunDirectory
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
+
+# Which of several errors raised at once a run reports: the one that says why it stopped.
+_STOPPING = (RunAborted, ServerUnreachable, ConfigurationError, SystemCrashed)
 
 
 class Runner:
@@ -107,6 +112,14 @@ class Runner:
             self.attempt.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
             self.attempt.progress.advance("ingest", units - reported[0])
             return reason
+        except (ConfigurationError, ServerUnreachable, RunAborted):
+            raise
+        except Exception as exc:
+            where = exception_line(exc)
+            raise SystemCrashed(
+                f"the {self.attempt.method_name} system raised {where} while ingesting conversation {sid}: "
+                "a bug in the system or its library, not a failed LLM call"
+            ) from exc
         steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
@@ -215,10 +228,11 @@ class Runner:
             async with asyncio.TaskGroup() as group:
                 for conversation in self.dataset.conversations:
                     group.create_task(self._conversation(conversation))
-        except* RunAborted as aborted:
-            raise aborted.exceptions[0] from None
-        except* ServerUnreachable as gone:
-            raise gone.exceptions[0] from None
+        except BaseExceptionGroup as group:
+            # The task group wraps whatever a conversation raised: hand on the error itself (one line
+            # for the user), the errors that stop a run first.
+            leading = leading_error(group, prefer=_STOPPING)
+            raise leading from leading.__cause__
         finally:
             self.attempt.close()
         return self.attempt.finish()

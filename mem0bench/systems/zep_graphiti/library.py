@@ -86,16 +86,19 @@ async def ping(host: str, port: int) -> None:
     """ConfigurationError naming the address when no FalkorDB server answers there."""
     from falkordb.asyncio import FalkorDB
 
-    db = FalkorDB(host=host, port=port, socket_connect_timeout=5)
+    db: Any = None
     try:
+        # The client connects already in its constructor (it asks the server whether it is a cluster).
+        db = FalkorDB(host=host, port=port, socket_connect_timeout=5)
         await db.connection.ping()
     except Exception as exc:
         raise ConfigurationError(
             f"zep_graphiti: cannot reach FalkorDB at {host}:{port} (set graph.host / graph.port): {exc}"
         ) from exc
     finally:
-        with contextlib.suppress(Exception):
-            await db.connection.aclose()
+        if db is not None:
+            with contextlib.suppress(Exception):
+                await db.connection.aclose()
 
 
 async def drop_graph(db: Any, name: str) -> None:
