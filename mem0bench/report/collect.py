@@ -23,6 +23,7 @@ __all__ = [
     "find_run_dirs",
     "find_unfinished",
     "flatten",
+    "folder_name",
     "load_run",
     "load_runs",
     "run_label",
@@ -57,8 +58,12 @@ class RunSummary:
 
     @property
     def name(self) -> str:
-        """The run folder's name; a sweep job's numbered folder is named with its sweep's."""
-        return f"{self.path.parent.name}/{self.path.name}" if self.path.name.isdigit() else self.path.name
+        return folder_name(self.path)
+
+
+def folder_name(path: Path) -> str:
+    """The run folder's name; a sweep job's numbered folder is named with its sweep's."""
+    return f"{path.parent.name}/{path.name}" if path.name.isdigit() else path.name
 
 
 def _natural_key(path: Path) -> list[Any]:
@@ -87,6 +92,8 @@ def find_run_dirs(paths: Iterable[str | PathLike[str]]) -> list[Path]:
                 if not any(run != r and r in run.parents for r in runs):
                     runs.append(run)
         if not runs:
+            if (path / RUN_INFO).is_file() or any(path.rglob(RUN_INFO)):
+                continue  # only runs that never finished: `find_unfinished` names them
             raise ReportError(f"{path}: no run directory found (no {METRICS} at or below it)")
         found.extend(r for r in runs if r not in found)
     return found
@@ -149,6 +156,11 @@ class UnfinishedRun:
     path: Path
     status: str
     reason: str | None
+    method: str | None = None
+
+    @property
+    def name(self) -> str:
+        return folder_name(self.path)
 
 
 def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]:
@@ -173,8 +185,9 @@ def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                 manifest = {}
             manifest = manifest if isinstance(manifest, dict) else {}
+            status, method = str(manifest.get("status", "unknown")), manifest.get("method")
             found.append(
-                UnfinishedRun(folder, str(manifest.get("status", "unknown")), manifest.get("reason"))
+                UnfinishedRun(folder, status, manifest.get("reason"), str(method) if method else None)
             )
     return found
 
