@@ -64,7 +64,9 @@ def _import(args: argparse.Namespace) -> int:
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
         cfg = compose(config_name="run", overrides=overrides)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
+    dataset = load_dataset(
+        resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir), option="--dataset FILE")
+    )
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {
