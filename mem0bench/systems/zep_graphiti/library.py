@@ -59,7 +59,7 @@ def group_id(graph_config: Mapping[str, Any], tag: str, sample_id: str) -> str:
 
 
 def address(graph_config: Mapping[str, Any]) -> tuple[str, int]:
-    return str(graph_config.get("host", "127.0.0.1")), int(graph_config.get("port", 6379))
+    return str(graph_config.get("host") or "127.0.0.1"), int(graph_config.get("port") or 6379)
 
 
 def falkordb_client(host: str, port: int, max_connections: int) -> Any:
