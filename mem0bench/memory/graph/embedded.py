@@ -108,7 +108,9 @@ class EmbeddedFalkorDB:
                 start_new_session=True,  # Ctrl-C reaches the run, which stops the server after its last write
             )  # fmt: skip
         except OSError as exc:
-            raise ConfigurationError(f"cannot start the local FalkorDB ({args[0]}): {exc.strerror or exc}") from None
+            raise ConfigurationError(
+                f"cannot start the local FalkorDB ({args[0]}): {exc.strerror or exc}"
+            ) from None
         (data_dir / _PID_FILE).write_text(f"{process.pid}\n", encoding="utf-8")
         server = cls("127.0.0.1", port, data_dir, process)
         deadline = time.monotonic() + timeout_s
