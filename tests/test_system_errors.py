@@ -87,3 +87,29 @@ def test_an_exception_in_retrieve_fails_that_question_and_the_run_goes_on(tmp_pa
     # The end of the run says what happened and what to do.
     assert "the system's own code raised on 1 question(s) (system_error 1" in result.stderr
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+
+
+def test_leading_error_finds_the_preferred_leaf_of_nested_groups():
+    from mem0bench.common.errors import ConfigurationError, leading_error
+
+    config = ConfigurationError("cannot reach FalkorDB at 127.0.0.1:1")
+    group = ExceptionGroup("outer", [KeyError("x"), ExceptionGroup("inner", [ValueError("v"), config])])
+    assert leading_error(group, prefer=(ConfigurationError,)) is config
+    first = leading_error(group)
+    assert isinstance(first, KeyError)
+    plain = RuntimeError("not a group")
+    assert leading_error(plain) is plain
+
+
+def test_exception_line_names_the_innermost_frame():
+    from mem0bench.common.errors import exception_line
+
+    def deep() -> None:
+        raise ZeroDivisionError("division\nby zero")
+
+    try:
+        deep()
+    except ZeroDivisionError as exc:
+        line = exception_line(exc)
+    assert line.startswith("ZeroDivisionError: division by zero (at ")
+    assert f"{__file__}:" in line and line.endswith(" in deep)")

@@ -9,10 +9,12 @@ left behind by a killed process is not a lock: the next process takes it over an
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 from mem0bench.common.errors import ConfigurationError
 
 LOCK_NAME = ".mem0bench.lock"
+_NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS})
 
 __all__ = ["LOCK_NAME", "FolderInUse", "folder_lock", "lock_owner"]
 
@@ -72,6 +75,13 @@ def folder_lock(folder: Path, *, what: str, advice: str) -> Iterator[None]:
     try:
         fd = _open_locked(path)
     except OSError as exc:
+        if exc.errno in _NO_LOCKS:  # a file system without locks (some network mounts): go on, and say so
+            print(
+                f"warning: cannot lock {what} {folder} ({exc.strerror}): make sure no other process uses it",
+                file=sys.stderr,
+            )
+            yield
+            return
         raise ConfigurationError(f"cannot lock {what} {folder} ({exc.strerror or exc}): {advice}") from None
     if fd is None:
         owner = lock_owner(folder) or "another process"

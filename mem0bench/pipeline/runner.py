@@ -115,6 +115,8 @@ class Runner:
         except (ConfigurationError, ServerUnreachable, RunAborted):
             raise
         except Exception as exc:
+            if isinstance(exc, OSError) and exc.filename:
+                raise  # a file the run could not write (a full disk): not the system's code
             where = exception_line(exc)
             raise SystemCrashed(
                 f"the {self.attempt.method_name} system raised {where} while ingesting conversation {sid}: "
