@@ -3,9 +3,9 @@ from `method._target_=tests.faulty_systems.<Name>`, run from the repository root
 
 from __future__ import annotations
 
-from baselines.rag import RAG
 from mem0bench.data.model import Conversation, Question
 from mem0bench.memory.base import IngestReport, RetrievedContext
+from mem0bench.systems.baselines.rag import RAG
 
 
 class IngestRaises(RAG):

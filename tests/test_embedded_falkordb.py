@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.reliability import finish_cli, start_cli, wait_for
+from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.pipeline.experiment import GRAPH_SERVER_DIR
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.reliability import finish_cli, start_cli, wait_for
-from tests.standin.server import StandinServer
 
 
 def _alive(pid: int) -> bool:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import REPO, TEST_KEY, cli_env, run_cli
+from devtools.reliability import finish_cli, run_args, small_sample, start_cli, wait_for
+from devtools.standin.server import StandinServer
 from mem0bench.common.folder_lock import LOCK_NAME, FolderInUse, folder_lock, lock_owner
-from tests.e2e import REPO, TEST_KEY, cli_env, run_cli
-from tests.reliability import finish_cli, run_args, small_sample, start_cli, wait_for
-from tests.standin.server import StandinServer
 
 _HOLD = """
 import sys, time

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from mem0bench.pipeline.failures import SYSTEM_ERROR
-from mem0bench.pipeline.records import FailureRecord
+from mem0bench.rundir.records import FailureRecord
 
 __all__ = ["RETRY_FAILED_OVERRIDE", "rerun_advice"]
 

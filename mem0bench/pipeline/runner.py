@@ -47,8 +47,10 @@ from mem0bench.pipeline.failures import (
 )
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.outcome import RunOutcome
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.resume import answer_stands
+from mem0bench.systems.external.failure_kinds import bridged_kind
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
@@ -83,6 +85,14 @@ class Runner:
         self.system_failures = SystemFailures(system)
 
     # -- stages --------------------------------------------------------------------------------------
+    def _ingest_failed(self, sid: str, kind: str, message: str, units_left: int) -> str:
+        """A conversation whose ingestion stopped on a failed call: recorded, and why (for its questions)."""
+        reason = f"ingest:{kind}: conversation {sid} could not be ingested: {message}"
+        self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=kind))
+        self.attempt.failures.record(FailureRecord("ingest", kind, message, conversation=sid))
+        self.attempt.progress.advance("ingest", units_left)
+        return reason
+
     async def _ingest(self, conversation: Conversation) -> str | None:
         """Ingest (or restore) one conversation; None when done, else why it could not be ingested."""
         sid = conversation.sample_id
@@ -106,17 +116,15 @@ class Runner:
             with measure() as scope, listening(on_units):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
-            f = exc.failure
-            reason = f"ingest:{f.kind}: conversation {sid} could not be ingested: {f.message}"
-            self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=f.kind))
-            self.attempt.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
-            self.attempt.progress.advance("ingest", units - reported[0])
-            return reason
+            return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
         except (ConfigurationError, ServerUnreachable, RunAborted):
             raise
         except Exception as exc:
             if isinstance(exc, OSError) and exc.filename:
                 raise  # a file the run could not write (a full disk): not the system's code
+            kind = bridged_kind(exc)
+            if kind is not None:  # a library's SDK error over a call our client failed for good
+                return self._ingest_failed(sid, kind, exception_line(exc), units - reported[0])
             where = exception_line(exc)
             raise SystemCrashed(
                 f"the {self.attempt.method_name} system raised {where} while ingesting conversation {sid}: "
@@ -125,8 +133,10 @@ class Runner:
         steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
-        if not final or scope.usage:
-            # This attempt is the record: it ingested the whole conversation (or the system chose to).
+        if not final or (scope.usage and not report.restored):
+            # This attempt is the record: it ingested the whole conversation (or the system chose to). A
+            # restore is not, even when reopening made (cached) calls: the attempt that built the state
+            # keeps its record, and with it its open failures.
             kinds = Counter(r.kind for r in steps)
             self._append_ingest(
                 IngestRecord(
@@ -160,14 +170,8 @@ class Runner:
         return ingest.session if ingest is not None else None
 
     def _needs_answer(self, done: AnswerRecord | None, sample_id: str) -> bool:
-        if done is None or done.failure is not None:
-            return True
-        if done.ingest_session != self._ingest_attempt(sample_id):
-            return True  # answered from a memory that has since been built again
-        if self.options.retry_failed and done.degraded:
-            return True
-        # A prediction made from a context degraded by a transient failure is made again.
-        return any(d.split(":", 1)[0].strip() in TRANSIENT_KINDS for d in done.degraded)
+        ingest = self.attempt.ingests.get(sample_id)
+        return not answer_stands(done, ingest, retry_failed=self.options.retry_failed)
 
     async def _answer(
         self, conversation: Conversation, question: Question, not_ingested: str | None
