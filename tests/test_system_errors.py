@@ -113,3 +113,46 @@ def test_exception_line_names_the_innermost_frame():
         line = exception_line(exc)
     assert line.startswith("ZeroDivisionError: division by zero (at ")
     assert f"{__file__}:" in line and line.endswith(" in deep)")
+
+
+class _RaisingRetrieve:
+    """A system whose retrieve lets an exception through (only what answer_question touches)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def retrieve(self, conversation, question):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (ZeroDivisionError("in the ranking"), "system_error"),
+        # A library's SDK error over a call the harness's client failed for good (the bridge's body):
+        # that call's kind, so a rerun retries a rate limit as one (systems/external/failure_kinds.py).
+        ("bridged", "rate_limit"),
+    ],
+)
+def test_an_exception_out_of_retrieve_is_a_system_error_unless_it_carries_a_bridged_kind(
+    locomo_mini, error, kind
+):
+    import asyncio
+
+    import httpx
+    import openai
+
+    from mem0bench.data import load_dataset
+    from mem0bench.pipeline.answer import answer_question
+
+    if error == "bridged":
+        request = httpx.Request("POST", "http://127.0.0.1/r/x/v1/embeddings")
+        body = {"message": "m", "type": "rate_limit", "code": "rate_limit"}
+        error = openai.APIStatusError("m", response=httpx.Response(500, request=request), body=body)
+    conversation = load_dataset(locomo_mini).conversations[0]
+    question = conversation.questions[0]
+    record = asyncio.run(
+        answer_question(_RaisingRetrieve(error), None, conversation, question)  # type: ignore[arg-type]
+    )
+    assert record.failure is not None and record.failure.startswith(f"search:{kind}: ")
+    assert record.prediction == ""
