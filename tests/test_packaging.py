@@ -84,6 +84,57 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# The running interpreter's package folders, asked of a fresh process (pytest's own sys.path holds the
+# checkout, which must stay out of the new environment).
+_SITE_FOLDERS = """
+import json, site
+folders = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+print(json.dumps(folders))
+"""
+
+
+def _build_python() -> str:
+    """An interpreter whose setuptools meets pyproject.toml's build requirement: the running one, else the
+    one a virtualenv was made from (`python -m venv` puts its own bundled setuptools, 65 for Python 3.11,
+    into the virtualenv, which cannot build a wheel without the `wheel` package)."""
+    from packaging.requirements import Requirement
+
+    (wanted,) = [
+        Requirement(r)
+        for r in tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    ]
+    probe = f"import importlib.metadata as m; print(m.version({wanted.name!r}))"
+    found = []
+    for python in dict.fromkeys([sys.executable, getattr(sys, "_base_executable", sys.executable)]):
+        out = subprocess.run(
+            [python, "-c", probe], capture_output=True, text=True, env=_clean_env(), timeout=60
+        )
+        version = out.stdout.strip()
+        if out.returncode == 0 and wanted.specifier.contains(version, prereleases=True):
+            return python
+        found.append(f"{python}: {version or 'none'}")
+    pytest.fail(f"no interpreter here has {wanted} to build the wheel offline ({'; '.join(found)})")
+
+
+def _venv_seeing_these_packages(venv: Path) -> Path:
+    """A new virtualenv whose python finds, after its own site-packages, the packages of the interpreter
+    running the tests, however that one was installed (system, pyenv, or itself a virtualenv); -> its
+    python. `venv --system-site-packages` is not that: run from a virtualenv it exposes the *base*
+    interpreter's packages, not the running one's. A .pth file listing the running interpreter's package
+    folders is (plain paths: their own .pth files, e.g. an editable mem0bench, are not run). Offline: no
+    pip is installed into it; the running interpreter's pip, found through the .pth file, installs there.
+    """
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=300)
+    python = venv / "bin" / "python"
+    folders = json.loads(_run([sys.executable, "-c", _SITE_FOLDERS], env=_clean_env(), timeout=60).stdout)
+    own = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], timeout=60)
+    site_packages = Path(own.stdout.strip())
+    site_packages.mkdir(parents=True, exist_ok=True)
+    lines = [f for f in folders if Path(f).is_dir() and Path(f).resolve() != site_packages.resolve()]
+    (site_packages / "_running_interpreter.pth").write_text("".join(f"{f}\n" for f in lines))
+    return python
+
+
 _CHECK_INSTALL = """
 import importlib.metadata, json, importlib.util
 from packaging.requirements import Requirement
@@ -129,16 +180,16 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
 
     shutil.copytree(REPO, source, symlinks=True, ignore=ignore)
     wheels = tmp_path / "wheels"
-    # Offline: the build backend (setuptools) comes from this interpreter, not from an index.
-    _run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "--no-index",
+    # Offline: the build backend (setuptools) comes from an installed interpreter, not from an index.
+    _run([_build_python(), "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "--no-index",
           "-w", str(wheels), "-q"], env=_clean_env(), timeout=600)  # fmt: skip
     (wheel,) = wheels.glob("mem0bench-*.whl")
 
     # A fresh environment that sees this interpreter's packages (torch & co. are not reinstalled) but
     # gets mem0bench itself from the wheel: its own site-packages come first on sys.path.
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], timeout=300)
-    python, script = venv / "bin" / "python", venv / "bin" / "mem0bench"
+    python = _venv_seeing_these_packages(venv)
+    script = venv / "bin" / "mem0bench"
     _run([str(python), "-m", "pip", "install", "--no-index", "--no-deps", "--force-reinstall", "-q", str(wheel)],
          env=_clean_env(), timeout=300)  # fmt: skip
 

@@ -88,7 +88,10 @@ def test_failed_sweep_jobs_are_named(tmp_path, capsys):
     (sweep / "2" / "run.json").write_text(json.dumps({"status": "stopped", "reason": "server gone"}))
     assert report_main([str(sweep), "--out", str(tmp_path / "r")]) == 0
     err = capsys.readouterr().err
-    assert f"{sweep / '1'}: failed, no metrics (left out of the tables): rag: k must be >= 1" in err
+    assert (
+        f"{sweep / '1'}: failed, no metrics (in the runs table, left out of the others): rag: k must be >= 1"
+        in err
+    )
     assert f"{sweep / '2'}: stopped, no metrics" in err
 
 
@@ -107,3 +110,47 @@ def test_a_sweep_job_that_fails_at_once_leaves_a_run_json(tmp_path, locomo_mini)
     assert failed["status"] == "failed" and "k" in failed["reason"]
     report = run_cli(["report", str(sweep), "--out", str(tmp_path / "r")], env)
     assert report.returncode == 0 and f"{sweep / '1'}: failed" in report.stderr
+
+
+def _predictions(folder: Path, qids: list[str]) -> None:
+    rows = [{"qid": q, "conversation": q.split("_")[0]} for q in qids]
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_failed_run_among_the_arguments_is_listed_and_the_others_reported(tmp_path, capsys):
+    good = _run(tmp_path, "good", questions=40, sha="a" * 64, conversations=1)
+    failed = tmp_path / "failed"
+    failed.mkdir()
+    reason = "the rag system raised KeyError: 'x' (at s.py:3 in ingest) while ingesting conversation conv-26"
+    (failed / "run.json").write_text(json.dumps({"status": "failed", "method": "rag", "reason": reason}))
+    out = tmp_path / "report"
+    assert report_main([str(good), str(failed), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"warning: {failed}: failed, no metrics (in the runs table, left out of the others): {reason}" in err
+    )
+    table = {row["run"]: row for row in _csv(out / "runs.csv")}
+    assert set(table) == {"good", "failed"}
+    assert table["failed"]["status"] == "failed" and table["failed"]["method"] == "rag"
+    assert table["failed"]["folder"] == str(failed) and table["failed"]["questions"] == ""
+    assert table["good"]["questions"] == "40"
+    assert "failed" in (out / "runs.md").read_text()
+    assert [row["run"] for row in _csv(out / "table1.csv")] == ["good"]
+    # Nothing finished at all: one line, nothing written.
+    assert report_main([str(failed), "--out", str(tmp_path / "none")]) == 2
+    assert "no finished run" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
+def test_runs_that_answered_different_questions_are_warned_about(tmp_path, capsys):
+    a = _run(tmp_path, "a", questions=3, sha="a" * 64, conversations=1)
+    b = _run(tmp_path, "b", questions=3, sha="a" * 64, conversations=1)
+    _predictions(a, ["conv-26_q1", "conv-26_q2", "conv-26_q3"])
+    _predictions(b, ["conv-26_q1", "conv-26_q2", "conv-26_q9"])  # as many, not the same ones
+    assert report_main([str(a), str(b), "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    assert "differ in scope" in err and "questions: 3" not in err
+    assert "question sets: 2 questions in every run; not in every run: a 1, b 1" in err
+    _predictions(b, ["conv-26_q1", "conv-26_q2", "conv-26_q3"])
+    assert report_main([str(a), str(b), "--out", str(tmp_path / "r")]) == 0
+    assert "differ in scope" not in capsys.readouterr().err

@@ -63,7 +63,7 @@ def data_main(argv: list[str]) -> int:
         return e.code if isinstance(e.code, int) else 2
     try:
         if args.command == "stats":
-            path = resolve_dataset_path(args.path, data_home())
+            path = resolve_dataset_path(args.path, data_home(), option="--path FILE")
             stats = dataset_stats(load_dataset(path, fold_captions=not args.no_captions))
             stats = {"path": str(path), **stats}
             if args.json:

@@ -68,7 +68,9 @@ def _import(args: argparse.Namespace) -> int:
         cfg = compose(config_name="run", overrides=overrides)
     resolved = plain(cfg)
     scope = ExperimentSpec.from_mapping(resolved).scope
-    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
+    dataset = load_dataset(
+        resolve_dataset_path(scope.path, data_home(scope.data_dir), option="--dataset FILE")
+    )
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {

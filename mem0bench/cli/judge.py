@@ -23,10 +23,17 @@ from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.folder_lock import folder_lock
 from mem0bench.llm.reachability import ServerUnreachable
+
+JUDGE_FOLDER_IN_USE = (
+    "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
+    "shows it), then judge it"
+)
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.judge import JudgeSettings
+    from mem0bench.pipeline.spec import ExperimentSpec
 
 
 def judge_main(argv: list[str]) -> int:
@@ -46,14 +53,7 @@ def judge_folder(judge: JudgeSettings) -> str:
 
 
 async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
-    from mem0bench.common.files import atomic_write
-    from mem0bench.llm.probes import Probe, probe
-    from mem0bench.pipeline.attempt import RunOptions
-    from mem0bench.pipeline.experiment import build_client
     from mem0bench.pipeline.spec import judge_settings
-    from mem0bench.pipeline.summary import print_summary
-    from mem0bench.pipeline.tools.rejudge import Rejudger
-    from mem0bench.rundir.directory import RunDirectory
 
     config_file = run_dir / "config.yaml"
     if not config_file.exists():
@@ -77,6 +77,23 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     judge = spec.judge
     # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
     subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)
+    # The run folder's one owner: not while a run (or another judge) is writing it.
+    with folder_lock(run_dir, what="the run folder", advice=JUDGE_FOLDER_IN_USE):
+        return await _rejudge_locked(run_dir, cfg, spec, subdir, config_file)
+
+
+async def _rejudge_locked(
+    run_dir: Path, cfg: DictConfig, spec: ExperimentSpec, subdir: str, config_file: Path
+) -> int:
+    from mem0bench.common.files import atomic_write
+    from mem0bench.llm.probes import Probe, probe
+    from mem0bench.pipeline.attempt import RunOptions
+    from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.summary import print_summary
+    from mem0bench.pipeline.tools.rejudge import Rejudger
+    from mem0bench.rundir.directory import RunDirectory
+
+    judge = spec.judge
     client = build_client(spec)
     client.retry_cached_failures = spec.run.retry_failed
     try:

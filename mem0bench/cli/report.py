@@ -57,13 +57,16 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     """Run the report; 0 on success, 2 on any input/output error (one line on stderr)."""
     try:
         args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-        for job in find_unfinished(args.paths):  # failed sweep jobs are named, not skipped silently
+        unfinished = find_unfinished(args.paths)
+        for job in unfinished:  # failed runs and sweep jobs are named (and listed), not skipped silently
             why = f": {job.reason}" if job.reason else ""
             print(
-                f"warning: {job.path}: {job.status}, no metrics (left out of the tables){why}",
+                f"warning: {job.path}: {job.status}, no metrics (in the runs table, left out of the others){why}",
                 file=sys.stderr,
             )
         runs = load_runs(args.paths)
+        if not runs:
+            raise ReportError("no finished run among the paths given (the unfinished ones are named above)")
         for run in runs:
             if run.status not in (None, "complete"):
                 print(
@@ -78,12 +81,14 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         out: Path = args.out
-        t0, t1, t2 = runs_table(runs), table1(runs), table2(runs)
+        t0, t1, t2 = runs_table(runs, unfinished=unfinished), table1(runs), table2(runs)
         t1_numbers = table1(runs, numeric=True)
         if args.baseline is not None:
             name, cells = baseline_column(runs, args.baseline)
             t1[name] = cells
-        written = write_table(t0, out, "runs", RUNS_CAPTION, numbers=runs_table(runs, numeric=True))
+        written = write_table(
+            t0, out, "runs", RUNS_CAPTION, numbers=runs_table(runs, numeric=True, unfinished=unfinished)
+        )
         written += write_table(t1, out, "table1", TABLE1_CAPTION, numbers=t1_numbers)
         written += write_table(t2, out, "table2", TABLE2_CAPTION, numbers=table2(runs, numeric=True))
         print(to_markdown(t0, RUNS_CAPTION))

@@ -108,7 +108,7 @@ def render(status: RunStatus, base: Path | None = None) -> str:
     if status.open_failures:
         total = sum(status.open_failures.values())
         parts = ", ".join(f"{stage}/{kind} {n}" for (stage, kind), n in status.open_failures.items())
-        lines.append(f"  failures  {total} open ({parts}); a rerun retries them")
+        lines.append(f"  failures  {total} open ({parts}); {_failure_advice(status)}")
     else:
         lines.append("  failures  none open")
     processes = f"{status.processes} process" + ("es" if status.processes != 1 else "")
@@ -121,6 +121,18 @@ def render(status: RunStatus, base: Path | None = None) -> str:
         lines.append(f"  left      {status.left_note}")
     lines.append(f"  resume    {_resume_text(status)}")
     return "\n".join(lines)
+
+
+def _failure_advice(status: RunStatus) -> str:
+    """Which open failures the resume command retries and which need run.retry_failed=true (or another
+    setting): a cached malformed reply comes back the same on a plain rerun."""
+    from mem0bench.pipeline.advice import rerun_advice
+    from mem0bench.rundir.records import FailureRecord
+
+    rows = [
+        FailureRecord(stage, kind, "") for (stage, kind), n in status.open_failures.items() for _ in range(n)
+    ]
+    return rerun_advice(rows, retried=False)
 
 
 def _resume_text(status: RunStatus) -> str:

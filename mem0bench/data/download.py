@@ -32,7 +32,12 @@ def file_sha256(path: Path) -> str:
 
 
 def download_locomo(
-    dest_dir: Path, url: str = LOCOMO_URL, timeout: float = 30, *, sha256: str = LOCOMO_SHA256
+    dest_dir: Path,
+    url: str = LOCOMO_URL,
+    timeout: float = 30,
+    *,
+    sha256: str = LOCOMO_SHA256,
+    option: str = "dataset.path=FILE",
 ) -> Path:
     """Make sure ``dest_dir/locomo10.json`` holds the released file, downloading it if needed.
 
@@ -45,13 +50,15 @@ def download_locomo(
         url: where to fetch it from.
         timeout: socket timeout in seconds.
         sha256: the expected hash (the released file's by default).
+        option: how the calling command takes a dataset file (`--dataset FILE` for `import`), named in
+            the error message.
 
     Returns:
         The path of the verified file.
 
     Raises:
         DatasetError: the download failed (e.g. no network; the message says to pass
-            ``dataset.path=FILE`` instead) or the bytes do not have the expected sha256.
+            `option` instead) or the bytes do not have the expected sha256.
     """
     dest_dir = Path(dest_dir)
     dest = dest_dir / LOCOMO_FILENAME
@@ -63,7 +70,7 @@ def download_locomo(
     except OSError as e:
         raise DatasetError(f"cannot create the folder: {e.strerror or e}", file=str(dest_dir)) from None
     try:
-        return _fetch(dest, url, timeout, sha256)
+        return _fetch(dest, url, timeout, sha256, option)
     except DatasetError:
         if created:  # leave no empty folder behind a failed first download
             with contextlib.suppress(OSError):
@@ -71,7 +78,7 @@ def download_locomo(
         raise
 
 
-def _fetch(dest: Path, url: str, timeout: float, sha256: str) -> Path:
+def _fetch(dest: Path, url: str, timeout: float, sha256: str, option: str) -> Path:
     """Download ``url`` into a temporary file beside ``dest``, check it, rename it to ``dest``."""
     dest_dir = dest.parent
 
@@ -87,15 +94,15 @@ def _fetch(dest: Path, url: str, timeout: float, sha256: str) -> Path:
         except (TimeoutError, urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", None) or e
             raise DatasetError(
-                f"download failed ({_one_line(reason)}); without network, pass dataset.path=FILE "
-                "(or --path FILE) pointing at a copy of locomo10.json instead",
+                f"download failed ({_one_line(reason)}); without network, pass {option} pointing at a "
+                "copy of locomo10.json instead",
                 file=url,
             ) from None
         actual = h.hexdigest()
         if actual != sha256:
             raise DatasetError(
                 f"downloaded file has sha256 {actual}, expected {sha256}; the upstream file may have "
-                "changed: pass dataset.path=FILE to use a copy you trust",
+                f"changed: pass {option} to use a copy you trust",
                 file=url,
             )
         os.replace(tmp, dest)
@@ -104,11 +111,12 @@ def _fetch(dest: Path, url: str, timeout: float, sha256: str) -> Path:
     return dest
 
 
-def resolve_dataset_path(path: str | None, data_dir: Path) -> Path:
+def resolve_dataset_path(path: str | None, data_dir: Path, *, option: str = "dataset.path=FILE") -> Path:
     """The dataset file to load.
 
     A given ``path`` is used as is (it must exist). Without one, ``data_dir/locomo10.json`` is used if it
-    holds the released file (sha256-checked), and downloaded there otherwise.
+    holds the released file (sha256-checked), and downloaded there otherwise. `option`: how the calling
+    command takes a dataset file, for the message of a failed download.
 
     Raises:
         DatasetError: the given path does not exist, or the download failed.
@@ -120,7 +128,7 @@ def resolve_dataset_path(path: str | None, data_dir: Path) -> Path:
         if not p.is_file():
             raise DatasetError("not a file", file=str(path))
         return p
-    return download_locomo(Path(data_dir))
+    return download_locomo(Path(data_dir), option=option)
 
 
 def _one_line(reason: object) -> str:

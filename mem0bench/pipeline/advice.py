@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from mem0bench.pipeline.failures import SYSTEM_ERROR
 from mem0bench.rundir.records import FailureRecord
 
 __all__ = ["RETRY_FAILED_OVERRIDE", "rerun_advice"]
@@ -34,7 +35,12 @@ def rerun_advice(failures: Sequence[FailureRecord], *, retried: bool, above_rate
     """
     transient = [f for f in failures if f.kind in _TRANSIENT]
     cached = [f for f in failures if f.kind in _FROM_CACHE]
-    other = [f for f in failures if f.kind not in _TRANSIENT and f.kind not in _FROM_CACHE]
+    crashed = [f for f in failures if f.kind == SYSTEM_ERROR]
+    other = [
+        f
+        for f in failures
+        if f.kind not in _TRANSIENT and f.kind not in _FROM_CACHE and f.kind != SYSTEM_ERROR
+    ]
     parts: list[str] = []
     if transient:
         parts.append(
@@ -49,6 +55,12 @@ def rerun_advice(failures: Sequence[FailureRecord], *, retried: bool, above_rate
         parts.append(
             f"the {len(cached)} malformed or empty replies ({_counts(cached, None)}) failed again when asked "
             "afresh: try another llm.model (or judge.model), a larger llm.max_tokens, or llm.repair_attempts=2"
+        )
+    if crashed:
+        parts.append(
+            f"the system's own code raised on {len(crashed)} question(s) ({SYSTEM_ERROR} {len(crashed)}; "
+            "failures.jsonl names the exception and where): fix the system, then rerun the same command "
+            "to retry them"
         )
     if other:
         parts.append(

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from mem0bench.common.errors import ConfigurationError, exception_line
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
+from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.rundir.records import AnswerRecord, keep_context
+from mem0bench.systems.external.failure_kinds import bridged_kind
 
 
 async def answer_question(
@@ -33,7 +37,20 @@ async def answer_question(
     }
     with measure() as whole:
         try:
-            context = await system.retrieve(conversation, question)
+            try:
+                context = await system.retrieve(conversation, question)
+            except (LLMCallError, ConfigurationError, ServerUnreachable, RunAborted):
+                raise
+            except Exception as exc:
+                # The system's own code failed on this question: the question has no context, so no
+                # answer; it is counted as this question's failure and the run goes on. A library's SDK
+                # error over a call our client failed for good keeps that call's kind (a rate limit is
+                # retried as one, not reported as the system's bug).
+                kind = bridged_kind(exc) or SYSTEM_ERROR
+                return AnswerRecord(
+                    **base, prediction="", context_tokens=None, search_latency_s=None, total_latency_s=None,
+                    failure=f"search:{kind}: {exception_line(exc)}", usage=whole.usage,
+                )  # fmt: skip
             with measure() as timing:
                 messages = build_answer_messages(question.question, context, prompt=prompt)
                 reply = await client.chat(messages, stage="answer")

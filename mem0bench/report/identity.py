@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.report.collect import RunSummary
+from mem0bench.report.collect import RunSummary, UnfinishedRun
 
 __all__ = ["RUNS_CAPTION", "RunScope", "run_scope", "runs_table", "scope_differences"]
 
@@ -64,9 +64,13 @@ def _file(path: Any) -> str:
     return str(path).replace("\\", "/").rsplit("/", 1)[-1] if path else "-"
 
 
-def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
+def runs_table(
+    runs: Sequence[RunSummary], *, numeric: bool = False, unfinished: Sequence[UnfinishedRun] = ()
+) -> pd.DataFrame:
     """One row per run: its name and folder, method, status, scope, dataset, answer key and judge (with
-    the number of successful judgements its J stands on)."""
+    the number of successful judgements its J stands on). `unfinished` runs (no metrics.json: failed
+    before their end) follow, with their status and nothing measured, so a report lists every run it
+    was given."""
     rows = []
     for run in runs:
         s = run_scope(run)
@@ -86,7 +90,20 @@ def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataF
                 "judgements": s["judgements"] if numeric else _text(s["judgements"]),
             }
         )
-    return pd.DataFrame(rows)
+    for job in unfinished:
+        measured = dict.fromkeys(_MEASURED, None if numeric else "-")
+        rows.append(
+            {"run": job.name, "folder": str(job.path), "method": job.method or "-", "status": job.status}
+            | measured
+        )
+    # object columns: a count column with an unfinished run's empty cell stays integers (not 40.0)
+    return pd.DataFrame(rows, dtype=object)
+
+
+_MEASURED = (
+    "conversations", "questions", "dataset", "dataset sha256", "answer key", "judge", "judge runs", "judgements",
+)  # fmt: skip
+"""The runs table's columns that only a finished run fills."""
 
 
 def _text(value: Any) -> str:
@@ -102,6 +119,26 @@ _COMPARED = (
     ("judge_model", "judge model"),
     ("judge_prompt", "judge prompt"),
 )
+
+
+def _question_ids(run: RunSummary) -> frozenset[str] | None:
+    try:
+        return frozenset(str(r.get("qid")) for r in read_jsonl(run.path / "predictions.jsonl"))
+    except (OSError, ValueError):
+        return None
+
+
+def question_set_difference(runs: Sequence[RunSummary]) -> str | None:
+    """How the runs' question sets differ (as `compare` checks, by question id), e.g. 'question sets:
+    18 questions in every run; not in every run: a 2, b 2'; None when every run answered the same ones
+    (or a run's predictions.jsonl cannot be read)."""
+    sets = [_question_ids(r) for r in runs]
+    known = [(run, qids) for run, qids in zip(runs, sets, strict=True) if qids is not None]
+    if len(known) < 2 or len({qids for _, qids in known}) == 1:
+        return None
+    common = frozenset.intersection(*(qids for _, qids in known))
+    others = ", ".join(f"{run.name} {len(qids - common)}" for run, qids in known if qids - common)
+    return f"question sets: {len(common)} questions in every run; not in every run: {others}"
 
 
 def scope_differences(runs: Sequence[RunSummary]) -> list[str]:
@@ -120,4 +157,7 @@ def scope_differences(runs: Sequence[RunSummary]) -> list[str]:
             said.add(label)
             parts = [f"{value} ({n} run{'s' if n > 1 else ''})" for value, n in values.most_common()]
             out.append(f"{label}: {', '.join(parts)}")
+    questions = question_set_difference(runs)
+    if questions is not None:
+        out.append(questions)
     return out

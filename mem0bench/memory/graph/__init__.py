@@ -54,7 +54,7 @@ def build_graph_store(
         from mem0bench.memory.graph.falkordb_store import FalkorDBGraphStore
 
         store = FalkorDBGraphStore(
-            str(graph_config.get("host", "127.0.0.1")),
+            str(graph_config.get("host") or "127.0.0.1"),
             int(graph_config.get("port", 6379)),
             graph_name(str(graph_config.get("prefix", "mem0bench")), key),
             reset=not snapshot,

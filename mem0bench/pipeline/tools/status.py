@@ -225,7 +225,11 @@ def _estimate_left(
     dataset, questions = scope
     try:
         plan = stage_estimates(spec, dataset, questions)
-    except (ImportError, ConfigurationError, KeyError, TypeError, ValueError) as exc:
+    except ImportError as exc:  # a custom system's module that this process cannot import
+        target = spec.system.target or "?"
+        reason = " ".join(str(exc).split())[:120]
+        return None, f"no estimate: the system class {target} cannot be imported here ({reason})"
+    except (ConfigurationError, KeyError, TypeError, ValueError) as exc:
         return None, f"no estimate: config.yaml cannot be planned ({' '.join(str(exc).split())[:120]})"
     calls = sum(e.calls * fractions.get(stage, 0.0) for stage, e in plan.items())
     usd = sum(e.usd * fractions.get(stage, 0.0) for stage, e in plan.items())
@@ -283,7 +287,10 @@ def _paid_per_process(run_dir: Path, previous: PreviousWork) -> dict[str, float]
 def resume_command(run_dir: Path, manifest: dict[str, Any], heartbeat: HeartbeatInfo | None) -> str | None:
     """The command that continues this run in this folder: its overrides again, with its run dir."""
     if heartbeat is not None and (heartbeat.overrides or heartbeat.cwd):
-        overrides, cwd = heartbeat.overrides, heartbeat.cwd
+        # The heartbeat holds Hydra's task overrides only: the command line's own options (--config-dir,
+        # --config-name ...) come from run.json's command.
+        argv = [str(a) for a in manifest.get("command", [])][1:]
+        overrides, cwd = [*_hydra_options(argv), *heartbeat.overrides], heartbeat.cwd
     else:
         argv = [str(a) for a in manifest.get("command", [])][1:]  # argv[0] is the program
         if not argv or any(a in ("-m", "--multirun") for a in argv):
@@ -292,6 +299,24 @@ def resume_command(run_dir: Path, manifest: dict[str, Any], heartbeat: Heartbeat
     kept = [o for o in overrides if not o.lstrip("+").startswith(("hydra.run.dir=", "hydra.sweep."))]
     command = shlex.join(["python", "-m", "mem0bench", "run", *kept, f"hydra.run.dir={run_dir.resolve()}"])
     return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+_VALUE_OPTIONS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
+
+
+def _hydra_options(argv: list[str]) -> list[str]:
+    """The options of a `run` command line that are not overrides but that the run needs again: where
+    its config comes from (`--config-dir DIR`, `--config-name NAME`, ... in either spelling)."""
+    kept: list[str] = []
+    for i, arg in enumerate(argv):
+        name = arg.split("=", 1)[0]
+        if name not in _VALUE_OPTIONS:
+            continue
+        if "=" in arg:
+            kept.append(arg)
+        elif i + 1 < len(argv):
+            kept += [arg, argv[i + 1]]
+    return kept
 
 
 def sweep_resume_command(sweep_dir: Path, runs: list[Path]) -> str | None:

@@ -19,13 +19,15 @@ import openai
 
 from mem0bench.llm.types import FailureKind
 
-__all__ = ["CALL_KINDS", "LIBRARY_ERROR", "failure_kind"]
+__all__ = ["CALL_KINDS", "LIBRARY_ERROR", "bridged_kind", "failure_kind"]
 
 CALL_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
 """The LLM client's kinds: the only ones the bridge writes in an error body."""
 
 LIBRARY_ERROR = "library_error"
-"""An exception of the library's own, with no failed call behind it (not retried: it would fail again)."""
+"""An exception of the library's own, with no failed call behind it (not retried: it would fail again).
+An adapter records it for a step it caught; an exception that escapes an adapter's `retrieve` is the
+run's `system_error` (pipeline.failures.SYSTEM_ERROR) instead, unless it carries a bridged kind."""
 
 _MALFORMED_TYPES = frozenset({"ValidationError", "OutputParserException", "JSONDecodeError"})
 """Exceptions a library raises when a reply (HTTP 200) does not fit what it parses it as (pydantic's,
@@ -34,7 +36,7 @@ LangChain's, json's), matched by name so that no library must be importable here
 
 def failure_kind(exc: BaseException) -> str:
     """One of `CALL_KINDS` or `LIBRARY_ERROR` for an exception out of a library call."""
-    bridged = _bridge_kind(exc)
+    bridged = bridged_kind(exc)
     if bridged is not None:
         return bridged
     names = {cls.__name__ for cls in type(exc).__mro__}
@@ -56,8 +58,9 @@ def failure_kind(exc: BaseException) -> str:
     return LIBRARY_ERROR
 
 
-def _bridge_kind(exc: BaseException) -> str | None:
-    """The kind the bridge wrote in the error body, if `exc` (or an exception it wraps) carries one."""
+def bridged_kind(exc: BaseException) -> str | None:
+    """The kind the bridge wrote in the error body, if `exc` (or an exception it wraps) carries one: a
+    call the harness's client failed for good, whatever code let the exception through."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:

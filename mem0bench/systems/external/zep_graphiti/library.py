@@ -59,7 +59,7 @@ def group_id(graph_config: Mapping[str, Any], tag: str, sample_id: str) -> str:
 
 
 def address(graph_config: Mapping[str, Any]) -> tuple[str, int]:
-    return str(graph_config.get("host", "127.0.0.1")), int(graph_config.get("port", 6379))
+    return str(graph_config.get("host") or "127.0.0.1"), int(graph_config.get("port") or 6379)
 
 
 def falkordb_client(host: str, port: int, max_connections: int) -> Any:
@@ -86,16 +86,19 @@ async def ping(host: str, port: int) -> None:
     """ConfigurationError naming the address when no FalkorDB server answers there."""
     from falkordb.asyncio import FalkorDB
 
-    db = FalkorDB(host=host, port=port, socket_connect_timeout=5)
+    db: Any = None
     try:
+        # The client connects already in its constructor (it asks the server whether it is a cluster).
+        db = FalkorDB(host=host, port=port, socket_connect_timeout=5)
         await db.connection.ping()
     except Exception as exc:
         raise ConfigurationError(
             f"zep_graphiti: cannot reach FalkorDB at {host}:{port} (set graph.host / graph.port): {exc}"
         ) from exc
     finally:
-        with contextlib.suppress(Exception):
-            await db.connection.aclose()
+        if db is not None:
+            with contextlib.suppress(Exception):
+                await db.connection.aclose()
 
 
 async def drop_graph(db: Any, name: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -62,6 +62,11 @@ class ZepGraphiti(SystemBase):
     """graphiti-core on FalkorDB: one episode per message, one graph per conversation."""
 
     packages: tuple[str, ...] = ("graphiti-core", "falkordb")
+
+    @staticmethod
+    def uses_graph_server(graph: Mapping[str, Any]) -> bool:
+        """Always on FalkorDB (the run starts one if no graph.host is set)."""
+        return True
 
     def __init__(
         self,

@@ -51,6 +51,11 @@ __all__ = ["Mem0G"]
 class Mem0G(Mem0):
     """Mem0^g as a MemorySystem: Mem0 plus one relation graph per stream."""
 
+    @staticmethod
+    def uses_graph_server(graph: Mapping[str, Any]) -> bool:
+        """A FalkorDB server is needed for `graph.backend=falkordb` (the run starts one if no host is set)."""
+        return str(graph.get("backend", "inprocess") or "inprocess").lower() == "falkordb"
+
     def __init__(
         self,
         *,
