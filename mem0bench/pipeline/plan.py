@@ -111,3 +111,6 @@ def print_plan(
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  (assumes {FACTS_PER_PAIR} fact and "
           f"{TRIPLETS_PER_PAIR} triplet per message pair; cached calls cost nothing)")  # fmt: skip
+    note = LLMSettings.from_config(config_section(cfg.llm)).price_note()
+    if note:
+        print(note)
