@@ -17,7 +17,9 @@ def test_the_note_names_the_server_without_credentials():
     assert "127.0.0.1:8080" in note and "s3cret" not in note and NOTE in note
     assert LLMSettings(base_url="https://api.openai.com/v1").price_note() is None
     assert LLMSettings(base_url="http://127.0.0.1:1/v1", price_any_server=True).price_note() is None
-    assert LLMSettings(base_url="http://127.0.0.1:1/v1").price_note() == unpriced_server_note("http://127.0.0.1:1/v1")
+    assert LLMSettings(base_url="http://127.0.0.1:1/v1").price_note() == unpriced_server_note(
+        "http://127.0.0.1:1/v1"
+    )
 
 
 @pytest.mark.slow
@@ -40,5 +42,7 @@ def test_dry_run_summary_and_status_say_why_the_cost_is_zero(tmp_path, locomo_mi
         assert status.returncode == 0, status.stderr
         assert status.stdout.count(NOTE) == 1, status.stdout
 
-        priced = run_cli(["run", "+exp=full_context", "run.dry_run=true", "llm.price_any_server=true", *small], env)
+        priced = run_cli(
+            ["run", "+exp=full_context", "run.dry_run=true", "llm.price_any_server=true", *small], env
+        )
         assert priced.returncode == 0 and NOTE not in priced.stdout + priced.stderr
