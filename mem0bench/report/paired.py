@@ -33,9 +33,7 @@ def baseline_column(runs: Sequence[RunSummary], baseline: Path) -> tuple[str, li
                 cells.append(f"{100 * judge['delta']:+.2f} [too few] (n={judge['n']})")
                 continue
             lo, hi = judge["ci95"]
-            cells.append(
-                f"{100 * judge['delta']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}] (n={judge['n']})"
-            )
+            cells.append(f"{100 * judge['delta']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}] (n={judge['n']})")
     except (SchemaError, CompareError) as exc:
         raise ReportError(f"--baseline: {exc}") from None
     return f"ΔJ vs {baseline.name} (95% CI, paired)", cells
