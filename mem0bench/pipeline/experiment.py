@@ -37,6 +37,7 @@ from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
+from mem0bench.pipeline.profile import check_profile, hydra_choices
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner
@@ -267,6 +268,9 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     judge = judge_settings(cfg)
     conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
     encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
+    profile = check_profile(cfg, hydra_choices())
+    if profile is not None and profile.warning():
+        print(profile.warning(), file=sys.stderr)
     if cfg.run.dry_run:
         dataset, questions = load_scope(cfg)
         print_plan(cfg, dataset, questions, judge)
@@ -295,6 +299,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             system_packages=system.packages,
             server=server_record(client),
             scope=run_scope(cfg, questions),
+            **({"profile": profile.to_dict()} if profile is not None else {}),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,

@@ -17,9 +17,12 @@ import pandas as pd
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.report.collect import RunSummary
 
-__all__ = ["RUNS_CAPTION", "RunScope", "run_scope", "runs_table", "scope_differences"]
+__all__ = ["RUNS_CAPTION", "RunScope", "profile_text", "run_scope", "runs_table", "scope_differences"]
 
-RUNS_CAPTION = "Runs: what each row of Tables 1 and 2 measured (scope, dataset, answer key, judge)."
+RUNS_CAPTION = (
+    "Runs: what each row of Tables 1 and 2 measured (scope, dataset, answer key, judge), and the published "
+    "profile it was started from, with the pinned values it changed."
+)
 
 RunScope = dict[str, Any]
 
@@ -84,9 +87,20 @@ def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataF
                 "judge": f"{s['judge_model'] or '-'} / {s['judge_prompt'] or '-'}",
                 "judge runs": s["judge_runs"] if numeric else _text(s["judge_runs"]),
                 "judgements": s["judgements"] if numeric else _text(s["judgements"]),
+                "profile": profile_text(run),
             }
         )
     return pd.DataFrame(rows)
+
+
+def profile_text(run: RunSummary) -> str:
+    """'paper/mem0', or 'paper/mem0, departs: judge.runs=2 (profile: 10)' when the run changed what the
+    profile pins (run.json `profile`, pipeline/profile.py); '-' when the run was not started from one."""
+    profile = run.manifest.get("profile")
+    if not isinstance(profile, dict) or not profile.get("name"):
+        return "-"
+    overrides = [str(o) for o in profile.get("overrides") or []]
+    return f"{profile['name']}, departs: {'; '.join(overrides)}" if overrides else str(profile["name"])
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,98 @@
+"""Whether a run kept to the published profile it was started from (`+exp=paper/...`).
+
+A paper profile pins what the paper's harness did (model, judge runs, prompts, top-k, ...). Adding an
+override on top (`+exp=paper/mem0 judge.runs=2`) is allowed, but the result is then no longer the paper's
+setup and must not pass for it: run.json records the profile and every pinned value the run changed, and
+the report's runs table shows them. What a profile pins is what its file sets: its config-group choices
+(`override /method: mem0`) and its values; anything it leaves alone (paths, timeouts, the question scope)
+is not a departure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+__all__ = ["PROFILE_FOLDER", "ProfileCheck", "check_profile", "hydra_choices"]
+
+PROFILE_FOLDER = "paper"
+"""Experiments under configs/exp/paper/ are profiles: they pin a published setup."""
+
+
+@dataclass(frozen=True)
+class ProfileCheck:
+    name: str
+    """The experiment, e.g. 'paper/mem0'."""
+    departures: tuple[str, ...]
+    """'key=value (profile: pinned)' for each pinned value the run changed."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "departs": bool(self.departures), "overrides": list(self.departures)}
+
+    def warning(self) -> str | None:
+        if not self.departures:
+            return None
+        return f"warning: this run departs from the {self.name} profile: {', '.join(self.departures)}"
+
+
+def hydra_choices() -> dict[str, str]:
+    """The config-group choices of the current Hydra job ({'exp': 'paper/mem0', 'method': 'mem0', ...});
+    {} outside Hydra."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        choices = HydraConfig.get().runtime.choices
+    except (ImportError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in choices.items() if v is not None}
+
+
+def _profile_file(name: str) -> Path:
+    return Path(str(resources.files("mem0bench") / "configs" / "exp" / f"{name}.yaml"))
+
+
+def _pinned_values(tree: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, DictConfig):
+            out.update(_pinned_values(value, dotted + "."))
+        else:
+            out[dotted] = OmegaConf.to_container(value) if isinstance(value, ListConfig) else value
+    return out
+
+
+def _show(value: Any) -> str:
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def check_profile(cfg: DictConfig, choices: Mapping[str, str]) -> ProfileCheck | None:
+    """The run's departures from its profile; None when the experiment is not a profile."""
+    name = choices.get("exp", "")
+    path = _profile_file(name)
+    if not name.startswith(PROFILE_FOLDER + "/") or not path.is_file():
+        return None
+    profile = OmegaConf.load(path)
+    assert isinstance(profile, DictConfig)  # an experiment file is a mapping (Hydra composed it)
+    departures: list[str] = []
+    for entry in profile.get("defaults", []):
+        if not isinstance(entry, DictConfig):
+            continue  # `_self_` and the like pin nothing
+        for key, pinned in entry.items():
+            group = str(key).removeprefix("override").strip().lstrip("/")
+            chosen = choices.get(group)
+            if chosen != str(pinned):
+                departures.append(f"{group}={_show(chosen)} (profile: {pinned})")
+    values = {k: v for k, v in profile.items() if k != "defaults"}
+    for key, pinned in _pinned_values(OmegaConf.create(values)).items():
+        actual = OmegaConf.select(cfg, key, default=None)
+        if isinstance(actual, ListConfig | DictConfig):
+            actual = OmegaConf.to_container(actual, resolve=True)
+        if actual != pinned:
+            departures.append(f"{key}={_show(actual)} (profile: {_show(pinned)})")
+    return ProfileCheck(name, tuple(departures))
