@@ -33,6 +33,18 @@ def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_mini):
     assert result.returncode == 0, result.stderr[-3000:]
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
     assert len(runs) == 4
+    # The sweep ends with one screen: a line per job with what it varied, its status and J.
+    summary = result.stderr[result.stderr.index(f"sweep {sweep}: 4 jobs, 4 complete") :].splitlines()
+    assert summary[1].split() == ["job", "status", "J", "(%)", "varied"]
+    jobs = [line.split() for line in summary[2:6]]
+    assert [job[:2] for job in jobs] == [[str(n), "complete"] for n in range(4)]
+    for job in jobs:
+        metrics = json.loads((sweep / job[0] / "metrics.json").read_text())
+        assert job[2] == f"{100 * metrics['overall']['judge']['mean']:.2f}"
+        assert [o.split("=")[0] for o in job[-2:]] == ["method.chunk_size", "method.k"]
+    assert {tuple(job[-2:]) for job in jobs} == {
+        (f"method.chunk_size={c}", f"method.k={k}") for c in (128, 256) for k in (1, 2)
+    }
 
     out = tmp_path / "report"
     report = run_cli(
