@@ -76,7 +76,7 @@ def describe_hydra_error(exc: BaseException) -> str:
 def _nested_options(group: str) -> list[str]:
     """The options in a config group's subfolders (exp/paper/mem0.yaml -> paper/mem0), which Hydra's own
     list of a group's options leaves out."""
-    from mem0bench.cli.run import CONFIG_DIR
+    from mem0bench.paths import CONFIG_DIR
 
     folder = CONFIG_DIR / group
     if not group or not folder.is_dir():

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from mem0bench.paths import CONFIG_DIR
 
 __all__ = ["PROFILE_FOLDER", "ProfileCheck", "check_profile", "hydra_choices"]
 
@@ -53,7 +54,7 @@ def hydra_choices() -> dict[str, str]:
 
 
 def _profile_file(name: str) -> Path:
-    return Path(str(resources.files("mem0bench") / "configs" / "exp" / f"{name}.yaml"))
+    return CONFIG_DIR / "exp" / f"{name}.yaml"
 
 
 def _pinned_values(tree: Any, prefix: str = "") -> dict[str, Any]:
