@@ -53,14 +53,14 @@ def test_identical_looking_runs_are_told_apart(tmp_path, capsys):
 
     table = _csv(out / "runs.csv")
     assert len({row["run"] for row in table}) == 5
-    small = next(row for row in table if row["run"] == "2026-01-09_rag")
+    small = next(row for row in table if row["name"] == "2026-01-09_rag")
     assert (
         small["questions"] == "20" and small["conversations"] == "2" and small["dataset sha256"] == "b" * 64
     )
     assert small["judge"] == "gpt-4o-mini / mem0" and small["judge runs"] == "10"
     assert small["answer key"] == "LOCOMO's" and small["folder"] == str(runs / "2026-01-09_rag")
     t1 = [row["run"] for row in _csv(out / "table1.csv")]
-    assert len(set(t1)) == 5
+    assert t1 == [row["run"] for row in table] and len(set(t1)) == 5  # the runs table maps each name
 
 
 def test_csv_holds_numbers(tmp_path, capsys):

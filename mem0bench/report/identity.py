@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.report.collect import RunSummary
+from mem0bench.report.collect import RunSummary, short_names
 
 __all__ = ["RUNS_CAPTION", "RunScope", "profile_text", "run_scope", "runs_table", "scope_differences"]
 
@@ -68,14 +68,15 @@ def _file(path: Any) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
-    """One row per run: its name and folder, method, status, scope, dataset, answer key and judge (with
+    """One row per run: its short name (as in the tables and plots), folder name and folder, method, status, scope, dataset, answer key and judge (with
     the number of successful judgements its J stands on)."""
     rows = []
-    for run in runs:
+    for name, run in zip(short_names(runs), runs, strict=True):
         s = run_scope(run)
         rows.append(
             {
-                "run": run.name,
+                "run": name,
+                "name": run.name,
                 "folder": str(run.path),
                 "method": run.method,
                 "status": run.status or "-",
