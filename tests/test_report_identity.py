@@ -4,6 +4,7 @@ warning when runs differ in scope, failed sweep jobs named, and CSV files that h
 from __future__ import annotations
 
 import csv
+import html
 import json
 from pathlib import Path
 
@@ -107,3 +108,28 @@ def test_a_sweep_job_that_fails_at_once_leaves_a_run_json(tmp_path, locomo_mini)
     assert failed["status"] == "failed" and "k" in failed["reason"]
     report = run_cli(["report", str(sweep), "--out", str(tmp_path / "r")], env)
     assert report.returncode == 0 and f"{sweep / '1'}: failed" in report.stderr
+
+
+def test_report_html_shows_the_warnings_the_cli_prints(tmp_path, capsys):
+    """One list of warnings: a failed sweep job, a partial run, a scope difference and an off-profile run
+    are printed by the CLI and shown, the same words, at the top of report.html."""
+    runs = tmp_path / "runs"
+    _run(runs, "a", questions=40, sha="a" * 64, conversations=1)
+    partial = _run(runs, "b", questions=20, sha="a" * 64, conversations=1)
+    manifest = json.loads((partial / "run.json").read_text())
+    manifest.update(status="interrupted", profile={"name": "paper/rag", "departs": True,
+                                                   "overrides": ["judge.runs=2 (profile: 10)"]})  # fmt: skip
+    (partial / "run.json").write_text(json.dumps(manifest))
+    (runs / "c").mkdir()
+    (runs / "c" / "run.json").write_text(json.dumps({"status": "failed", "reason": "no graph server"}))
+    out = tmp_path / "report"
+    assert report_main([str(runs), "--out", str(out)]) == 0
+    warnings = [line.removeprefix("warning: ") for line in capsys.readouterr().err.splitlines()]
+    assert len(warnings) == 4
+    assert any("no graph server" in w for w in warnings) and any("'interrupted'" in w for w in warnings)
+    assert any("differ in scope" in w for w in warnings)
+    assert any("departs from the paper/rag profile: judge.runs=2 (profile: 10)" in w for w in warnings)
+    page = (out / "report.html").read_text()
+    for warning in warnings:
+        assert f'<p class="warn">warning: {html.escape(warning)}</p>' in page
+    assert "paper/rag, departs: judge.runs=2 (profile: 10)" in (out / "runs.md").read_text()
