@@ -52,9 +52,13 @@ def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_mini):
     )
     assert report.returncode == 0, report.stderr
     table1 = (out / "table1.csv").read_text().splitlines()
-    assert len(table1) == 1 + 4 and "chunk_size" in table1[0] and ",k," in table1[0]
-    combos = {tuple(line.split(",")[2:4]) for line in table1[1:]}  # after the run name and the method
+    assert len(table1) == 1 + 4 and table1[0].startswith("run,method,multi_hop F1")  # scores first
+    settings = (out / "settings.csv").read_text().splitlines()
+    assert settings[0] == "run,method,chunk_size,k"
+    combos = {tuple(line.rsplit(",", 2)[1:]) for line in settings[1:]}
     assert combos == {("128", "1"), ("128", "2"), ("256", "1"), ("256", "2")}
+    # The same run names in both tables map the scores to the settings.
+    assert [line.split(",")[0] for line in table1[1:]] == [line.split(",")[0] for line in settings[1:]]
     assert "NOT LOCOMO" in (out / "table1_paper_labels.md").read_text()
     for png in ("judge_by_category.png", "judge_vs_latency.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -80,6 +80,7 @@ def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataF
                 "folder": str(run.path),
                 "method": run.method,
                 "status": run.status or "-",
+                "profile": profile_text(run),
                 "conversations": s["conversations"] if numeric else _text(s["conversations"]),
                 "questions": s["questions"] if numeric else _text(s["questions"]),
                 "dataset": _file(s["dataset"]),
@@ -88,7 +89,6 @@ def runs_table(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataF
                 "judge": f"{s['judge_model'] or '-'} / {s['judge_prompt'] or '-'}",
                 "judge runs": s["judge_runs"] if numeric else _text(s["judge_runs"]),
                 "judgements": s["judgements"] if numeric else _text(s["judgements"]),
-                "profile": profile_text(run),
             }
         )
     return pd.DataFrame(rows)
