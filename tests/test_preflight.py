@@ -161,10 +161,13 @@ class _Ledger:
     def __init__(self):
         self.calls = 0
 
-    def stage(self, name):
-        return SimpleNamespace(
+    @property
+    def stages(self):
+        """The same figures for each of the client's stages (search and answer both count for answering)."""
+        usage = SimpleNamespace(
             calls=self.calls, prompt_tokens=100 * self.calls, completion_tokens=0, cost_usd=0.01
         )
+        return dict.fromkeys(("ingest", "search", "answer", "judge"), usage)
 
 
 def test_progress_in_a_log_is_plain_lines_with_calls_cost_and_eta():

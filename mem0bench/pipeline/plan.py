@@ -102,6 +102,9 @@ def print_plan(
     total_calls = total_usd = 0.0
     print(f"dry run: {cfg.method.name} on {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
+    note = LLMSettings.from_config(config_section(cfg.llm)).price_note()
+    if note:  # before the table, so the USD column's zeros are read with it
+        print(note)
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     for line in _lines(cfg, dataset, questions, judge):
         usd = line_usd(line)
@@ -111,6 +114,3 @@ def print_plan(
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  (assumes {FACTS_PER_PAIR} fact and "
           f"{TRIPLETS_PER_PAIR} triplet per message pair; cached calls cost nothing)")  # fmt: skip
-    note = LLMSettings.from_config(config_section(cfg.llm)).price_note()
-    if note:
-        print(note)
