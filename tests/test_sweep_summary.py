@@ -39,6 +39,11 @@ def test_each_job_has_its_status_j_and_what_it_varied(tmp_path):
         lines[3].split()[:4] == ["1", "failed", "-", "method.k=2"] and "(ConfigurationError: xxx" in lines[3]
     )
     assert len(lines[3]) < 130  # the reason is cut, the screen stays readable
+    # A job that failed before its heartbeat: its overrides are unknown, the others' swept values stay.
+    (tmp_path / "2").mkdir()
+    (tmp_path / "2" / "run.json").write_text(json.dumps({"status": "failed", "reason": "bad override"}))
+    lines = sweep_summary(tmp_path).splitlines()
+    assert lines[2].split()[-1] == "method.k=1" and lines[4].split()[:3] == ["2", "failed", "-"]
     assert "report" in lines[-1]
 
 

@@ -38,10 +38,12 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _varied(overrides: list[list[str]]) -> list[list[str]]:
-    """Each job's overrides that not every job shares (the swept values), in the job's order."""
-    shared = set.intersection(*(set(o) for o in overrides)) if overrides else set()
-    return [[o for o in job if o not in shared] for job in overrides]
+def _varied(overrides: list[list[str] | None]) -> list[list[str]]:
+    """Each job's overrides that not every job shares (the swept values), in the job's order. A job that
+    stopped before its heartbeat (None: overrides unknown) shows none and leaves the others' unchanged."""
+    known = [set(o) for o in overrides if o is not None]
+    shared = set.intersection(*known) if known else set()
+    return [[o for o in job if o not in shared] if job is not None else [] for job in overrides]
 
 
 def sweep_summary(sweep_dir: Path) -> str:
@@ -50,7 +52,7 @@ def sweep_summary(sweep_dir: Path) -> str:
     if not jobs:
         return ""
     beats = [HeartbeatInfo.read(job) for job in jobs]
-    varied = _varied([b.overrides if b else [] for b in beats])
+    varied = _varied([b.overrides if b else None for b in beats])
     rows: list[tuple[str, str, str, str]] = []
     statuses: Counter[str] = Counter()
     for job, changes in zip(jobs, varied):
