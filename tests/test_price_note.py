@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from devtools.e2e import FAST, cli_env, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.llm.settings import LLMSettings, unpriced_server_note
-from tests.e2e import FAST, cli_env, run_cli
-from tests.standin.server import StandinServer
 
 NOTE = "llm.price_any_server=true"
 

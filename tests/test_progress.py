@@ -11,15 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from devtools.e2e import TEST_KEY, cli_env
+from devtools.reliability import run_args, small_sample
+from devtools.standin.server import StandinServer
 from mem0bench.data import load_dataset
 from mem0bench.llm.ledger import UsageLedger
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline import progress as progress_module
 from mem0bench.pipeline.progress import StageProgress
-from tests.e2e import TEST_KEY, cli_env
 from tests.pty_cli import run_in_pty, screen_lines
-from tests.reliability import run_args, small_sample
-from tests.standin.server import StandinServer
 
 INGEST_BAR = re.compile(r"^\s*ingest:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[.*pair/s")
 
@@ -112,7 +112,7 @@ def test_log_lines_carry_the_run_eta(monkeypatch):
 def test_the_bars_count_a_bridged_librarys_calls_and_money(standin):
     """A third-party library's calls come through the bridge under its own ledger stages (usage.json keeps
     them apart); the ingest and answer bars count them, with what they cost, and the run ETA has a rate."""
-    from mem0bench.systems.bridge import LLMBridge
+    from mem0bench.systems.external.bridge import LLMBridge
     from tests.test_systems_bridge import library_client, make_client
 
     async def main() -> tuple[tuple[int, int, float], tuple[int, int, float], dict[str, object]]:
@@ -144,7 +144,7 @@ def test_the_bars_count_a_bridged_librarys_calls_and_money(standin):
 
 
 def test_a_bridge_scope_must_name_a_stage_the_bars_count(standin):
-    from mem0bench.systems.bridge import LLMBridge
+    from mem0bench.systems.external.bridge import LLMBridge
     from tests.test_systems_bridge import make_client
 
     async def main() -> None:

@@ -19,9 +19,9 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from mem0bench.common.text import one_line
-from mem0bench.pipeline.heartbeat import HeartbeatInfo
-from mem0bench.pipeline.status import find_run_dirs
 from mem0bench.report.tables import fmt_judge
+from mem0bench.rundir.find import find_run_dirs
+from mem0bench.rundir.heartbeat import HeartbeatInfo
 
 __all__ = ["SweepSummary", "sweep_summary"]
 

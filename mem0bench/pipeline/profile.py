@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
+import yaml
 
 from mem0bench.paths import CONFIG_DIR
+
+if TYPE_CHECKING:
+    from mem0bench.pipeline.spec import ExperimentSpec
 
 __all__ = ["PROFILE_FOLDER", "ProfileCheck", "check_profile", "hydra_choices"]
 
@@ -57,32 +60,43 @@ def _profile_file(name: str) -> Path:
     return CONFIG_DIR / "exp" / f"{name}.yaml"
 
 
-def _pinned_values(tree: Any, prefix: str = "") -> dict[str, Any]:
+def _pinned_values(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in tree.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, DictConfig):
+        if isinstance(value, Mapping):
             out.update(_pinned_values(value, dotted + "."))
         else:
-            out[dotted] = OmegaConf.to_container(value) if isinstance(value, ListConfig) else value
+            out[dotted] = value
     return out
+
+
+def _select(config: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of the resolved config; None where the config has no such key."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def _show(value: Any) -> str:
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def check_profile(cfg: DictConfig, choices: Mapping[str, str]) -> ProfileCheck | None:
-    """The run's departures from its profile; None when the experiment is not a profile."""
+def check_profile(spec: ExperimentSpec, choices: Mapping[str, str]) -> ProfileCheck | None:
+    """The run's departures from its profile (read from the spec's resolved config); None when the
+    experiment is not a profile."""
     name = choices.get("exp", "")
     path = _profile_file(name)
     if not name.startswith(PROFILE_FOLDER + "/") or not path.is_file():
         return None
-    profile = OmegaConf.load(path)
-    assert isinstance(profile, DictConfig)  # an experiment file is a mapping (Hydra composed it)
+    profile = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(profile, dict)  # an experiment file is a mapping (Hydra composed it)
     departures: list[str] = []
-    for entry in profile.get("defaults", []):
-        if not isinstance(entry, DictConfig):
+    for entry in profile.get("defaults") or []:
+        if not isinstance(entry, dict):
             continue  # `_self_` and the like pin nothing
         for key, pinned in entry.items():
             group = str(key).removeprefix("override").strip().lstrip("/")
@@ -90,10 +104,8 @@ def check_profile(cfg: DictConfig, choices: Mapping[str, str]) -> ProfileCheck |
             if chosen != str(pinned):
                 departures.append(f"{group}={_show(chosen)} (profile: {pinned})")
     values = {k: v for k, v in profile.items() if k != "defaults"}
-    for key, pinned in _pinned_values(OmegaConf.create(values)).items():
-        actual = OmegaConf.select(cfg, key, default=None)
-        if isinstance(actual, ListConfig | DictConfig):
-            actual = OmegaConf.to_container(actual, resolve=True)
+    for key, pinned in _pinned_values(values).items():
+        actual = _select(spec.config, key)
         if actual != pinned:
             departures.append(f"{key}={_show(actual)} (profile: {_show(pinned)})")
     return ProfileCheck(name, tuple(departures))
