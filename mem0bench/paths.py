@@ -5,6 +5,8 @@
 * data (locomo10.json): `$MEM0BENCH_DATA_DIR`, else `$XDG_DATA_HOME/mem0bench`, else
   `~/.local/share/mem0bench`.
 
+The Hydra configs ship inside the package (`CONFIG_DIR`).
+
 `cache.dir=...` and `dataset.data_dir=...` (or `dataset.path=...`) override them; a relative override is
 taken from the current folder, as any path on a command line.
 """
@@ -12,9 +14,14 @@ taken from the current folder, as any path on a command line.
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
-__all__ = ["cache_home", "data_home"]
+__all__ = ["CONFIG_DIR", "cache_home", "data_home"]
+
+# mem0bench/configs; in a checkout a symlink to the top-level configs/, which stays the source. So an
+# installed wheel finds them wherever it is run from.
+CONFIG_DIR = Path(str(resources.files("mem0bench") / "configs"))
 
 
 def _home(override: str | os.PathLike[str] | None, env: str, xdg: str, fallback: str) -> Path:

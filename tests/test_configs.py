@@ -146,3 +146,34 @@ def test_the_spec_is_parsed_once_into_typed_frozen_sections():
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.judge = spec.judge  # type: ignore[misc]
+
+
+def _spec_with_choices(*overrides: str):
+    """The spec a run would parse, with the config-group choices Hydra made for it."""
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(config_name="run", overrides=list(overrides), return_hydra_config=True)
+    choices = {k: str(v) for k, v in cfg.hydra.runtime.choices.items() if v is not None}
+    return _spec(*overrides), choices
+
+
+def test_a_paper_profile_with_overrides_is_marked_as_departing_from_it():
+    from mem0bench.pipeline.profile import check_profile
+
+    cfg, choices = _spec_with_choices(
+        "+exp=paper/mem0", "judge.runs=2", "embedder=minilm", "eval.max_questions=5"
+    )
+    check = check_profile(cfg, choices)
+    assert check is not None and check.name == "paper/mem0"
+    # What the profile pins and the run changed, and nothing it leaves alone (the question scope).
+    assert check.departures == ("embedder=minilm (profile: openai)", "judge.runs=2 (profile: 10)")
+    assert check.to_dict() == {"name": "paper/mem0", "departs": True, "overrides": list(check.departures)}
+    assert "departs from the paper/mem0 profile: embedder=minilm" in (check.warning() or "")
+
+    cfg, choices = _spec_with_choices("+exp=paper/rag", "method=mem0", "method.top_k=5")
+    departures = check_profile(cfg, choices).departures  # type: ignore[union-attr]
+    assert "method=mem0 (profile: rag)" in departures
+    kept, choices = _spec_with_choices("+exp=paper/mem0g", "dataset.path=x.json", "llm.timeout_s=3")
+    check = check_profile(kept, choices)
+    assert check is not None and check.departures == () and check.warning() is None
+    ours, choices = _spec_with_choices("+exp=mem0", "judge.runs=2")
+    assert check_profile(ours, choices) is None  # our own recipes are not profiles

@@ -150,3 +150,8 @@ def test_paper_profile_runs_with_its_prompts(tmp_path, locomo_mini):
     for line in ("prompt: paper", "fold_captions: false"):
         assert line in config
     assert len(read_jsonl(run_dir / "predictions.jsonl")) == 6
+    # judge.runs=3 on a profile that pins 10: run.json and the warning line say so.
+    profile = json.loads((run_dir / "run.json").read_text())["profile"]
+    assert profile["name"] == "paper/rag" and profile["departs"] is True
+    assert "judge.runs=3 (profile: 10)" in profile["overrides"]
+    assert "departs from the paper/rag profile" in result.stderr

@@ -112,8 +112,10 @@ def test_a_run_compared_with_itself_is_zero(runs, tmp_path, capsys):
     assert compare_main([str(runs / "a"), str(runs / "a"), "--out", str(tmp_path), "--bootstrap", "300"]) == 0
     result = json.loads((tmp_path / "compare.json").read_text())
     assert result["n_paired"] == 6
-    for name in ("judge", "f1", "bleu1"):
+    for name in ("f1", "bleu1"):
         assert result["overall"][name]["delta"] == 0.0 and result["overall"][name]["ci95"] == [0.0, 0.0]
+    # Five of the six questions have a judge label: too few for an interval (see the next test).
+    assert result["overall"]["judge"]["delta"] == 0.0 and result["overall"]["judge"]["ci95"] is None
     assert result["overall"]["judge"]["p_mcnemar"] == 1.0
     assert (tmp_path / "compare.md").read_text().startswith("**compare: B - A, 6 paired questions**")
 
@@ -126,10 +128,38 @@ def test_compare_by_hand(runs, tmp_path):
     judge = result["overall"]["judge"]
     assert judge["delta"] == pytest.approx(1 / 5) and judge["discordant"] == {"a_only": 0, "b_only": 1}
     assert judge["p_mcnemar"] == 1.0
-    lo, hi = judge["ci95"]
-    assert lo <= judge["delta"] <= hi
+    # Five questions judged in both: below the six a significant result needs, so no interval, no MDD.
+    assert (
+        judge["n"] == 5 and judge["too_small"] and judge["ci95"] is None and result["mdd"]["overall"] is None
+    )
+    f1 = result["overall"]["f1"]  # F1 has all six pairs
+    assert f1["n"] == 6 and not f1["too_small"]
+    lo, hi = f1["ci95"]
+    assert lo <= f1["delta"] <= hi
     assert result["categories"]["temporal"]["n"] == 3 and set(result["mdd"]) >= {"temporal", "overall"}
     assert any("different judges" in note for note in result["notes"])
+    assert any(note.startswith("the sample is too small") and "overall" in note for note in result["notes"])
+
+
+def test_compare_on_two_questions_says_the_sample_is_too_small(tmp_path, locomo_path, capsys):
+    """Two questions: the bootstrap collapses ([-100, -100]) and its zero spread gave "MDD 0.00"."""
+    records = [json.loads(line) for line in (FIXTURES / "records.jsonl").read_text().splitlines()[:2]]
+    fields = "question=q,prediction=resp,judge=ok,conversation=conv"
+    for name, label in (("a", "CORRECT"), ("b", "WRONG")):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps({**r, "ok": label}) + "\n" for r in records))
+        assert _import(locomo_path, data, tmp_path / name, "--fields", fields) == 0
+    capsys.readouterr()
+    out = tmp_path / "cmp"
+    assert (
+        compare_main([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), "--bootstrap", "200"]) == 0
+    )
+    text = capsys.readouterr().out
+    overall = next(line for line in text.splitlines() if line.startswith("| overall |"))
+    assert "| -100.00 | too few |" in overall and "0.00 |" not in overall.split("too few")[1][:20]
+    assert "[-100" not in text and "note: the sample is too small" in text
+    result = json.loads((out / "compare.json").read_text())
+    assert result["overall"]["judge"]["ci95"] is None and result["mdd"]["overall"] is None
 
 
 def test_compare_refuses_different_answer_keys(runs, tmp_path, locomo_path, capsys):
@@ -247,7 +277,8 @@ def test_report_adds_a_paired_column_against_a_baseline(runs, tmp_path):
     )
     lines = (tmp_path / "table1.md").read_text().splitlines()
     assert "ΔJ vs a (95% CI, paired)" in lines[2]
-    assert lines[4].rstrip(" |").endswith("baseline") and "+20.00 [" in lines[5] and "(n=6)" in lines[5]
+    # Five questions judged in both runs: too few for an interval.
+    assert lines[4].rstrip(" |").endswith("baseline") and "+20.00 [too few] (n=5)" in lines[5]
 
 
 def test_bad_fields_option_is_one_line(tmp_path, locomo_path, capsys):

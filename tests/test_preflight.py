@@ -39,6 +39,12 @@ CASES = [
     ("unknown config key", ["+exp=rag", "llm.tmeout_s=3"], "unknown config key 'llm.tmeout_s'", "standin"),
     ("unknown method key", ["+exp=rag", "method.chunks=3"], "unknown config key 'method.chunks'", "standin"),
     ("unknown experiment", ["+exp=mem1"], "Could not find 'exp/mem1'; available: amem, chatgpt", "standin"),
+    (
+        "paper profiles listed",
+        ["+exp=mem1"],
+        "zep_graphiti, paper/full_context, paper/mem0, paper/mem0g",
+        "standin",
+    ),
     ("unparsable override", ["+exp=rag", "judge.runs=[3"], "cannot parse the override", "standin"),
     ("judge prompt", ["+exp=rag", "judge.prompt=nonsense"], "judge.prompt must be one of", "standin"),
     ("judge runs 0", ["+exp=rag", "judge.runs=0"], "judge.runs must be at least 1", "standin"),
@@ -155,10 +161,13 @@ class _Ledger:
     def __init__(self):
         self.calls = 0
 
-    def stage(self, name):
-        return SimpleNamespace(
+    @property
+    def stages(self):
+        """The same figures for each of the client's stages (search and answer both count for answering)."""
+        usage = SimpleNamespace(
             calls=self.calls, prompt_tokens=100 * self.calls, completion_tokens=0, cost_usd=0.01
         )
+        return dict.fromkeys(("ingest", "search", "answer", "judge"), usage)
 
 
 def test_progress_in_a_log_is_plain_lines_with_calls_cost_and_eta():

@@ -3,6 +3,8 @@ counts the stages still to come."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import io
 import re
 from types import SimpleNamespace
@@ -13,6 +15,7 @@ from devtools.e2e import TEST_KEY, cli_env
 from devtools.reliability import run_args, small_sample
 from devtools.standin.server import StandinServer
 from mem0bench.data import load_dataset
+from mem0bench.llm.ledger import UsageLedger
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline import progress as progress_module
 from mem0bench.pipeline.progress import StageProgress
@@ -57,10 +60,12 @@ class _Ledger:
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
 
-    def stage(self, name: str) -> SimpleNamespace:
-        return SimpleNamespace(
-            calls=self.calls.get(name, 0), prompt_tokens=0, completion_tokens=0, cost_usd=0.0
-        )
+    @property
+    def stages(self) -> dict[str, SimpleNamespace]:
+        return {
+            name: SimpleNamespace(calls=calls, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
+            for name, calls in self.calls.items()
+        }
 
 
 def test_run_eta_counts_the_stages_still_to_come(monkeypatch):
@@ -102,3 +107,54 @@ def test_log_lines_carry_the_run_eta(monkeypatch):
     assert lines[0].startswith("progress ingest: 5/10, calls 20")
     # Left: 5 pairs x 4 calls + 2 questions x 2 + 4 labels x 1 = 28 calls at 20 calls / 31 s.
     assert lines[-1] == "progress run: eta 00:43 (all stages), calls 20, paid $0.0000"
+
+
+def test_the_bars_count_a_bridged_librarys_calls_and_money(standin):
+    """A third-party library's calls come through the bridge under its own ledger stages (usage.json keeps
+    them apart); the ingest and answer bars count them, with what they cost, and the run ETA has a rate."""
+    from mem0bench.systems.external.bridge import LLMBridge
+    from tests.test_systems_bridge import library_client, make_client
+
+    async def main() -> tuple[tuple[int, int, float], tuple[int, int, float], dict[str, object]]:
+        client = make_client(standin)
+        client.settings = dataclasses.replace(client.settings, price_any_server=True)
+        client.ledger = UsageLedger(client.settings.prices)  # priced although the stand-in is local
+        progress = StageProgress(
+            client.ledger, {"ingest": 4, "answer": 2, "judge": 2}, enabled=False, stream=io.StringIO()
+        )
+        async with LLMBridge(client) as bridge:
+            lib = library_client(bridge, "conv-1")
+            messages = [{"role": "user", "content": "Remember that Ann lives in Oslo."}]
+            async with bridge.scope("conv-1", stage="somelib_ingest"):
+                for _ in range(3):
+                    await asyncio.to_thread(lib.chat.completions.create, model="x", messages=messages)
+                progress.advance("ingest", 2)
+            async with bridge.scope("conv-1", stage="somelib_search"):
+                await asyncio.to_thread(lib.embeddings.create, model="x", input=["Where does Ann live?"])
+        stages = client.ledger.snapshot()["stages"]
+        await client.aclose()
+        assert progress.run_eta_s() is not None, "a call rate, so an ETA"
+        return progress.usage("ingest"), progress.usage("answer"), stages
+
+    ingest, answer, stages = asyncio.run(main())
+    assert set(stages) == {"somelib_ingest", "somelib_search"}  # usage.json's stages are unchanged
+    calls, tokens, cost = ingest
+    assert calls == 3 and tokens > 0 and cost > 0
+    assert answer[0] == 1  # the library's search embedding counts with answering
+
+
+def test_a_bridge_scope_must_name_a_stage_the_bars_count(standin):
+    from mem0bench.systems.external.bridge import LLMBridge
+    from tests.test_systems_bridge import make_client
+
+    async def main() -> None:
+        client = make_client(standin)
+        try:
+            async with LLMBridge(client) as bridge:
+                with pytest.raises(ValueError, match="_ingest or _search"):
+                    async with bridge.scope("r", stage="somelib_answer"):
+                        pass
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())

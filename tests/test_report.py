@@ -17,6 +17,7 @@ from mem0bench.report import (
     load_runs,
     plot_judge_by_category,
     plot_judge_vs_latency,
+    settings_table,
     table1,
     table2,
     varying_hyperparameters,
@@ -151,8 +152,9 @@ def test_mixed_methods_vary_by_presence(tmp_path: Path) -> None:
     )
     runs = load_runs([tmp_path])
     assert varying_hyperparameters(runs) == ["method.m", "method.s", "method.top_k"]
-    df = table1(runs)
-    assert list(df["m"]) == ["10", "-"]
+    settings = settings_table(runs)
+    assert list(settings["m"]) == ["10", "-"]
+    assert "m" not in table1(runs).columns  # the scores' table holds no settings
 
 
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path: Path) -> None:
@@ -179,10 +181,15 @@ def test_table1_rows_and_formatting(sweep: Path) -> None:
     runs = load_runs([sweep])
     df = table1(runs)
     assert len(df) == 4
-    assert list(df.columns[:4]) == ["run", "method", "chunk_size", "k"]
-    assert len(set(df["run"])) == 4  # rows a reader can tell apart
-    assert list(df["chunk_size"]) == ["256", "256", "512", "512"] and list(df["k"]) == ["1", "2", "1", "2"]
-    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[4:-1:4]]
+    # Scores right after the run's name and method; its hyperparameters are in the settings table.
+    assert list(df.columns[:3]) == ["run", "method", "multi_hop F1"]
+    assert list(df["run"]) == [f"rag (chunk_size={c}, k={k})" for c in (256, 512) for k in (1, 2)]
+    settings = settings_table(runs)
+    assert list(settings.columns) == ["run", "method", "chunk_size", "k"]
+    assert list(settings["run"]) == list(df["run"])  # the same names map a row to its settings
+    assert list(settings["chunk_size"]) == ["256", "256", "512", "512"]
+    assert list(settings["k"]) == ["1", "2", "1", "2"]
+    cat_cols = [c.rsplit(" ", 1)[0] for c in df.columns[2:-1:4]]
     assert cat_cols == ["multi_hop", "temporal", "open_domain", "single_hop", "overall"]
     row = df.iloc[1]  # base 0.55
     assert row["multi_hop J"] == "55.00 ± 1.23"
@@ -250,9 +257,9 @@ def test_write_table_formats(sweep: Path, tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["table1.md", "table1.csv", "table1.tex"]
     md, csv, tex = (p.read_text(encoding="utf-8") for p in paths)
     assert md.startswith("**T 1 in %**") and "| method" in md and "55.00 ± 1.23" in md
-    assert csv.splitlines()[0].startswith("run,method,chunk_size,k,multi_hop F1")
+    assert csv.splitlines()[0].startswith("run,method,multi_hop F1")
     assert r"chunk\_size" in tex and r"multi\_hop" in tex and r"$\pm$" in tex and r"T 1 in \%" in tex
-    assert "chunk_size" not in tex.replace(r"chunk\_size", "")
+    assert "chunk_size" not in tex.replace(r"chunk\_size", "")  # in the run names, escaped
 
 
 # ------------------------------------------------------------------ plots and CLI

@@ -166,3 +166,61 @@ def test_a_long_context_is_cut_with_a_note():
     assert keep_context("short") == "short"
     kept = keep_context("x" * (CONTEXT_KEEP_CHARS + 500))
     assert kept.startswith("x" * CONTEXT_KEEP_CHARS) and kept.endswith("[... 500 more characters not kept]")
+
+
+def _twelve_runs(root: Path) -> Path:
+    """Twelve runs of eight methods, each with its own settings (the union is ~20 hyperparameters)."""
+    from tests.test_report import make_config, make_metrics, write_run
+
+    methods = [
+        ("mem0", {"top_k": 30, "per_speaker": True, "update": "per_fact", "summary_every": 5, "m": 10}),
+        ("mem0g", {"top_k": 30, "threshold": 0.7, "reuse_threshold": 0.9, "relations_top_k": 20, "m": 10}),
+        *[("rag", {"chunk_size": size, "k": k}) for size, k in ((256, 2), (512, 1), (1024, 2))],
+        ("full_context", {}),
+        ("mem0_oss", {"top_k": 30, "graph": False, "infer": True}),
+        ("zep_graphiti", {"search_limit": 20, "reranker": "rrf", "episode_kind": "message"}),
+        ("langmem", {"mode": "extract", "top_k": 10}),
+        ("amem", {"k": 10, "evolution_threshold": 100}),
+        ("chatgpt_memory_emulation", {"max_notes": 200}),
+        ("mem0", {"top_k": 10, "per_speaker": False, "update": "batched", "summary_every": 10, "m": 6}),
+    ]
+    for i, (name, hyper) in enumerate(methods):
+        folder = root / f"2026-12-01_21-{10 + i:02d}-33-123456_{name}"
+        config = make_config({"_target_": f"x.{name}", "name": name, **hyper}, folder, i)
+        write_run(folder, make_metrics(name, 0.45 + 0.03 * i), config)
+        row = {"qid": "conv-26:q0", "conversation": "conv-26", "category": "temporal", "question": "When?",
+               "gold": "May", "prediction": f"{name} says May", "judge": ["CORRECT"], "evidence": []}  # fmt: skip
+        (folder / "predictions.jsonl").write_text(json.dumps(row) + "\n")
+    return root
+
+
+@pytest.mark.skipif(
+    find_chromium() is None, reason="Debian's chromium package is not installed (.ci/run installs it)"
+)
+def test_a_twelve_run_report_fits_the_page(tmp_path):
+    """Scores before settings, the run selector inside the page, short names in the selector."""
+    from mem0bench.cli.report import report_main
+
+    out = tmp_path / "report"
+    assert report_main([str(_twelve_runs(tmp_path / "runs")), "--out", str(out)]) == 0
+    with Browser(find_chromium(), tmp_path / "profile") as browser:
+        browser.open((out / "report.html").resolve().as_uri())
+        width = browser.evaluate("document.documentElement.clientWidth")
+        assert browser.evaluate("document.documentElement.scrollWidth") <= width  # no sideways page scroll
+        assert browser.evaluate("document.getElementById('f-run').getBoundingClientRect().right") <= width
+        options = browser.evaluate("[...document.querySelectorAll('#f-run option')].map(o => o.textContent)")
+        assert options[1:] == ["mem0 #1", "mem0g", "rag #1", "rag #2", "rag #3", "full_context", "mem0_oss",
+                               "zep_graphiti", "langmem", "amem", "chatgpt_memory_emulation", "mem0 #2"]  # fmt: skip
+        headers = browser.evaluate(
+            "[...document.querySelectorAll('section.table')].map(s => s.querySelector('h3').textContent.split(':')[0]"
+            " + ': ' + [...s.querySelectorAll('th')].slice(0, 3).map(th => th.textContent).join(','))"
+        )
+        assert headers[:3] == ["Table 1: run,method,multi_hop F1", "Table 2: run,method,context tokens (mean)",
+                               "Settings: run,method,m"]  # fmt: skip
+        # The first score is on the first screen without scrolling sideways.
+        first_score = browser.evaluate(
+            "document.querySelector('section.table tbody td:nth-child(3)').getBoundingClientRect().right"
+        )
+        assert first_score <= width
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.screenshot(ARTIFACTS / "report_html_12_runs.png")

@@ -4,6 +4,7 @@ warning when runs differ in scope, failed sweep jobs named, and CSV files that h
 from __future__ import annotations
 
 import csv
+import html
 import json
 from pathlib import Path
 
@@ -53,14 +54,14 @@ def test_identical_looking_runs_are_told_apart(tmp_path, capsys):
 
     table = _csv(out / "runs.csv")
     assert len({row["run"] for row in table}) == 5
-    small = next(row for row in table if row["run"] == "2026-01-09_rag")
+    small = next(row for row in table if row["name"] == "2026-01-09_rag")
     assert (
         small["questions"] == "20" and small["conversations"] == "2" and small["dataset sha256"] == "b" * 64
     )
     assert small["judge"] == "gpt-4o-mini / mem0" and small["judge runs"] == "10"
     assert small["answer key"] == "LOCOMO's" and small["folder"] == str(runs / "2026-01-09_rag")
     t1 = [row["run"] for row in _csv(out / "table1.csv")]
-    assert len(set(t1)) == 5
+    assert t1 == [row["run"] for row in table] and len(set(t1)) == 5  # the runs table maps each name
 
 
 def test_csv_holds_numbers(tmp_path, capsys):
@@ -129,13 +130,13 @@ def test_a_failed_run_among_the_arguments_is_listed_and_the_others_reported(tmp_
     assert (
         f"warning: {failed}: failed, no metrics (in the runs table, left out of the others): {reason}" in err
     )
-    table = {row["run"]: row for row in _csv(out / "runs.csv")}
+    table = {row["name"]: row for row in _csv(out / "runs.csv")}
     assert set(table) == {"good", "failed"}
     assert table["failed"]["status"] == "failed" and table["failed"]["method"] == "rag"
     assert table["failed"]["folder"] == str(failed) and table["failed"]["questions"] == ""
     assert table["good"]["questions"] == "40"
     assert "failed" in (out / "runs.md").read_text()
-    assert [row["run"] for row in _csv(out / "table1.csv")] == ["good"]
+    assert [row["run"] for row in _csv(out / "table1.csv")] == [table["good"]["run"]]
     # Nothing finished at all: one line, nothing written.
     assert report_main([str(failed), "--out", str(tmp_path / "none")]) == 2
     assert "no finished run" in capsys.readouterr().err
@@ -154,3 +155,28 @@ def test_runs_that_answered_different_questions_are_warned_about(tmp_path, capsy
     _predictions(b, ["conv-26_q1", "conv-26_q2", "conv-26_q3"])
     assert report_main([str(a), str(b), "--out", str(tmp_path / "r")]) == 0
     assert "differ in scope" not in capsys.readouterr().err
+
+
+def test_report_html_shows_the_warnings_the_cli_prints(tmp_path, capsys):
+    """One list of warnings: a failed sweep job, a partial run, a scope difference and an off-profile run
+    are printed by the CLI and shown, the same words, at the top of report.html."""
+    runs = tmp_path / "runs"
+    _run(runs, "a", questions=40, sha="a" * 64, conversations=1)
+    partial = _run(runs, "b", questions=20, sha="a" * 64, conversations=1)
+    manifest = json.loads((partial / "run.json").read_text())
+    manifest.update(status="interrupted", profile={"name": "paper/rag", "departs": True,
+                                                   "overrides": ["judge.runs=2 (profile: 10)"]})  # fmt: skip
+    (partial / "run.json").write_text(json.dumps(manifest))
+    (runs / "c").mkdir()
+    (runs / "c" / "run.json").write_text(json.dumps({"status": "failed", "reason": "no graph server"}))
+    out = tmp_path / "report"
+    assert report_main([str(runs), "--out", str(out)]) == 0
+    warnings = [line.removeprefix("warning: ") for line in capsys.readouterr().err.splitlines()]
+    assert len(warnings) == 4
+    assert any("no graph server" in w for w in warnings) and any("'interrupted'" in w for w in warnings)
+    assert any("differ in scope" in w for w in warnings)
+    assert any("departs from the paper/rag profile: judge.runs=2 (profile: 10)" in w for w in warnings)
+    page = (out / "report.html").read_text()
+    for warning in warnings:
+        assert f'<p class="warn">warning: {html.escape(warning)}</p>' in page
+    assert "paper/rag, departs: judge.runs=2 (profile: 10)" in (out / "runs.md").read_text()

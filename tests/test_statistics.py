@@ -7,6 +7,7 @@ import pytest
 
 from mem0bench.metrics.significance import (
     cohen_kappa,
+    fewest_pairs_for_significance,
     mcnemar_exact,
     minimum_detectable_difference,
     wilson_interval,
@@ -21,6 +22,11 @@ def test_mcnemar_exact_by_hand():
     assert mcnemar_exact(3, 3) == 1.0  # capped
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(0, 10) == pytest.approx(2 / 1024)
+
+
+def test_six_discordant_pairs_are_the_fewest_that_can_be_significant():
+    assert mcnemar_exact(5, 0) == pytest.approx(0.0625) and mcnemar_exact(6, 0) == pytest.approx(0.03125)
+    assert fewest_pairs_for_significance() == 6 and fewest_pairs_for_significance(0.01) == 8
 
 
 def test_minimum_detectable_difference_is_2_8_standard_errors():

@@ -33,6 +33,18 @@ def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_mini):
     assert result.returncode == 0, result.stderr[-3000:]
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
     assert len(runs) == 4
+    # The sweep ends with one screen: a line per job with what it varied, its status and J.
+    summary = result.stderr[result.stderr.index(f"sweep {sweep}: 4 jobs, 4 complete") :].splitlines()
+    assert summary[1].split() == ["job", "status", "J", "(%)", "varied"]
+    jobs = [line.split() for line in summary[2:6]]
+    assert [job[:2] for job in jobs] == [[str(n), "complete"] for n in range(4)]
+    for job in jobs:
+        metrics = json.loads((sweep / job[0] / "metrics.json").read_text())
+        assert job[2] == f"{100 * metrics['overall']['judge']['mean']:.2f}"
+        assert [o.split("=")[0] for o in job[-2:]] == ["method.chunk_size", "method.k"]
+    assert {tuple(job[-2:]) for job in jobs} == {
+        (f"method.chunk_size={c}", f"method.k={k}") for c in (128, 256) for k in (1, 2)
+    }
 
     out = tmp_path / "report"
     report = run_cli(
@@ -40,9 +52,13 @@ def test_four_job_sweep_becomes_a_report(tmp_path, server, locomo_mini):
     )
     assert report.returncode == 0, report.stderr
     table1 = (out / "table1.csv").read_text().splitlines()
-    assert len(table1) == 1 + 4 and "chunk_size" in table1[0] and ",k," in table1[0]
-    combos = {tuple(line.split(",")[2:4]) for line in table1[1:]}  # after the run name and the method
+    assert len(table1) == 1 + 4 and table1[0].startswith("run,method,multi_hop F1")  # scores first
+    settings = (out / "settings.csv").read_text().splitlines()
+    assert settings[0] == "run,method,chunk_size,k"
+    combos = {tuple(line.rsplit(",", 2)[1:]) for line in settings[1:]}
     assert combos == {("128", "1"), ("128", "2"), ("256", "1"), ("256", "2")}
+    # The same run names in both tables map the scores to the settings.
+    assert [line.split(",")[0] for line in table1[1:]] == [line.split(",")[0] for line in settings[1:]]
     assert "NOT LOCOMO" in (out / "table1_paper_labels.md").read_text()
     for png in ("judge_by_category.png", "judge_vs_latency.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -243,7 +243,7 @@ def test_scopes_on_one_route_are_serialized(standin):
         async with LLMBridge(client) as bridge:
 
             async def work(name: str) -> None:
-                async with bridge.scope("r", stage=name):
+                async with bridge.scope("r", stage=f"{name}_ingest"):
                     order.append(f"{name}+")
                     await asyncio.sleep(0.05)
                     order.append(f"{name}-")

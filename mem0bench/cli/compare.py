@@ -32,6 +32,7 @@ def compare_main(argv: list[str]) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from mem0bench.common.files import atomic_write
+    from mem0bench.metrics.significance import fewest_pairs_for_significance
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.pipeline.tools.compare import CompareError, compare_pairs, pair_rows, panel_ranking
     from mem0bench.rundir.directory import write_json
@@ -69,6 +70,14 @@ def _compare(args: argparse.Namespace) -> int:
         notes.append(
             f"the runs were judged by different judges ({result['a']['judge']} vs {result['b']['judge']})"
         )
+    small = [name for name, block in _scopes(result) if block["judge"].get("too_small")]
+    if small:
+        fewest = fewest_pairs_for_significance()
+        notes.append(
+            f"the sample is too small for an interval or an MDD in {', '.join(small)} (fewer than {fewest} "
+            f"questions judged in both runs): with fewer than {fewest} questions that differ, the exact "
+            "McNemar test cannot reach p < 0.05 whatever the labels, so no difference can be told from chance"
+        )
     result["notes"] = notes
     out = args.out or args.run_b / f"compare-{args.run_a.name}"
     out.mkdir(parents=True, exist_ok=True)
@@ -88,9 +97,19 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.2f}"
 
 
+def _scopes(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [*result["categories"].items(), ("overall", result["overall"])]
+
+
 def _ci(block: dict[str, Any]) -> str:
     ci = block.get("ci95")
-    return "-" if not ci else f"[{100 * ci[0]:+.2f}, {100 * ci[1]:+.2f}]"
+    return (
+        "too few"
+        if block.get("too_small")
+        else "-"
+        if not ci
+        else f"[{100 * ci[0]:+.2f}, {100 * ci[1]:+.2f}]"
+    )
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -105,14 +124,14 @@ def render_markdown(result: dict[str, Any]) -> str:
         "| scope | n | J A | J B | ΔJ | ΔJ 95% CI | p (McNemar) | MDD | ΔF1 | ΔF1 95% CI | ΔBLEU-1 | ΔBLEU-1 95% CI |",
         "|---|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|",
     ]
-    scopes = [*result["categories"].items(), ("overall", result["overall"])]
-    for name, s in scopes:
+    for name, s in _scopes(result):
         j = s["judge"]
         p = "-" if j.get("p_mcnemar") is None else f"{j['p_mcnemar']:.4g}"
         mdd = result["mdd"].get(name)
+        mdd_text = "too few" if j.get("too_small") else "-" if mdd is None else f"{mdd:.2f}"
         lines.append(
             f"| {name} | {s['n']} | {_pct(j.get('a')).lstrip('+')} | {_pct(j.get('b')).lstrip('+')} | "
-            f"{_pct(j['delta'])} | {_ci(j)} | {p} | {'-' if mdd is None else f'{mdd:.2f}'} | "
+            f"{_pct(j['delta'])} | {_ci(j)} | {p} | {mdd_text} | "
             f"{_pct(s['f1']['delta'])} | {_ci(s['f1'])} | {_pct(s['bleu1']['delta'])} | {_ci(s['bleu1'])} |"
         )
     panel = result.get("judge_panel")

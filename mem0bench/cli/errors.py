@@ -56,19 +56,36 @@ def describe_hydra_error(exc: BaseException) -> str:
     for line in lines[1:]:
         if line.startswith("Available options in"):
             collecting = True
+            group = line.split("'")[1] if line.count("'") >= 2 else ""
+            options.extend(_nested_options(group))
             continue
         if collecting and line.startswith(("\t", " ")):
             options.append(line.strip())
         else:
             collecting = False
     if options:
-        parts.append("available: " + ", ".join(options))
+        parts.append("available: " + ", ".join(sorted(options, key=lambda o: ("/" in o, o))))
     for line in lines[1:]:
         if line.startswith("To append to your config use"):
             parts.append("to add a new key use " + line.split(" use ", 1)[1].strip())
         elif line.startswith("See https://"):
             parts.append(line.strip().removesuffix(" for details").replace("See ", "see ", 1))
     return one_line("; ".join(parts))
+
+
+def _nested_options(group: str) -> list[str]:
+    """The options in a config group's subfolders (exp/paper/mem0.yaml -> paper/mem0), which Hydra's own
+    list of a group's options leaves out."""
+    from mem0bench.paths import CONFIG_DIR
+
+    folder = CONFIG_DIR / group
+    if not group or not folder.is_dir():
+        return []
+    return sorted(
+        path.relative_to(folder).with_suffix("").as_posix()
+        for path in folder.rglob("*.yaml")
+        if path.parent != folder
+    )
 
 
 def _is_config_error(exc: BaseException) -> bool:

@@ -125,7 +125,7 @@ async def _rejudge_locked(
         kept = {"reason": manifest["reason"]} if "reason" in manifest else {}  # the run's own story stays
         rundir.finish(manifest.get("status", "complete"), judges=judges, **kept)
         rundir.close()
-        print_summary(outcome, rundir, file=sys.stdout)
+        print_summary(outcome, rundir, file=sys.stdout, price_note=client.settings.price_note())
         if subdir:
             print(
                 f"this judge's metrics: {rundir.file(subdir)} (the run's own judge's are left as they were)"

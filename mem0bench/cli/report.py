@@ -12,13 +12,16 @@ from typing import NoReturn
 from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, find_unfinished, load_runs
 from mem0bench.report.html import write_html
-from mem0bench.report.identity import RUNS_CAPTION, runs_table, scope_differences
+from mem0bench.report.identity import RUNS_CAPTION, runs_table
+from mem0bench.report.notices import report_warnings, unfinished_warnings
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
 from mem0bench.report.tables import (
     PAPER_CAPTION,
+    SETTINGS_CAPTION,
     TABLE1_CAPTION,
     TABLE2_CAPTION,
+    settings_table,
     table1,
     table2,
     to_markdown,
@@ -57,31 +60,23 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     """Run the report; 0 on success, 2 on any input/output error (one line on stderr)."""
     try:
         args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-        unfinished = find_unfinished(args.paths)
-        for job in unfinished:  # failed runs and sweep jobs are named (and listed), not skipped silently
-            why = f": {job.reason}" if job.reason else ""
-            print(
-                f"warning: {job.path}: {job.status}, no metrics (in the runs table, left out of the others){why}",
-                file=sys.stderr,
-            )
-        runs = load_runs(args.paths)
-        if not runs:
-            raise ReportError("no finished run among the paths given (the unfinished ones are named above)")
-        for run in runs:
-            if run.status not in (None, "complete"):
-                print(
-                    f"warning: {run.path}: run status is {run.status!r}; its metrics may be partial",
-                    file=sys.stderr,
+        unfinished = find_unfinished(args.paths)  # failed runs and sweep jobs are named and listed
+        try:
+            runs = load_runs(args.paths)
+            if not runs:
+                raise ReportError(
+                    "no finished run among the paths given (the unfinished ones are named above)"
                 )
-        differences = scope_differences(runs)
-        if differences:
-            print(
-                "warning: these runs differ in scope, their figures are not comparable: "
-                + "; ".join(differences),
-                file=sys.stderr,
-            )
+        except ReportError:
+            for line in unfinished_warnings(unfinished):
+                print(f"warning: {line}", file=sys.stderr)
+            raise
+        warnings = report_warnings(unfinished, runs)  # the same list heads report.html
+        for line in warnings:
+            print(f"warning: {line}", file=sys.stderr)
         out: Path = args.out
         t0, t1, t2 = runs_table(runs, unfinished=unfinished), table1(runs), table2(runs)
+        settings = settings_table(runs)
         t1_numbers = table1(runs, numeric=True)
         if args.baseline is not None:
             name, cells = baseline_column(runs, args.baseline)
@@ -91,9 +86,12 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         )
         written += write_table(t1, out, "table1", TABLE1_CAPTION, numbers=t1_numbers)
         written += write_table(t2, out, "table2", TABLE2_CAPTION, numbers=table2(runs, numeric=True))
-        print(to_markdown(t0, RUNS_CAPTION))
+        written += write_table(settings, out, "settings", SETTINGS_CAPTION)
+        # Scores first: a reader finds the runs' settings and folders below them.
         print(to_markdown(t1, TABLE1_CAPTION))
         print(to_markdown(t2, TABLE2_CAPTION))
+        print(to_markdown(settings, SETTINGS_CAPTION))
+        print(to_markdown(t0, RUNS_CAPTION))
         if args.labels == "paper":
             t1p = table1(runs, labels="paper")
             numbers = table1(runs, labels="paper", numeric=True)
@@ -107,7 +105,8 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         tables = [(TABLE1_CAPTION, t1), (TABLE2_CAPTION, t2)]
         if args.labels == "paper":
             tables.append((PAPER_CAPTION, t1p))
-        written.append(write_html(runs, out, tables, plots))
+        tables += [(SETTINGS_CAPTION, settings), (RUNS_CAPTION, t0)]
+        written.append(write_html(runs, out, tables, plots, warnings=warnings))
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except ReportError as exc:

@@ -11,12 +11,11 @@ import contextlib
 import logging
 import os
 import sys
-from importlib import resources
 from pathlib import Path
 
-# The Hydra configs ship inside the package (mem0bench/configs; in a checkout a symlink to the top-level
-# configs/, which stays the source), so an installed wheel finds them wherever it is run from.
-CONFIG_DIR = Path(str(resources.files("mem0bench") / "configs"))
+from mem0bench.paths import CONFIG_DIR
+
+__all__ = ["CONFIG_DIR", "record_failed_job", "run_main"]
 
 
 def _take_secrets(argv: list[str]) -> list[str]:

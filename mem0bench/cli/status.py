@@ -63,6 +63,9 @@ def _show(paths: list[Path], *, as_json: bool) -> int:
             print(render(status, base=path if len(find_run_dirs(path)) > 1 else None))
         if len(runs) > 1:
             print(render_sweep(path, runs, statuses))
+        # Once, not under every run of a sweep.
+        for note in dict.fromkeys(s.price_note for s in statuses if s.price_note):
+            print(f"note: {note}")
     return code
 
 

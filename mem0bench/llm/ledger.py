@@ -29,6 +29,16 @@ class StageTotals(StageUsage):
     """Calls per model."""
 
 
+def pipeline_stage(stage: str) -> str:
+    """The pipeline stage (ingest, search, answer, judge, ...) a ledger stage's calls belong to.
+
+    Our own systems call under the pipeline's names; a third-party library's calls come through the
+    bridge under `<system>_<pipeline stage>` (e.g. `graphiti_ingest`), kept apart in usage.json but
+    counted by the progress bars with the pipeline stage they serve: the part after the last underscore.
+    """
+    return stage.rsplit("_", 1)[-1]
+
+
 class UsageLedger:
     """Per-stage usage and cost. `prices`: {model: {"prompt": usd_per_1M, "completion": usd_per_1M}}.
 

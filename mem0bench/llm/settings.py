@@ -63,6 +63,18 @@ def _positive(
         raise ConfigurationError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
 
 
+def unpriced_server_note(base_url: str) -> str:
+    """The one sentence that says why a run against another server than OpenAI's costs $0, and what to do.
+
+    A local or self-hosted server bills nothing, but a billing proxy does: only the user knows which."""
+    parts = urlparse(base_url)  # host and port only: a URL may carry credentials
+    host = (parts.hostname or "the server") + (f":{parts.port}" if parts.port else "")
+    return (
+        f"costs are $0.00 because {host} is not OpenAI's API, so llm.prices were not applied; "
+        "to price its calls at llm.prices, set llm.price_any_server=true"
+    )
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """How to reach the chat model, and the client's retry / concurrency / rate-limit / price policy."""
@@ -155,6 +167,10 @@ class LLMSettings:
     def priced(self) -> bool:
         """Whether `prices` apply: on OpenAI's API, or anywhere with `price_any_server=true`."""
         return self.price_any_server or self.is_openai_url()
+
+    def price_note(self) -> str | None:
+        """Why every cost reads $0 (None when the prices apply)."""
+        return None if self.priced() else unpriced_server_note(self.resolve_base_url())
 
     def public_dict(self) -> dict[str, Any]:
         """A JSON-able dict for run manifests; the API key is never included."""

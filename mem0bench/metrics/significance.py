@@ -1,6 +1,8 @@
 """Tests and agreement figures for comparing runs and judges (pure functions, hand-checkable).
 
 - `mcnemar_exact`: two-sided exact McNemar test on the discordant pairs of two paired binary outcomes.
+- `fewest_pairs_for_significance`: below this many discordant pairs (so below this many paired questions)
+  no outcome can be significant, and intervals and detectable differences mean nothing.
 - `minimum_detectable_difference`: the true difference a two-sided test at level alpha detects with the
   given power, from the standard error of the estimated difference (normal approximation).
 - `wilson_interval`: the Wilson score interval of a proportion (good at 0 and 1, where the Wald one fails).
@@ -13,7 +15,13 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
-__all__ = ["cohen_kappa", "mcnemar_exact", "minimum_detectable_difference", "wilson_interval"]
+__all__ = [
+    "cohen_kappa",
+    "fewest_pairs_for_significance",
+    "mcnemar_exact",
+    "minimum_detectable_difference",
+    "wilson_interval",
+]
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
@@ -28,6 +36,21 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     k = min(only_a, only_b)
     tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2.0 * tail)
+
+
+def fewest_pairs_for_significance(alpha: float = 0.05) -> int:
+    """The fewest discordant pairs with which the two-sided exact McNemar test can reach p <= alpha.
+
+    Its smallest p, every discordant pair on one side, is 2 * 2**-d: 6 pairs at alpha 0.05 (p 0.031; 5
+    give 0.0625). Each question is at most one discordant pair, so with fewer paired questions than this
+    no difference, however large, can be told from chance: a 95% interval or a detectable difference
+    computed from them (a bootstrap of 2 questions gives [-100, -100] and an MDD of 0) says nothing."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    pairs = 1
+    while mcnemar_exact(pairs, 0) > alpha:
+        pairs += 1
+    return pairs
 
 
 def minimum_detectable_difference(stderr: float, *, alpha: float = 0.05, power: float = 0.8) -> float:

@@ -36,6 +36,7 @@ from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import print_plan, stage_estimates
+from mem0bench.pipeline.profile import check_profile, hydra_choices
 from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.sample import Sample, sample_questions
 from mem0bench.pipeline.spec import ExperimentSpec, ScopeSpec, SystemSpec
@@ -217,6 +218,9 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     spec = spec.with_folders()
     options, judge = spec.run, spec.judge
     encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
+    profile = check_profile(spec, hydra_choices())
+    if profile is not None and profile.warning():
+        print(profile.warning(), file=sys.stderr)
     if spec.dry_run:
         dataset, questions = load_scope(spec.scope)
         print_plan(spec, dataset, questions)
@@ -251,6 +255,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             system_packages=system.packages,
             server=server_record(client),
             scope=run_scope(spec.scope, questions),
+            **({"profile": profile.to_dict()} if profile is not None else {}),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
@@ -302,7 +307,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
             failures=outcome.metrics.get("failures"),
         )
-        print_summary(outcome, rundir, retried=options.retry_failed)
+        print_summary(outcome, rundir, retried=options.retry_failed, price_note=client.settings.price_note())
         if status == "failed":
             worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(

@@ -96,6 +96,9 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
     total_calls = total_usd = 0.0
     print(f"dry run: {spec.method_name} on {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
+    note = spec.llm.price_note()
+    if note:  # before the table, so the USD column's zeros are read with it
+        print(note)
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     for line in _lines(spec, dataset, questions):
         usd = line_usd(line)

@@ -33,9 +33,11 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from mem0bench.llm.ledger import pipeline_stage
 from mem0bench.rundir.heartbeat import ProgressSnapshot
 
-# The client's accounting stages behind each progress stage (search is part of answering a question).
+# The client's accounting stages behind each progress stage (search is part of answering a question). A
+# library's stage behind the bridge counts with its pipeline stage (`ledger.pipeline_stage`).
 LEDGER_STAGES = {"ingest": ("ingest",), "answer": ("search", "answer"), "judge": ("judge",)}
 
 ProgressMode = bool | str
@@ -129,10 +131,12 @@ class StageProgress:
         """(calls, tokens, USD paid by this process) of the client stages behind a progress stage."""
         calls = tokens = 0
         cost = 0.0
-        if not hasattr(self.ledger, "stage"):
+        if not hasattr(self.ledger, "stages"):
             return calls, tokens, cost
-        for name in LEDGER_STAGES.get(stage, (stage,)):
-            u = self.ledger.stage(name)
+        behind = LEDGER_STAGES.get(stage, (stage,))
+        for name, u in self.ledger.stages.items():
+            if pipeline_stage(name) not in behind:
+                continue
             calls += u.calls
             tokens += u.prompt_tokens + u.completion_tokens
             cost += u.cost_usd

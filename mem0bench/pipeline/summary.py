@@ -20,9 +20,10 @@ def print_summary(
     examples: int = 5,
     *,
     retried: bool = False,
+    price_note: str | None = None,
 ) -> None:
     """The headline numbers, what is still failed (and where) and how to retry it, the folder.
-    `retried`: the run had run.retry_failed=true."""
+    `retried`: the run had run.retry_failed=true; `price_note`: why the cost is $0 (`LLMSettings.price_note`)."""
     m = outcome.metrics
     judge = (m.get("overall") or {}).get("judge") or {}
 
@@ -36,6 +37,8 @@ def print_summary(
         f"BLEU-1 {pct(m['overall']['bleu1'])}, cost ${m['cost_usd']:.4f}",
         file=file,
     )
+    if price_note:
+        print(price_note, file=file)
     failures = {k: v for k, v in (m.get("failures") or {}).items() if v}
     if failures:
         counts = ", ".join(f"{stage} {failures[stage]}" for stage in FAILURE_STAGES if stage in failures)

@@ -10,7 +10,7 @@ from mem0bench.report.collect import (
     varying_hyperparameters,
 )
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
-from mem0bench.report.tables import table1, table2, write_table
+from mem0bench.report.tables import settings_table, table1, table2, write_table
 
 __all__ = [
     "ReportError",
@@ -21,6 +21,7 @@ __all__ = [
     "plot_judge_by_category",
     "plot_judge_vs_latency",
     "run_label",
+    "settings_table",
     "table1",
     "table2",
     "varying_hyperparameters",

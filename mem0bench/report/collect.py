@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -28,6 +29,7 @@ __all__ = [
     "load_run",
     "load_runs",
     "run_label",
+    "short_names",
     "varying_hyperparameters",
 ]
 
@@ -218,6 +220,27 @@ def unique_labels(runs: Sequence[RunSummary], hyperparameters: Sequence[str]) ->
     """run_label for each run, with the run folder's name appended where two labels would clash."""
     labels = [run_label(r, hyperparameters) for r in runs]
     return [f"{lab} [{r.path.name}]" if labels.count(lab) > 1 else lab for lab, r in zip(labels, runs)]
+
+
+SHORT_NAME_CHARS = 28
+"""A run's label (method and varying hyperparameters) longer than this is not a name for a plot legend."""
+
+
+def short_names(runs: Sequence[RunSummary]) -> list[str]:
+    """What the tables, plots and the page's run selector call each run: its label ('rag (chunk_size=256,
+    k=2)') when every run's label is short, else its method, numbered among runs of the same method
+    ('mem0g #2'). The settings table maps each name to the run's hyperparameters, and the runs table to
+    its folder."""
+    labels = unique_labels(runs, varying_hyperparameters(runs))
+    if all(len(label) <= SHORT_NAME_CHARS for label in labels):
+        return labels
+    total = Counter(run.method for run in runs)
+    seen: Counter[str] = Counter()
+    names = []
+    for run in runs:
+        seen[run.method] += 1
+        names.append(f"{run.method} #{seen[run.method]}" if total[run.method] > 1 else run.method)
+    return names
 
 
 def format_value(value: Any) -> str:

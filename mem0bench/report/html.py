@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from mem0bench.report.collect import ReportError, RunSummary, unique_labels, varying_hyperparameters
+from mem0bench.report.collect import ReportError, RunSummary, short_names
 
 __all__ = ["QuestionView", "RunAnswer", "collect_questions", "write_html"]
 
@@ -172,9 +172,12 @@ def write_html(
     out_dir: Path,
     tables: Sequence[tuple[str, pd.DataFrame]],
     plots: Sequence[Path],
+    *,
+    warnings: Sequence[str] = (),
 ) -> Path:
-    """Write `out_dir/report.html` and return its path."""
-    labels = unique_labels(runs, varying_hyperparameters(runs))
+    """Write `out_dir/report.html` and return its path. `warnings`: what the CLI warned about
+    (`notices.report_warnings`), shown above the tables."""
+    labels = short_names(runs)
     questions, notes = collect_questions(runs)
     data = {
         "runs": [
@@ -191,6 +194,7 @@ def write_html(
     parts = {
         "@TITLE@": html.escape(f"mem0bench report: {len(runs)} run(s), {len(questions)} questions"),
         "@GENERATED@": html.escape(datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
+        "@WARNINGS@": "".join(f'<p class="warn">warning: {html.escape(w)}</p>' for w in warnings),
         "@NOTES@": "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes),
         "@TABLES@": "".join(_table(caption, df) for caption, df in tables),
         "@PLOTS@": "".join(_png(p) for p in plots),

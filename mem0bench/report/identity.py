@@ -15,11 +15,14 @@ from typing import Any
 import pandas as pd
 
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.report.collect import RunSummary, UnfinishedRun
+from mem0bench.report.collect import RunSummary, UnfinishedRun, short_names
 
-__all__ = ["RUNS_CAPTION", "RunScope", "run_scope", "runs_table", "scope_differences"]
+__all__ = ["RUNS_CAPTION", "RunScope", "profile_text", "run_scope", "runs_table", "scope_differences"]
 
-RUNS_CAPTION = "Runs: what each row of Tables 1 and 2 measured (scope, dataset, answer key, judge)."
+RUNS_CAPTION = (
+    "Runs: what each row of Tables 1 and 2 measured (scope, dataset, answer key, judge), and the published "
+    "profile it was started from, with the pinned values it changed."
+)
 
 RunScope = dict[str, Any]
 
@@ -67,19 +70,21 @@ def _file(path: Any) -> str:
 def runs_table(
     runs: Sequence[RunSummary], *, numeric: bool = False, unfinished: Sequence[UnfinishedRun] = ()
 ) -> pd.DataFrame:
-    """One row per run: its name and folder, method, status, scope, dataset, answer key and judge (with
-    the number of successful judgements its J stands on). `unfinished` runs (no metrics.json: failed
-    before their end) follow, with their status and nothing measured, so a report lists every run it
-    was given."""
+    """One row per run: its short name (as in the tables and plots), folder name and folder, method,
+    status, scope, dataset, answer key and judge (with the number of successful judgements its J stands
+    on). `unfinished` runs (no metrics.json: failed before their end) follow, with their status and
+    nothing measured, so a report lists every run it was given."""
     rows = []
-    for run in runs:
+    for name, run in zip(short_names(runs), runs, strict=True):
         s = run_scope(run)
         rows.append(
             {
-                "run": run.name,
+                "run": name,
+                "name": run.name,
                 "folder": str(run.path),
                 "method": run.method,
                 "status": run.status or "-",
+                "profile": profile_text(run),
                 "conversations": s["conversations"] if numeric else _text(s["conversations"]),
                 "questions": s["questions"] if numeric else _text(s["questions"]),
                 "dataset": _file(s["dataset"]),
@@ -93,7 +98,8 @@ def runs_table(
     for job in unfinished:
         measured = dict.fromkeys(_MEASURED, None if numeric else "-")
         rows.append(
-            {"run": job.name, "folder": str(job.path), "method": job.method or "-", "status": job.status}
+            {"run": job.name, "name": job.name, "folder": str(job.path), "method": job.method or "-"}
+            | {"status": job.status, "profile": "-"}
             | measured
         )
     # object columns: a count column with an unfinished run's empty cell stays integers (not 40.0)
@@ -104,6 +110,16 @@ _MEASURED = (
     "conversations", "questions", "dataset", "dataset sha256", "answer key", "judge", "judge runs", "judgements",
 )  # fmt: skip
 """The runs table's columns that only a finished run fills."""
+
+
+def profile_text(run: RunSummary) -> str:
+    """'paper/mem0', or 'paper/mem0, departs: judge.runs=2 (profile: 10)' when the run changed what the
+    profile pins (run.json `profile`, pipeline/profile.py); '-' when the run was not started from one."""
+    profile = run.manifest.get("profile")
+    if not isinstance(profile, dict) or not profile.get("name"):
+        return "-"
+    overrides = [str(o) for o in profile.get("overrides") or []]
+    return f"{profile['name']}, departs: {'; '.join(overrides)}" if overrides else str(profile["name"])
 
 
 def _text(value: Any) -> str:

@@ -12,7 +12,7 @@ __all__ = ["baseline_column"]
 
 def baseline_column(runs: Sequence[RunSummary], baseline: Path) -> tuple[str, list[str]]:
     """(column name, one cell per run): 'ΔJ [lo, hi] (n)' in points, paired over the questions the run and
-    the baseline share (as `compare --intersect`); '-' for the baseline itself."""
+    the baseline share (as `compare --intersect`) and both judged (n); '-' for the baseline itself."""
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.pipeline.tools.compare import CompareError, compare_pairs, pair_rows
     from mem0bench.rundir.schema import SchemaError, read_predictions
@@ -29,10 +29,11 @@ def baseline_column(runs: Sequence[RunSummary], baseline: Path) -> tuple[str, li
             if judge["delta"] is None:
                 cells.append("-")
                 continue
+            if judge["ci95"] is None:  # too few shared questions for an interval (compare.py says why)
+                cells.append(f"{100 * judge['delta']:+.2f} [too few] (n={judge['n']})")
+                continue
             lo, hi = judge["ci95"]
-            cells.append(
-                f"{100 * judge['delta']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}] (n={len(pairing.a)})"
-            )
+            cells.append(f"{100 * judge['delta']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}] (n={judge['n']})")
     except (SchemaError, CompareError) as exc:
         raise ReportError(f"--baseline: {exc}") from None
     return f"ΔJ vs {baseline.name} (95% CI, paired)", cells

@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from mem0bench.report.collect import RunSummary, unique_labels, varying_hyperparameters
+from mem0bench.report.collect import RunSummary, short_names
 from mem0bench.report.tables import Labels, categories_in
 from mem0bench.rundir.schema import Scores
 
@@ -178,8 +178,9 @@ def _mark_missing(ax: Any, x: float, width: float, color: Any, text: str) -> Non
 
 
 def legend_labels(runs: Sequence[RunSummary]) -> list[str]:
-    """Each run's label (method and the hyperparameters that vary), wrapped so no line is long."""
-    return [_wrap(name) for name in unique_labels(runs, varying_hyperparameters(runs))]
+    """Each run's short name (the settings table maps it to the run's hyperparameters), wrapped so no
+    line is long."""
+    return [_wrap(name) for name in short_names(runs)]
 
 
 def _wrap(label: str, width: int = LEGEND_WRAP) -> str:

@@ -10,15 +10,23 @@ from typing import Any, Literal
 import pandas as pd
 from tabulate import tabulate
 
-from mem0bench.report.collect import RunSummary, format_value, short_key, varying_hyperparameters
+from mem0bench.report.collect import (
+    RunSummary,
+    format_value,
+    short_key,
+    short_names,
+    varying_hyperparameters,
+)
 
 __all__ = [
     "OFFICIAL_CATEGORIES",
     "PAPER_CAPTION",
     "PAPER_CATEGORIES",
+    "SETTINGS_CAPTION",
     "categories_in",
     "fmt_judge",
     "fmt_pct",
+    "settings_table",
     "table1",
     "table2",
     "write_table",
@@ -57,6 +65,10 @@ TABLE2_CAPTION = (
     "Table 2: context and memory tokens (cl100k_base), latency in seconds over the questions answered "
     "without a cached reply ('(n=...)': a percentile over fewer than 20 such questions; 'cached': none), "
     "overall J in %."
+)
+SETTINGS_CAPTION = (
+    "Settings: the hyperparameters that differ between the runs ('-': the run's method has no such "
+    "setting); 'run' is the name the tables and plots use."
 )
 # A p95 over fewer rows than this is close to the maximum of a handful of values: shown with its n.
 LATENCY_MIN_UNCACHED = 20
@@ -142,14 +154,22 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     return cats
 
 
-def _lead_columns(runs: Sequence[RunSummary], hyper: Sequence[str]) -> list[dict[str, Any]]:
-    rows = []
-    for run in runs:
-        row = {"run": run.name, "method": run.method}
+def _lead_columns(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """The run's short name and its method: the scores come next, the hyperparameters are in the settings
+    table (with several methods they are the union of all their settings, mostly '-', and pushed every
+    score off the screen)."""
+    return [{"run": name, "method": run.method} for name, run in zip(short_names(runs), runs, strict=True)]
+
+
+def settings_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+    """One row per run: its short name (as in the tables and plots), method, and every hyperparameter
+    that differs between the runs ('-' where a run's method has no such setting)."""
+    hyper = varying_hyperparameters(runs)
+    rows = _lead_columns(runs)
+    for row, run in zip(rows, runs):
         for key in hyper:
             row[short_key(key)] = format_value(run.config[key]) if key in run.config else MISSING
-        rows.append(row)
-    return rows
+    return pd.DataFrame(rows)
 
 
 def _pct_number(value: Any) -> float | None:
@@ -167,13 +187,12 @@ def _judge_cells(row: dict[str, Any], label: str, judge: Any, numeric: bool) -> 
 
 
 def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: bool = False) -> pd.DataFrame:
-    """One row per run: run name, method, varying hyperparameters, then per category and overall F1,
+    """One row per run: run name, method, then per category and overall F1,
     BLEU-1 and J (mean ± std), all in %. `numeric`: numbers instead of display strings (for CSV), J as
     separate mean and std columns, missing values empty."""
     pct = _pct_number if numeric else fmt_pct
-    hyper = varying_hyperparameters(runs)
     cats = categories_in(runs, labels)
-    rows = _lead_columns(runs, hyper)
+    rows = _lead_columns(runs)
     for row, run in zip(rows, runs):
         for key, label in [*cats, OVERALL]:
             scores = run.metrics.scores(key)
@@ -209,13 +228,12 @@ def _memory_mean(tokens: Any) -> float | None:
 
 
 def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame:
-    """One row per run: run name, method, varying hyperparameters, context tokens and items, empty
+    """One row per run: run name, method, context tokens and items, empty
     contexts (n/answered), memory tokens, search and total latency p50/p95 (s), overall J (mean ± std, %).
     `numeric`: numbers, as for `table1`."""
     tokens = _num if numeric else _fmt_tokens
     seconds = _num if numeric else _fmt_seconds
-    hyper = varying_hyperparameters(runs)
-    rows = _lead_columns(runs, hyper)
+    rows = _lead_columns(runs)
     for row, run in zip(rows, runs):
         m = run.metrics
         row["context tokens (mean)"] = tokens(_get(m.tokens, "context_mean"))

@@ -5,6 +5,13 @@ two-level bootstrap as metrics.json's (conversations, then questions), applied t
 differences, so what both runs share (the question's difficulty) cancels. McNemar's exact test uses each
 question's majority judge label. The minimum detectable difference (MDD) is the true J difference that a
 two-sided test at 5% would find with 80% power, given the paired standard error of this comparison.
+
+A difference over fewer paired questions than `fewest_pairs_for_significance()` (6) is marked `too_small`:
+no outcome of so few pairs could be significant (not McNemar's test on the labels, nor a sign test on a
+score), so it gets no interval and no MDD (a bootstrap over one
+or two questions collapses to a point, e.g. [-100, -100], and its zero spread would claim an MDD of 0).
+An MDD also needs a spread: with every per-question difference equal the normal approximation has nothing
+to stand on, and the MDD is left out rather than shown as 0.
 """
 
 from __future__ import annotations
@@ -16,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from mem0bench.data.model import Category
-from mem0bench.metrics.significance import mcnemar_exact, minimum_detectable_difference
+from mem0bench.metrics.significance import (
+    fewest_pairs_for_significance,
+    mcnemar_exact,
+    minimum_detectable_difference,
+)
 from mem0bench.metrics.uncertainty import cluster_bootstrap
 from mem0bench.pipeline.statistics import BootstrapSettings
 from mem0bench.rundir.schema import PredictionRow
@@ -77,12 +88,17 @@ def _scope(
     found = cluster_bootstrap(
         diffs, [r.conversation for r in a], replicates=settings.replicates, seed=settings.seed
     )
+    fewest = fewest_pairs_for_significance()
     out: dict[str, Any] = {"n": len(a)}
-    for name, interval in zip(names, found):
+    for k, (name, interval) in enumerate(zip(names, found)):
+        n = int((~np.isnan(diffs[:, k])).sum())  # a question without a judge label has no J difference
+        too_small = n < fewest
         out[name] = {
             "delta": interval.estimate,
-            "ci95": list(interval.ci95) if interval.ci95 else None,
-            "stderr": interval.stderr,
+            "ci95": list(interval.ci95) if interval.ci95 and not too_small else None,
+            "stderr": None if too_small else interval.stderr,
+            "n": n,
+            "too_small": too_small,
         }
     majority = [(x.judge_majority, y.judge_majority) for x, y in zip(a, b)]
     labelled = [(x, y) for x, y in majority if x is not None and y is not None]
@@ -115,7 +131,7 @@ def compare_pairs(pairing: Pairing, settings: BootstrapSettings) -> dict[str, An
         categories[category.label] = block
     for name, block in [*categories.items(), ("overall", overall)]:
         stderr = block["judge"]["stderr"]
-        mdd[name] = None if stderr is None else 100 * minimum_detectable_difference(stderr)
+        mdd[name] = None if not stderr else 100 * minimum_detectable_difference(stderr)
     return {"n_paired": len(pairing.a), "overall": overall, "categories": categories, "mdd": mdd}
 
 

@@ -21,6 +21,7 @@ import yaml
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.settings import unpriced_server_note
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.spec import ExperimentSpec
 from mem0bench.rundir.directory import RunDirectory
@@ -67,6 +68,8 @@ class RunStatus:
     """The last progress counters a process wrote to heartbeat.json (empty when none)."""
     resume: str | None
     scope_error: str | None = None
+    price_note: str | None = None
+    """Why the money reads $0 (the server was not priced), from run.json's `server`."""
 
     @property
     def finished(self) -> bool:
@@ -104,7 +107,15 @@ def read_status(run_dir: Path) -> RunStatus:
         last_seen=dict(heartbeat.progress) if heartbeat else {},
         resume=resume_command(rundir.path, manifest, heartbeat),
         scope_error=scope_error,
+        price_note=_price_note(manifest),
     )
+
+
+def _price_note(manifest: dict[str, Any]) -> str | None:
+    server = manifest.get("server")
+    if not isinstance(server, dict) or server.get("priced") is not False:
+        return None
+    return unpriced_server_note(str(server.get("base_url") or ""))
 
 
 # -- reading ---------------------------------------------------------------------------------------------

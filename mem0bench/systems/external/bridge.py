@@ -34,6 +34,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from mem0bench.llm import timing
+from mem0bench.llm.ledger import pipeline_stage
 from mem0bench.llm.types import CallFailure, LLMCallError
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ T = TypeVar("T")
 BRIDGE_API_KEY = "mem0bench-bridge-not-a-secret"
 """What the libraries send as their API key: the bridge asks for none, and the real key never leaves
 the harness's client."""
+
+BRIDGED_STAGES = ("ingest", "search")
+"""The pipeline stages a library works in (answering and judging are the harness's own calls)."""
 
 _STATUS_OF_KIND = {
     "rate_limit": 429,
@@ -191,7 +195,12 @@ class LLMBridge:
     @asynccontextmanager
     async def scope(self, route: str, stage: str) -> AsyncIterator[BridgeScope]:
         """Attribute the calls arriving on `route` to `stage` and to the caller's timing scope until the
-        block ends. Scopes on one route wait for each other."""
+        block ends. Scopes on one route wait for each other.
+
+        `stage` is `<system>_ingest` or `<system>_search`: usage.json keeps the library's calls apart, and
+        the progress bars count them with the pipeline stage named after the last underscore."""
+        if pipeline_stage(stage) not in BRIDGED_STAGES:
+            raise ValueError(f"a bridge scope's stage ends in _ingest or _search, not {stage!r}")
         state = self._routes.setdefault(route, _Route())
         async with state.lock:
             scope = BridgeScope(route=route, stage=stage)
