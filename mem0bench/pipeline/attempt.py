@@ -164,9 +164,9 @@ class Attempt:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
-        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
-            row.details for row in ingests.values() if not row.failed
-        )
+        decided = [row.details for row in ingests.values() if not row.failed]
+        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)
+        metrics.update(aggregate.memory_decision_counts(decided))
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
         imported = imported_judge_block(read_judgements(self.rundir), rows)
         if imported is not None:
