@@ -11,6 +11,7 @@ from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
+from mem0bench.prompts.files import PromptFile
 
 
 async def answer_question(
@@ -20,8 +21,10 @@ async def answer_question(
     question: Question,
     *,
     prompt: AnswerPrompt = "default",
+    template: PromptFile | None = None,
 ) -> AnswerRecord:
-    """One question through retrieval and answering. A failed call gives a record with `failure` set."""
+    """One question through retrieval and answering. A failed call gives a record with `failure` set.
+    `template` (answer.prompt_file) replaces `prompt` and salts the call's cache key."""
     base: dict[str, Any] = {
         "qid": question.qid,
         "conversation": conversation.sample_id,
@@ -35,8 +38,12 @@ async def answer_question(
         try:
             context = await system.retrieve(conversation, question)
             with measure() as timing:
-                messages = build_answer_messages(question.question, context, prompt=prompt)
-                reply = await client.chat(messages, stage="answer")
+                if template is None:
+                    messages = build_answer_messages(question.question, context, prompt=prompt)
+                    reply = await client.chat(messages, stage="answer")
+                else:
+                    messages = template.render(question=question.question, context=context.text)
+                    reply = await client.chat(messages, stage="answer", salt=template.salt)
         except LLMCallError as exc:
             return AnswerRecord(
                 **base, prediction="", context_tokens=None, search_latency_s=None, total_latency_s=None,

@@ -26,6 +26,7 @@ from mem0bench.pipeline.schema import write_results
 from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
 from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
 from mem0bench.prompts.answer import AnswerPrompt
+from mem0bench.prompts.files import PromptFile
 
 __all__ = ["Attempt", "RunOptions", "new_attempt_id"]
 
@@ -37,6 +38,8 @@ class RunOptions:
     progress: ProgressMode = True
     answer_prompt: AnswerPrompt = "default"
     """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
+    answer_file: PromptFile | None = None
+    """`answer.prompt_file`: a prompt file in place of `answer_prompt` (mem0bench.prompts.files)."""
     bootstrap: BootstrapSettings = BootstrapSettings()
     retry_failed: bool = False
     """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""

@@ -9,7 +9,7 @@ import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,6 +44,7 @@ from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.prompts.files import ANSWER_FIELDS, PromptFile, load_prompt_file
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
@@ -74,6 +75,12 @@ def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -
     if adaptations:
         config["request_adaptations"] = adaptations
     return config
+
+
+def prompt_files_record(files: Sequence[PromptFile | None]) -> dict[str, Any]:
+    """run.json's `prompt_files` (setting -> path, sha256, verdict), only when a prompt file is used."""
+    used = {f.setting: f.record() for f in files if f is not None}
+    return {"prompt_files": used} if used else {}
 
 
 def judge_settings(cfg: DictConfig) -> JudgeSettings:
@@ -231,11 +238,15 @@ def run_options(cfg: DictConfig) -> RunOptions:
     seed = cfg.eval.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
+    answer_file = cfg.get("answer", {}).get("prompt_file")
     return RunOptions(
         strict=bool(run.strict),
         max_failure_rate=rate,
         progress=progress,
         answer_prompt=cast(AnswerPrompt, answer_prompt),
+        answer_file=None
+        if answer_file is None
+        else load_prompt_file("answer.prompt_file", str(answer_file), ANSWER_FIELDS, ANSWER_FIELDS),
         bootstrap=bootstrap_settings(cfg),
         retry_failed=bool(run.retry_failed),
     )
@@ -295,6 +306,10 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
             system_packages=system.packages,
             server=server_record(client),
             scope=run_scope(cfg, questions),
+            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
+            **prompt_files_record(
+                [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
+            ),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,

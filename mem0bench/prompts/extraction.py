@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, field_validator
 from mem0bench.data.model import Turn
 from mem0bench.llm.structured import parse_reply, spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
+from mem0bench.prompts.files import PromptFile
 
 
 class ExtractedFacts(BaseModel):
@@ -162,11 +163,17 @@ def build_extraction_messages(
     shared: bool = False,
     source: ExtractionSource = "both",
     style: MemoryStyle = "short",
+    template: PromptFile | None = None,
 ) -> list[Message]:
-    """The extraction prompt for one new message pair (turns of `user` are the 'user' role)."""
-    system = _system(shared, source, style).format(user=user, other=other, date=session_date)
+    """The extraction prompt for one new message pair (turns of `user` are the 'user' role); `template`
+    (method.extraction_prompt_file) replaces our wording, `source` and `style` included."""
     earlier = "\n".join(render_turn(t, d, user, shared) for t, d in zip(previous, previous_dates)) or "(none)"
     new = "\n".join(render_turn(t, session_date, user, shared) for t in pair)
+    if template is not None:
+        return template.render(
+            user=user, other=other, date=session_date, summary=summary.strip(), earlier=earlier, new=new
+        )
+    system = _system(shared, source, style).format(user=user, other=other, date=session_date)
     body = (
         f"CONVERSATION SUMMARY SO FAR:\n{summary.strip() or '(none yet)'}\n\n"
         f"EARLIER MESSAGES (context only):\n{earlier}\n\n"

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from mem0bench.llm.structured import spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
+from mem0bench.prompts.files import PromptFile
 
 Event = Literal["ADD", "UPDATE", "REPLACE", "DELETE", "NOOP"]
 EVENTS: tuple[Event, ...] = get_args(Event)
@@ -199,9 +200,17 @@ def _listing(memories: Sequence[tuple[str, str, str]]) -> str:
 
 
 def build_update_messages(
-    *, fact: str, fact_date: str, memories: Sequence[tuple[str, str, str]], ops: Ops = "replace"
+    *,
+    fact: str,
+    fact_date: str,
+    memories: Sequence[tuple[str, str, str]],
+    ops: Ops = "replace",
+    template: PromptFile | None = None,
 ) -> list[Message]:
-    """`memories` are (short id, text, date) triples, most similar first."""
+    """`memories` are (short id, text, date) triples, most similar first; `template`
+    (method.update_prompt_file) replaces our wording."""
+    if template is not None:
+        return template.render(fact=fact, facts=fact, date=fact_date, memories=_listing(memories))
     body = f"EXISTING MEMORIES:\n{_listing(memories)}\n\nNEW FACT (learned on {fact_date}):\n{fact}"
     return [{"role": "system", "content": _SYSTEM[ops]}, {"role": "user", "content": body}]
 
@@ -212,8 +221,11 @@ def build_batch_update_messages(
     fact_date: str,
     memories: Sequence[tuple[str, str, str]],
     ops: Ops = "replace",
+    template: PromptFile | None = None,
 ) -> list[Message]:
     """All facts of one pair (numbered from 0) against the union of their similar memories."""
     numbered = "\n".join(f"{i}. {fact}" for i, fact in enumerate(facts))
+    if template is not None:
+        return template.render(fact=numbered, facts=numbered, date=fact_date, memories=_listing(memories))
     body = f"EXISTING MEMORIES:\n{_listing(memories)}\n\nNEW FACTS (learned on {fact_date}):\n{numbered}"
     return [{"role": "system", "content": _BATCH_SYSTEM[ops]}, {"role": "user", "content": body}]

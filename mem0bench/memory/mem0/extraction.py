@@ -17,6 +17,7 @@ from mem0bench.prompts.extraction import (
     extraction_spec,
     parse_facts,
 )
+from mem0bench.prompts.files import PromptFile
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
@@ -32,6 +33,7 @@ async def extract_facts(
     *,
     source: ExtractionSource = "both",
     style: MemoryStyle = "short",
+    template: PromptFile | None = None,
 ) -> list[tuple[str, np.ndarray]]:
     """The pair's candidate facts with their embeddings, in the model's order.
 
@@ -51,9 +53,11 @@ async def extract_facts(
         shared=state.spec.shared,
         source=source,
         style=style,
+        template=template,
     )
+    salt = template.salt if template is not None else ""
     try:
-        reply = await client.structured(messages, extraction_spec(style), stage="ingest")
+        reply = await client.structured(messages, extraction_spec(style), stage="ingest", salt=salt)
     except LLMCallError as error:
         record_failure(key, ctx, "extraction", *describe(error), state=state)
         return []

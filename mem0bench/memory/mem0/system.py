@@ -55,6 +55,7 @@ from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.stream import PairContext, message_pairs
 from mem0bench.memory.vector_store import FaissVectorStore
 from mem0bench.prompts.extraction import EXTRACTION_SOURCES, MEMORY_STYLES, ExtractionSource, MemoryStyle
+from mem0bench.prompts.files import EXTRACTION_FIELDS, UPDATE_FIELDS, load_prompt_file
 from mem0bench.tokens import count_tokens
 
 __all__ = ["Mem0"]
@@ -91,6 +92,8 @@ class Mem0(SystemBase):
         extraction_source: str = "both",
         memory_style: str = "short",
         memory_date: str = "updated",
+        extraction_prompt_file: str | None = None,
+        update_prompt_file: str | None = None,
         context: SystemContext,
     ) -> None:
         for label, value, low in (
@@ -125,7 +128,30 @@ class Mem0(SystemBase):
         self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
         self._specs: dict[str, dict[str, StreamSpec]] = {}
         """Per conversation, the streams' specs by key, speaker_a first once retrieval has run."""
-        self._updater = MemoryUpdater(self.client, self.s, self.record_failure, str(update), str(ops))
+        self.extraction_template = (
+            None
+            if extraction_prompt_file is None
+            else load_prompt_file(
+                "method.extraction_prompt_file",
+                str(extraction_prompt_file),
+                EXTRACTION_FIELDS,
+                frozenset({"new"}),
+            )
+        )
+        update_template = (
+            None
+            if update_prompt_file is None
+            else load_prompt_file(
+                "method.update_prompt_file",
+                str(update_prompt_file),
+                UPDATE_FIELDS,
+                frozenset({"memories", "facts" if update == "batched" else "fact"}),
+            )
+        )
+        self.prompt_files = tuple(f for f in (self.extraction_template, update_template) if f is not None)
+        self._updater = MemoryUpdater(
+            self.client, self.s, self.record_failure, str(update), str(ops), update_template
+        )
         self.update = self._updater.mode
         self.ops = self._updater.ops
         self.extraction_source: ExtractionSource = extraction_source  # type: ignore[assignment]
@@ -266,6 +292,7 @@ class Mem0(SystemBase):
             self.record_failure,
             source=self.extraction_source,
             style=self.memory_style,
+            template=self.extraction_template,
         )
         await self._updater.apply_pair(ctx, state, facts)
 

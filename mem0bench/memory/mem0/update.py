@@ -43,6 +43,7 @@ from mem0bench.memory.mem0.guard import adds_information
 from mem0bench.memory.mem0.streams import StreamState
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext
+from mem0bench.prompts.files import PromptFile
 from mem0bench.prompts.update import (
     OPS,
     Ops,
@@ -94,12 +95,15 @@ class MemoryUpdater:
         record_failure: RecordFailure,
         mode: str = "per_fact",
         ops: str = "replace",
+        template: PromptFile | None = None,
     ) -> None:
         if mode not in UPDATE_MODES:
             raise ValueError(f"update must be one of {', '.join(UPDATE_MODES)}, got {mode!r}")
         if ops not in OPS:
             raise ValueError(f"ops must be one of {', '.join(OPS)}, got {ops!r}")
         self.ops: Ops = ops
+        self.template = template
+        """`method.update_prompt_file`, or None for our wording."""
         self.client = client
         self.s = s
         """Similar memories shown for each fact."""
@@ -125,6 +129,7 @@ class MemoryUpdater:
             fact_date=ctx.session_date_text,
             memories=[(sid, r.text, r.updated_at) for sid, r in shown.items()],
             ops=self.ops,
+            template=self.template,
         )
         data = await self._call(ctx, state, messages, update_spec(self.ops), fact)
         if data is None:
@@ -150,6 +155,7 @@ class MemoryUpdater:
             fact_date=ctx.session_date_text,
             memories=[(sid, r.text, r.updated_at) for sid, r in shown.items()],
             ops=self.ops,
+            template=self.template,
         )
         data = await self._call(ctx, state, messages, batch_update_spec(len(facts), self.ops), label)
         if data is None:
@@ -179,7 +185,8 @@ class MemoryUpdater:
         self, ctx: PairContext, state: StreamState, messages: list[Any], spec: StructuredSpec, fact: str
     ) -> dict[str, Any] | None:
         try:
-            reply = await self.client.structured(messages, spec, stage="ingest")
+            salt = self.template.salt if self.template is not None else ""
+            reply = await self.client.structured(messages, spec, stage="ingest", salt=salt)
         except LLMCallError as error:
             self.record_failure(state.spec.key, ctx, "update", *describe(error), fact=fact, state=state)
             return None
