@@ -236,6 +236,23 @@ def build_relations_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
 
+def _relation_listing(relations: Sequence[tuple[int, tuple[str, str, str], str]]) -> str:
+    """Relations shown with short ids, as a JSON list."""
+    return json.dumps(
+        [
+            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
+            for sid, (s, r, d), date in relations
+        ],
+        ensure_ascii=False,
+        indent=1,
+    )
+
+
+def _relation_json(triplet: tuple[str, str, str]) -> str:
+    s, r, d = triplet
+    return json.dumps({"source": s, "relation": r, "destination": d}, ensure_ascii=False)
+
+
 def build_obsolete_messages(
     *,
     new: tuple[str, str, str],
@@ -243,17 +260,9 @@ def build_obsolete_messages(
     existing: Sequence[tuple[int, tuple[str, str, str], str]],
 ) -> list[Message]:
     """The conflict detector + update resolver. `existing` holds (short id, (s, r, d), learned on)."""
-    listing = json.dumps(
-        [
-            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
-            for sid, (s, r, d), date in existing
-        ],
-        ensure_ascii=False,
-        indent=1,
-    )
-    s, r, d = new
-    body = f"EXISTING RELATIONS:\n{listing}\n\nNEW RELATION (learned on {learned_on}):\n" + json.dumps(
-        {"source": s, "relation": r, "destination": d}, ensure_ascii=False
+    body = (
+        f"EXISTING RELATIONS:\n{_relation_listing(existing)}\n\nNEW RELATION (learned on {learned_on}):\n"
+        + _relation_json(new)
     )
     return [
         {"role": "system", "content": _OBSOLETE_SYSTEM.format(date=learned_on)},
@@ -271,18 +280,9 @@ def build_recurrence_messages(
     """Recurrence or contradiction: `earlier` holds (short id, (s, r, d), learned on) relations with the new
     relation's source and relation and another time, which the conflict resolver named obsolete; the
     new messages decide (the resolver saw triplets only)."""
-    listing = json.dumps(
-        [
-            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
-            for sid, (s, r, d), date in earlier
-        ],
-        ensure_ascii=False,
-        indent=1,
-    )
-    s, r, d = new
     body = (
-        f"EARLIER RELATIONS:\n{listing}\n\nNEW RELATION (learned on {learned_on}):\n"
-        + json.dumps({"source": s, "relation": r, "destination": d}, ensure_ascii=False)
+        f"EARLIER RELATIONS:\n{_relation_listing(earlier)}\n\nNEW RELATION (learned on {learned_on}):\n"
+        + _relation_json(new)
         + f"\n\nNEW MESSAGES (sent on {learned_on}):\n{_render_pair(pair, learned_on)}"
     )
     return [
