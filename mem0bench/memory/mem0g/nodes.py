@@ -183,8 +183,8 @@ _WORD = re.compile(r"[a-z]+")
 
 
 def is_time_phrase(name: str) -> bool:
-    """True for a phrase made of time words only, with at least one that names a time: 'early May',
-    'last summer', 'the weekend before' -> False ('before' alone is a modifier, so is allowed: True)."""
+    """True for a phrase made of time words and modifiers only, with at least one time word: 'early May',
+    'last summer', 'the weekend before' (True); 'summer camp', 'the end' (False)."""
     words = _WORD.findall(normalised_name(name))
     return (
         bool(words)
