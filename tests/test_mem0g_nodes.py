@@ -16,8 +16,8 @@ import pytest
 
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.graph.base import Node
-from mem0bench.memory.mem0g.nodes import is_literal, is_time_entity, resolve_node
 from mem0bench.prompts import graph as prompts
+from mem0bench.systems.methods.mem0g.nodes import is_literal, is_time_entity, resolve_node
 from tests.fakes import FakeCall
 from tests.test_mem0g import (  # noqa: F401  (typed_prompt_inputs: autouse, the fakes read prompt inputs)
     D1,

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.context import RetrievedContext
 from mem0bench.llm.types import ChatReply, StructuredReply, StructuredSpec, Usage
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.files import JUDGE_FIELDS, load_prompt_file, read_verdict
-from tests.e2e import FAST, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
+from mem0bench.rundir.records import AnswerRecord
 from tests.test_mem0 import (  # noqa: F401  (typed_prompt_inputs: autouse, the fakes read prompt inputs)
     FakeClient,
     make_conversation,
