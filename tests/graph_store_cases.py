@@ -175,3 +175,30 @@ def case_literal_nodes_merge_only_on_equal_text(make: Factory) -> None:
     assert resolve_node(store, "caroline", "person", at_angle(0.95, 3, 4), 0.9) == caroline
     assert resolve_node(store, "Carolina", "person", at_angle(0.85, 3, 4), 0.9) is None
     store.close()
+
+
+def case_key_index_resolution(make: Factory) -> None:
+    """Case and spacing: one entity below the reuse threshold; date phrases without digits merge only on
+    equal text; the exact-key index serves both, whatever the vectors."""
+    from mem0bench.systems.methods.mem0g.nodes import resolve_node
+
+    store = make()
+    caroline = store.add_node("Caroline", "person", unit(0), "d1")
+    mary = store.add_node("Mary Ann", "person", unit(2), "d1")
+    early = store.add_node("early May", "time_period", unit(4), "d1")
+    summer = store.add_node("last summer", "season", unit(5), "d1")
+    assert store.nodes_with_key("caroline") == [caroline]
+    # 0.85 is below the reuse threshold: only the key merges these.
+    assert resolve_node(store, "caroline", "person", at_angle(0.85), 0.9) == caroline
+    assert resolve_node(store, "CAROLINE ", "person", at_angle(0.85), 0.9) == caroline
+    assert resolve_node(store, "MaryAnn", "person", at_angle(0.85, 2, 3), 0.9) == mary
+    assert resolve_node(store, "Carolina", "person", at_angle(0.85), 0.9) is None
+    # Date phrases: a near-identical vector is not enough, equal text is.
+    assert resolve_node(store, "late May", "time_period", at_angle(0.99, 4, 6), 0.5) is None
+    assert resolve_node(store, "this summer", "season", at_angle(0.99, 5, 6), 0.5) is None
+    assert resolve_node(store, "Early May", "time_period", unit(7), 0.9) == early
+    assert resolve_node(store, "last  summer", "season", unit(7), 0.9) == summer
+    # A plain name never lands on a date node with its text, nor a date on a plain node.
+    assert resolve_node(store, "early may", "event", at_angle(0.2, 4, 6), 0.9) == early  # a time phrase
+    assert resolve_node(store, "Caroline", "date", unit(0), 0.9) is None
+    store.close()

@@ -53,6 +53,9 @@ def test_paper_profile_differs_where_the_paper_harness_did(method):
     assert spec.run.answer_prompt == "paper" and spec.judge.prompt == "paper"
     if method in ("mem0", "mem0g"):
         assert paper.method.top_k == 30 and paper.method.per_speaker is True
+        switches = ("ops", "extraction_source", "memory_style", "memory_date")
+        assert [ours.method[k] for k in switches] == ["replace", "both", "short", "updated"]
+        assert [paper.method[k] for k in switches] == ["paper", "owner", "rich", "updated"]
     if method == "rag":
         assert (paper.method.chunk_size, paper.method.k) == (256, 2)
         assert paper.embedder.model == "text-embedding-3-small"

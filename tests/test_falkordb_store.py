@@ -78,6 +78,36 @@ def test_literal_nodes_merge_only_on_equal_text(make: cases.Factory) -> None:
     cases.case_literal_nodes_merge_only_on_equal_text(make)
 
 
+def test_key_index_resolution(make: cases.Factory) -> None:
+    cases.case_key_index_resolution(make)
+
+
+def test_recurring_event_keeps_the_first_date(falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
+    """The recurring-event rule on FalkorDB: the same outcome as in-process."""
+    import asyncio
+
+    from tests.test_mem0g_nodes import check_recurring_event
+
+    asyncio.run(check_recurring_event(tmp_path, falkordb_server.graph_config))
+
+
+def test_nodes_written_before_the_key_index_get_their_key(
+    falkordb_server: FalkorDBServer,  # noqa: F811
+) -> None:
+    from falkordb import FalkorDB
+
+    from mem0bench.memory.graph.falkordb_store import FalkorDBGraphStore
+
+    name = f"test_{next(_names)}"
+    FalkorDB(host=falkordb_server.host, port=falkordb_server.port).select_graph(name).query(
+        "CREATE (:Entity {id: 'n1', seq: 1, name: 'Caroline', type: 'person', created_at: 'd', "
+        "embedding: vecf32([1.0, 0.0])})"
+    )
+    store = FalkorDBGraphStore(falkordb_server.host, falkordb_server.port, name)
+    assert [n.id for n in store.nodes_with_key("caroline")] == ["n1"]
+    store.close()
+
+
 def test_hostile_names_are_stored_verbatim(falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
     config = falkordb_server.graph_config
     store = build_graph_store(config, "hostile", tmp_path / "g", resume=False)

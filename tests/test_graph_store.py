@@ -44,6 +44,10 @@ def test_literal_nodes_merge_only_on_equal_text() -> None:
     cases.case_literal_nodes_merge_only_on_equal_text(InProcessGraphStore)
 
 
+def test_key_index_resolution() -> None:
+    cases.case_key_index_resolution(InProcessGraphStore)
+
+
 def test_protocol_and_builder(tmp_path: Path) -> None:
     store = build_graph_store({"backend": "inprocess"}, "k", tmp_path / "g")
     assert isinstance(store, InProcessGraphStore) and isinstance(store, GraphStore)

@@ -59,6 +59,7 @@ PROMPT_BUILDERS = (
     ("mem0bench.systems.methods.mem0g.ingestion", "build_entity_messages"),
     ("mem0bench.systems.methods.mem0g.ingestion", "build_relations_messages"),
     ("mem0bench.systems.methods.mem0g.ingestion", "build_obsolete_messages"),
+    ("mem0bench.systems.methods.mem0g.ingestion", "build_recurrence_messages"),
     ("mem0bench.systems.methods.mem0g.retrieval", "build_query_entity_messages"),
 )
 _inputs = fakes.PromptInputs()

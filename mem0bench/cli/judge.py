@@ -48,7 +48,7 @@ def judge_main(argv: list[str]) -> int:
 
 def judge_folder(judge: JudgeSettings) -> str:
     """judges/<model>_<prompt>_<mode>: where another judge's predictions, metrics and config go."""
-    name = f"{judge.model}_{judge.prompt}_{judge.mode}"
+    name = f"{judge.model}_{judge.prompt_name}_{judge.mode}"
     return "judges/" + re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")
 
 

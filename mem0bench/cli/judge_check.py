@@ -116,7 +116,6 @@ def _print_price(
     prices: Mapping[str, Mapping[str, float]], judge: Any, items: list[Any], answers: list[Any]
 ) -> None:
     from mem0bench.pipeline.plan import REPLY_TOKENS
-    from mem0bench.prompts.judge import build_judge_messages
     from mem0bench.tokens import count_tokens
 
     texts = [(i.question.question, i.question.answer, i.prediction) for i in items]
@@ -124,7 +123,7 @@ def _print_price(
     prompt = sum(
         count_tokens(m["content"])
         for q, gold, pred in texts
-        for m in build_judge_messages(q, gold, pred, prompt=judge.prompt)
+        for m in judge.messages(q, gold, pred, adversarial=False)
     )
     calls = len(texts) * judge.runs
     prompt *= judge.runs
@@ -132,7 +131,7 @@ def _print_price(
     price = prices.get(judge.model, {"prompt": 0.0, "completion": 0.0})
     usd = (prompt * price["prompt"] + completion * price["completion"]) / 1e6
     print(
-        f"dry run: judge-check with {judge.model} ({judge.prompt}), {len(items)} calibration items"
+        f"dry run: judge-check with {judge.model} ({judge.prompt_name}), {len(items)} calibration items"
         + (f" + {len(answers)} second-opinion answers" if answers else "")
         + f" x {judge.runs} run(s) = {calls} calls, {prompt:,} prompt tokens, about {completion:,} completion "
         f"tokens, ${usd:.2f} (no LLM call made; cached calls cost nothing)"
@@ -169,7 +168,7 @@ async def _judge_all(
 
     labels = await asyncio.gather(*(majority(r) for r in records))
     result: dict[str, Any] = {
-        "judge": {"model": judge.model, "prompt": judge.prompt, "mode": judge.mode, "runs": judge.runs},
+        "judge": {"model": judge.model, "prompt": judge.prompt_name, "mode": judge.mode, "runs": judge.runs},
         "items": len(items),
         **error_rates(items, {i.item_id: v for i, v in zip(items, labels)}),
     }

@@ -13,6 +13,7 @@ from mem0bench.memory.costs import CostPlan, MethodConfig
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
+    from mem0bench.prompts.files import PromptFile
 
 __all__ = [
     "ContextKind",
@@ -140,6 +141,8 @@ class SystemBase:
 
     name: str
     packages: tuple[str, ...] = ()
+    prompt_files: tuple[PromptFile, ...] = ()
+    """The prompt files the system's own calls use (recorded in run.json)."""
 
     def __init__(self) -> None:
         self.failures: list[StepFailure] = []

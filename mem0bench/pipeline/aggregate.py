@@ -197,6 +197,33 @@ def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
     )
 
 
+MEMORY_DECISION_COUNTS = ("invented_ids", "rejected_updates", "guarded_updates")
+"""The counts `memory_decision_counts` adds to metrics.json beside `deletes_without_replacement`."""
+
+
+def memory_decision_counts(ingest_details: Iterable[Mapping[str, Any]]) -> dict[str, int | None]:
+    """How often the code overruled or checked a model's memory decision, over the conversations' ingest
+    reports (all None for a method that makes no memory decisions):
+
+    * ``invented_ids``: a Mem0 operation on an id the model was not shown (logged INVENTED_ID), plus
+      Mem0^g resolver and recurrence-check ids outside the list shown;
+    * ``guarded_updates``: UPDATEs of a shown memory, which the information guard checks;
+    * ``rejected_updates``: of those, the ones it refused (logged UPDATE_REJECTED; the old memory kept).
+    """
+    details = [d for d in ingest_details if "pairs" in d]
+    if not details:
+        return dict.fromkeys(MEMORY_DECISION_COUNTS)
+
+    def total(*keys: str) -> int:
+        return sum(int(d.get(key, 0)) for d in details for key in keys)
+
+    return {
+        "invented_ids": total("ops.INVENTED_ID", "graph.invented_ids"),
+        "rejected_updates": total("ops.UPDATE_REJECTED"),
+        "guarded_updates": total("ops.UPDATE", "ops.UPDATE_REJECTED"),
+    }
+
+
 def deletes_without_replacement(ingest_details: Iterable[Mapping[str, Any]]) -> int | None:
     """Mem0 DELETE decisions that stored nothing in place of the memory (a REPLACE is counted apart), over
     the conversations' ingest reports; None for a method that makes no memory decisions."""

@@ -13,6 +13,7 @@ from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
+from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.records import AnswerRecord, keep_context
 from mem0bench.systems.external.failure_kinds import bridged_kind
 
@@ -24,8 +25,10 @@ async def answer_question(
     question: Question,
     *,
     prompt: AnswerPrompt = "default",
+    template: PromptFile | None = None,
 ) -> AnswerRecord:
-    """One question through retrieval and answering. A failed call gives a record with `failure` set."""
+    """One question through retrieval and answering. A failed call gives a record with `failure` set.
+    `template` (answer.prompt_file) replaces `prompt` and salts the call's cache key."""
     base: dict[str, Any] = {
         "qid": question.qid,
         "conversation": conversation.sample_id,
@@ -52,8 +55,12 @@ async def answer_question(
                     failure=f"search:{kind}: {exception_line(exc)}", usage=whole.usage,
                 )  # fmt: skip
             with measure() as timing:
-                messages = build_answer_messages(question.question, context, prompt=prompt)
-                reply = await client.chat(messages, stage="answer")
+                if template is None:
+                    messages = build_answer_messages(question.question, context, prompt=prompt)
+                    reply = await client.chat(messages, stage="answer")
+                else:
+                    messages = template.render(question=question.question, context=context.text)
+                    reply = await client.chat(messages, stage="answer", salt=template.salt)
         except LLMCallError as exc:
             return AnswerRecord(
                 **base, prediction="", context_tokens=None, search_latency_s=None, total_latency_s=None,

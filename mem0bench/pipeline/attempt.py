@@ -21,6 +21,7 @@ from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
 from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
 from mem0bench.prompts.answer import AnswerPrompt
+from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord
 from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
@@ -37,6 +38,8 @@ class RunOptions:
     progress: ProgressMode = True
     answer_prompt: AnswerPrompt = "default"
     """`answer.prompt`: the wording of the answer prompt (see mem0bench.prompts.answer)."""
+    answer_file: PromptFile | None = None
+    """`answer.prompt_file`: a prompt file in place of `answer_prompt` (mem0bench.prompts.files)."""
     bootstrap: BootstrapSettings = BootstrapSettings()
     retry_failed: bool = False
     """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
@@ -164,9 +167,9 @@ class Attempt:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
-        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
-            row.details for row in ingests.values() if not row.failed
-        )
+        decided = [row.details for row in ingests.values() if not row.failed]
+        metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)
+        metrics.update(aggregate.memory_decision_counts(decided))
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
         imported = imported_judge_block(read_judgements(self.rundir), rows)
         if imported is not None:

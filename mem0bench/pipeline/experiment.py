@@ -11,7 +11,7 @@ import shutil
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.sample import Sample, sample_questions
 from mem0bench.pipeline.spec import ExperimentSpec, ScopeSpec, SystemSpec
 from mem0bench.pipeline.summary import print_summary
+from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
 from mem0bench.tokens import encoding
@@ -78,6 +79,12 @@ def saved_config(spec: ExperimentSpec) -> dict[str, Any]:
     if adaptations:
         config["request_adaptations"] = adaptations
     return config
+
+
+def prompt_files_record(files: Sequence[PromptFile | None]) -> dict[str, Any]:
+    """run.json's `prompt_files` (setting -> path, sha256, verdict), only when a prompt file is used."""
+    used = {f.setting: f.record() for f in files if f is not None}
+    return {"prompt_files": used} if used else {}
 
 
 def build_client(spec: ExperimentSpec) -> LLMClient:
@@ -256,6 +263,10 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             server=server_record(client),
             scope=run_scope(spec.scope, questions),
             **({"profile": profile.to_dict()} if profile is not None else {}),
+            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
+            **prompt_files_record(
+                [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
+            ),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,

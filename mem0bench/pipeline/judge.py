@@ -5,13 +5,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, ReplyShapeError, StructuredMode
-from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, Verdict, build_judge_messages
+from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, Message, ReplyShapeError, StructuredMode
+from mem0bench.prompts.files import JUDGE_FIELDS, PromptFile, load_prompt_file, read_verdict
+from mem0bench.prompts.judge import (
+    ADVERSARIAL_GOLD,
+    JUDGE_PROMPTS,
+    JUDGE_SPEC,
+    JudgePrompt,
+    Verdict,
+    build_judge_messages,
+)
 from mem0bench.rundir.records import AnswerRecord, Judgement
 
 
@@ -23,8 +31,17 @@ class JudgeSettings:
     mode: StructuredMode = "tool"
     panel: tuple[str, ...] = ()
     """More judge models over the same answers (same prompt, mode and runs), each kept apart."""
+    prompt_file: str | None = None
+    """`judge.prompt_file`: a prompt file (mem0bench.prompts.files) in place of `prompt`."""
+    template: PromptFile | None = field(default=None, init=False, compare=False, repr=False)
+    """The loaded prompt file (None without one)."""
 
     def __post_init__(self) -> None:
+        if self.prompt_file is not None:
+            template = load_prompt_file(
+                "judge.prompt_file", str(self.prompt_file), JUDGE_FIELDS, JUDGE_FIELDS, judge=True
+            )
+            object.__setattr__(self, "template", template)
         panel = self.panel
         if isinstance(panel, str) or not all(isinstance(m, str) and m for m in panel):
             raise ValueError(f"judge.panel must be a list of model names, not {panel!r}")
@@ -46,32 +63,49 @@ class JudgeSettings:
         return [dataclasses.replace(self, model=m, panel=()) for m in models]
 
     @property
+    def prompt_name(self) -> str:
+        """The prompt's name: `prompt`, or 'file-<name>-<sha256 start>' for a prompt file."""
+        return self.prompt if self.template is None else f"file-{self.template.label}"
+
+    @property
     def name(self) -> str:
         """How tables name this judge: model and prompt."""
-        return f"{self.model} ({self.prompt})"
+        return f"{self.model} ({self.prompt_name})"
 
     @property
     def signature(self) -> str:
-        """Identifies the judge: labels from another model, prompt or mode are never mixed in."""
-        blob = json.dumps([self.model, self.prompt, self.mode], separators=(",", ":"))
+        """Identifies the judge: labels from another model, prompt (or prompt file) or mode are never mixed
+        in. Without a prompt file the signature is what it always was."""
+        parts = [self.model, self.prompt, self.mode]
+        if self.template is not None:
+            parts.append(self.template.sha256)
+        blob = json.dumps(parts, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    def messages(self, question: str, gold: str, prediction: str, *, adversarial: bool) -> list[Message]:
+        """The messages of one judgement, from the prompt file when there is one."""
+        if self.template is None:
+            return build_judge_messages(
+                question, gold, prediction, prompt=self.prompt, adversarial=adversarial
+            )
+        return self.template.render(
+            question=question, gold=ADVERSARIAL_GOLD if adversarial else gold, answer=prediction
+        )
 
 
 async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerRecord, run: int) -> Judgement:
     """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG."""
-    messages = build_judge_messages(
-        answer.question,
-        answer.gold,
-        answer.prediction,
-        prompt=settings.prompt,
-        adversarial=answer.category == "adversarial",
+    messages = settings.messages(
+        answer.question, answer.gold, answer.prediction, adversarial=answer.category == "adversarial"
     )
+    template = settings.template
+    salt = f"judge-run-{run}" if template is None else f"judge-run-{run}|{template.salt}"
+    if template is not None and template.verdict != "tool":
+        return await _judge_plain(client, settings, messages, salt, answer, run, template)
     spec = dataclasses.replace(JUDGE_SPEC, mode=settings.mode)
     with measure() as scope:
         try:
-            reply = await client.structured(
-                messages, spec, stage="judge", salt=f"judge-run-{run}", model=settings.model
-            )
+            reply = await client.structured(messages, spec, stage="judge", salt=salt, model=settings.model)
         except LLMCallError as exc:
             return Judgement(
                 qid=answer.qid, run=run, label=None, signature=settings.signature,
@@ -92,3 +126,33 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
         reasoning=verdict.reasoning,
         usage=scope.usage,
     )
+
+
+async def _judge_plain(
+    client: LLMClient,
+    settings: JudgeSettings,
+    messages: list[Message],
+    salt: str,
+    answer: AnswerRecord,
+    run: int,
+    template: PromptFile,
+) -> Judgement:
+    """A prompt file's judge that replies in plain text: the verdict read as the file says."""
+    with measure() as scope:
+        try:
+            reply = await client.chat(messages, stage="judge", salt=salt, model=settings.model)
+        except LLMCallError as exc:
+            return Judgement(
+                qid=answer.qid, run=run, label=None, signature=settings.signature,
+                failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
+            )  # fmt: skip
+    label = read_verdict(reply.text, template.verdict)
+    if label is None:
+        return Judgement(
+            qid=answer.qid, run=run, label=None, signature=settings.signature,
+            failure=f"malformed: no {template.verdict} verdict in the reply", usage=scope.usage,
+        )  # fmt: skip
+    return Judgement(
+        qid=answer.qid, run=run, label=label, signature=settings.signature, reasoning=reply.text.strip(),
+        usage=scope.usage,
+    )  # fmt: skip

@@ -22,6 +22,7 @@ from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.sample import SAMPLES, Sample
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.prompts.files import ANSWER_FIELDS, load_prompt_file
 from mem0bench.systems.aliases import current_target
 
 __all__ = [
@@ -182,7 +183,7 @@ def conversation_ids(value: Any) -> list[str] | None:
 
 
 def run_options(data: Mapping[str, Any]) -> RunOptions:
-    """`run.*` (with `answer.prompt` and the `eval.*` checks) checked: a bad value stops the run before
+    """`run.*` (with `answer.prompt`, `answer.prompt_file` and the `eval.*` checks) checked: a bad value stops the run before
     anything happens, in one line."""
     run = _section(data, "run")
     evaluation = _section(data, "eval")
@@ -201,7 +202,8 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
     for name in ("strict", "dry_run", "retry_failed"):
         if not isinstance(run.get(name, False), bool):  # absent in configs saved before it existed
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
-    answer_prompt = _section(data, "answer", required=False).get("prompt", "default")
+    answer = _section(data, "answer", required=False)
+    answer_prompt = answer.get("prompt", "default")
     if answer_prompt not in ANSWER_PROMPTS:
         raise ConfigurationError(
             f"answer.prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {answer_prompt!r}"
@@ -216,11 +218,15 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
     seed = evaluation.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
+    answer_file = answer.get("prompt_file")
     return RunOptions(
         strict=bool(run.get("strict", False)),
         max_failure_rate=rate,
         progress=progress,
         answer_prompt=cast(AnswerPrompt, answer_prompt),
+        answer_file=None
+        if answer_file is None
+        else load_prompt_file("answer.prompt_file", str(answer_file), ANSWER_FIELDS, ANSWER_FIELDS),
         bootstrap=bootstrap_settings(evaluation),
         retry_failed=bool(run.get("retry_failed", False)),
     )

@@ -1,5 +1,14 @@
 """Fact extraction (Mem0, extraction phase): candidate facts about the store's speaker from one message pair.
 
+Two switches change what is asked (a per-speaker stream; a shared stream is about both people):
+
+* `source` (`method.extraction_source`): ``both`` (our default) takes facts about the store's owner from
+  either speaker's messages (what the other person tells us about them included); ``owner`` (the paper's
+  harness) takes facts only from the owner's own messages, the other speaker's turns being context.
+* `style` (`method.memory_style`): ``short`` (our default), one short sentence a fact; ``rich`` (the paper's
+  harness), a complete statement that carries its own context (who, what, when, where, why), so that it
+  reads right when it is retrieved alone.
+
 The prompt carries the conversation summary S, the previous m messages with their session dates, the new
 pair and the new pair's session date. The session date is essential: without it the model resolves
 "yesterday" against its own notion of today.
@@ -8,13 +17,14 @@ pair and the new pair's session date. The session date is essential: without it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
 from mem0bench.data.model import Turn
 from mem0bench.llm.structured import parse_reply, spec_from_model
-from mem0bench.llm.types import Message
+from mem0bench.llm.types import Message, StructuredSpec
+from mem0bench.prompts.files import PromptFile
 
 
 class ExtractedFacts(BaseModel):
@@ -34,9 +44,32 @@ class ExtractedFacts(BaseModel):
         return [str(item) for item in value] if isinstance(value, list) else value
 
 
+class RichFacts(ExtractedFacts):
+    """The extraction reply in the rich style: the same validation, its own field description."""
+
+    facts: list[str] = Field(
+        default_factory=list,
+        description="Complete, self-contained statements, each with its context; empty if there are none.",
+    )
+
+
+ExtractionSource = Literal["both", "owner"]
+EXTRACTION_SOURCES: tuple[ExtractionSource, ...] = get_args(ExtractionSource)
+MemoryStyle = Literal["short", "rich"]
+MEMORY_STYLES: tuple[MemoryStyle, ...] = get_args(MemoryStyle)
+
 EXTRACTION_SPEC = spec_from_model(
     "record_facts", "Record the candidate facts found in the new messages.", ExtractedFacts, mode=None
 )
+RICH_EXTRACTION_SPEC = spec_from_model(
+    "record_facts", "Record the candidate facts found in the new messages.", RichFacts, mode=None
+)
+
+
+def extraction_spec(style: MemoryStyle = "short") -> StructuredSpec:
+    """The extraction reply's spec in the memory style `style`."""
+    return RICH_EXTRACTION_SPEC if style == "rich" else EXTRACTION_SPEC
+
 
 _SYSTEM_ONE = """You maintain the long-term memory of {user}. {user} is the "user" in this conversation; \
 {other} is the "assistant".
@@ -56,6 +89,23 @@ Rules for each fact:
 - Skip greetings, small talk and anything with no lasting value.
 
 Call record_facts with the list (an empty list if nothing is worth remembering)."""
+
+_WHAT_BOTH = """Read the NEW MESSAGES and write down the facts worth remembering about {user}: their life, people, \
+plans, preferences, opinions, activities, possessions and events, including what {other} tells us \
+that concerns {user}. Use the summary and the earlier messages only to understand the new messages; \
+do not repeat facts that come only from them."""
+
+_WHAT_OWNER = """Read the NEW MESSAGES and write down the facts worth remembering about {user} that {user}'s own \
+messages (the "user" turns) state: their life, people, plans, preferences, opinions, activities, \
+possessions and events. {other}'s messages are context only: use them, the summary and the earlier \
+messages to understand what {user} says, but never take a fact from them alone."""
+
+_SHORT_RULE = """- One short sentence that stands on its own: name people instead of using pronouns ("{user}", not \
+"I" or "the user"), and keep every name exactly as written."""
+
+_RICH_RULE = """- A complete statement that stands on its own when read alone: who, what, and where known when, \
+where and why, with the details that give it meaning, in one or two sentences. Name people instead \
+of using pronouns ("{user}", not "I" or "the user"), and keep every name exactly as written."""
 
 _SYSTEM_SHARED = """You maintain the long-term memory of a conversation between {user} and {other}.
 
@@ -84,6 +134,23 @@ def render_turn(turn: Turn, date: str, user: str, shared: bool = False) -> str:
     return f"[{date}] {role_of(turn, user, shared)} ({turn.speaker}): {turn.text}"
 
 
+_SHARED_SHORT_RULE = """- One short sentence that stands on its own: name who it is about ("{user}" or "{other}"), never "I" \
+or "the user", and keep every name exactly as written."""
+
+
+def _system(shared: bool, source: ExtractionSource, style: MemoryStyle) -> str:
+    """The system prompt's template; the defaults give the wording every earlier run sent, unchanged."""
+    if shared:
+        template = _SYSTEM_SHARED
+    else:
+        template = _SYSTEM_ONE
+        if source == "owner":
+            template = template.replace(_WHAT_BOTH, _WHAT_OWNER)
+    if style == "rich":
+        template = template.replace(_SHORT_RULE, _RICH_RULE).replace(_SHARED_SHORT_RULE, _RICH_RULE)
+    return template
+
+
 def build_extraction_messages(
     *,
     user: str,
@@ -94,11 +161,19 @@ def build_extraction_messages(
     pair: Sequence[Turn],
     session_date: str,
     shared: bool = False,
+    source: ExtractionSource = "both",
+    style: MemoryStyle = "short",
+    template: PromptFile | None = None,
 ) -> list[Message]:
-    """The extraction prompt for one new message pair (turns of `user` are the 'user' role)."""
-    system = (_SYSTEM_SHARED if shared else _SYSTEM_ONE).format(user=user, other=other, date=session_date)
+    """The extraction prompt for one new message pair (turns of `user` are the 'user' role); `template`
+    (method.extraction_prompt_file) replaces our wording, `source` and `style` included."""
     earlier = "\n".join(render_turn(t, d, user, shared) for t, d in zip(previous, previous_dates)) or "(none)"
     new = "\n".join(render_turn(t, session_date, user, shared) for t in pair)
+    if template is not None:
+        return template.render(
+            user=user, other=other, date=session_date, summary=summary.strip(), earlier=earlier, new=new
+        )
+    system = _system(shared, source, style).format(user=user, other=other, date=session_date)
     body = (
         f"CONVERSATION SUMMARY SO FAR:\n{summary.strip() or '(none yet)'}\n\n"
         f"EARLIER MESSAGES (context only):\n{earlier}\n\n"

@@ -83,6 +83,15 @@ class Obsolete(BaseModel):
     _list = field_validator("obsolete", mode="before")(_list_or_empty)
 
 
+class Contradicted(BaseModel):
+    contradicted: list[_RelationId] = Field(
+        default_factory=list,
+        description="Ids of earlier relations the new messages say were wrong or changed; empty if none.",
+    )
+
+    _list = field_validator("contradicted", mode="before")(_list_or_empty)
+
+
 class QueryEntities(BaseModel):
     entities: list[str] = Field(default_factory=list)
 
@@ -109,6 +118,12 @@ OBSOLETE_SPEC = spec_from_model(
     "mark_obsolete",
     "List the existing relations that the new relation makes no longer true.",
     Obsolete,
+    mode=None,
+)
+RECURRENCE_SPEC = spec_from_model(
+    "mark_contradicted",
+    "List the earlier relations that the new messages say were wrong or have changed.",
+    Contradicted,
     mode=None,
 )
 QUERY_ENTITIES_SPEC = spec_from_model(
@@ -163,6 +178,18 @@ friend, another trip) stays. Relations about different things stay. When unsure,
 
 Only ids from the list. Call mark_obsolete once (an empty list when nothing is obsolete)."""
 
+_RECURRENCE_SYSTEM = """You keep a knowledge graph true over time. A NEW RELATION, learned on {date} from \
+the NEW MESSAGES, gives a thing another time than EARLIER RELATIONS of the same kind did (the same \
+source and relation, another date or period). Either the thing happened again or at another time as \
+well (a race run every year, a second visit, a weekly class), and both relations stay true; or the new \
+messages say the earlier time was wrong or has changed (postponed, moved, corrected, cancelled), and \
+the earlier relation is no longer true.
+
+List the ids of the earlier relations that the NEW MESSAGES contradict. When the messages do not say \
+the earlier time was wrong or changed, keep it (an empty list).
+
+Only ids from the list. Call mark_contradicted once."""
+
 _QUERY_SYSTEM = """You find the entities a question about a conversation between {speakers} is about: \
 people (by name), places, organisations, pets, objects, activities, events, works, topics and dates. \
 Include entities that are named and ones clearly implied (e.g. "her dog" -> the speaker's dog; \
@@ -209,6 +236,23 @@ def build_relations_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
 
+def _relation_listing(relations: Sequence[tuple[int, tuple[str, str, str], str]]) -> str:
+    """Relations shown with short ids, as a JSON list."""
+    return json.dumps(
+        [
+            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
+            for sid, (s, r, d), date in relations
+        ],
+        ensure_ascii=False,
+        indent=1,
+    )
+
+
+def _relation_json(triplet: tuple[str, str, str]) -> str:
+    s, r, d = triplet
+    return json.dumps({"source": s, "relation": r, "destination": d}, ensure_ascii=False)
+
+
 def build_obsolete_messages(
     *,
     new: tuple[str, str, str],
@@ -216,20 +260,33 @@ def build_obsolete_messages(
     existing: Sequence[tuple[int, tuple[str, str, str], str]],
 ) -> list[Message]:
     """The conflict detector + update resolver. `existing` holds (short id, (s, r, d), learned on)."""
-    listing = json.dumps(
-        [
-            {"id": sid, "source": s, "relation": r, "destination": d, "learned_on": date}
-            for sid, (s, r, d), date in existing
-        ],
-        ensure_ascii=False,
-        indent=1,
-    )
-    s, r, d = new
-    body = f"EXISTING RELATIONS:\n{listing}\n\nNEW RELATION (learned on {learned_on}):\n" + json.dumps(
-        {"source": s, "relation": r, "destination": d}, ensure_ascii=False
+    body = (
+        f"EXISTING RELATIONS:\n{_relation_listing(existing)}\n\nNEW RELATION (learned on {learned_on}):\n"
+        + _relation_json(new)
     )
     return [
         {"role": "system", "content": _OBSOLETE_SYSTEM.format(date=learned_on)},
+        {"role": "user", "content": body},
+    ]
+
+
+def build_recurrence_messages(
+    *,
+    new: tuple[str, str, str],
+    learned_on: str,
+    earlier: Sequence[tuple[int, tuple[str, str, str], str]],
+    pair: Sequence[Turn],
+) -> list[Message]:
+    """Recurrence or contradiction: `earlier` holds (short id, (s, r, d), learned on) relations with the new
+    relation's source and relation and another time, which the conflict resolver named obsolete; the
+    new messages decide (the resolver saw triplets only)."""
+    body = (
+        f"EARLIER RELATIONS:\n{_relation_listing(earlier)}\n\nNEW RELATION (learned on {learned_on}):\n"
+        + _relation_json(new)
+        + f"\n\nNEW MESSAGES (sent on {learned_on}):\n{_render_pair(pair, learned_on)}"
+    )
+    return [
+        {"role": "system", "content": _RECURRENCE_SYSTEM.format(date=learned_on)},
         {"role": "user", "content": body},
     ]
 
@@ -285,9 +342,18 @@ def parse_relations(data: Any) -> list[tuple[str, str, str]]:
 
 def parse_obsolete(data: Any, shown: int) -> tuple[list[int], list[Any]]:
     """(valid short ids in 0..shown-1, deduplicated, in order; ids the model invented)."""
+    return _short_ids(parse_reply(Obsolete, data).obsolete, shown)
+
+
+def parse_contradicted(data: Any, shown: int) -> tuple[list[int], list[Any]]:
+    """The recurrence check's reply as `parse_obsolete` reads the resolver's."""
+    return _short_ids(parse_reply(Contradicted, data).contradicted, shown)
+
+
+def _short_ids(raws: Sequence[Any], shown: int) -> tuple[list[int], list[Any]]:
     valid: list[int] = []
     invented: list[Any] = []
-    for raw in parse_reply(Obsolete, data).obsolete:
+    for raw in raws:
         try:
             sid = int(str(raw).strip().strip("\"'[]"))
         except ValueError:

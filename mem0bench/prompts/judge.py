@@ -59,13 +59,17 @@ _ADVERSARIAL_NOTE = (
 )
 
 
+ADVERSARIAL_GOLD = "The conversation does not contain this information."
+"""The gold answer an adversarial (category 5) question is judged against."""
+
+
 def build_judge_messages(
     question: str, gold: str, prediction: str, *, prompt: JudgePrompt, adversarial: bool = False
 ) -> list[Message]:
     """The messages for one judgement; `adversarial` swaps the gold answer for 'not stated'."""
     if prompt not in _GRADING:
         raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {prompt!r}")
-    gold_line = "The conversation does not contain this information." if adversarial else gold
+    gold_line = ADVERSARIAL_GOLD if adversarial else gold
     parts = [
         "You are grading an answer to a question about a long conversation, against a gold answer.",
         _GRADING[prompt],

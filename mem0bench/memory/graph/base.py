@@ -6,6 +6,7 @@ timeline survives (the Mem0 paper's point for temporal questions).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -71,6 +72,22 @@ class Edge:
         )
 
 
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+
+
+def normalised_name(name: str) -> str:
+    """Lowercase, punctuation to spaces, '20th' -> '20', whitespace collapsed: '20th May, 2023' -> '20 may 2023'."""
+    text = re.sub(r"[^\w\s]|_", " ", name.lower())
+    return " ".join(_ORDINAL.sub(r"\1", text).split())
+
+
+def entity_key(name: str) -> str:
+    """The exact-match key of an entity name: `normalised_name` without spaces, so names that differ only
+    in case, spacing, punctuation or ordinal suffixes share it ('Mary Ann' / 'maryann', '20th May, 2023' /
+    '20 May 2023'). Every store indexes its nodes by it (`GraphStore.nodes_with_key`)."""
+    return normalised_name(name).replace(" ", "")
+
+
 def triplet_text(source: str, relation: str, destination: str) -> str:
     return f"{source} {relation.replace('_', ' ')} {destination}"
 
@@ -114,6 +131,10 @@ class GraphStore(Protocol):
         self, vector: np.ndarray, threshold: float, limit: int
     ) -> list[tuple[Node, float]]:
         """Nodes whose cosine similarity to `vector` is >= threshold, best first, at most `limit`."""
+        ...
+
+    def nodes_with_key(self, key: str) -> list[Node]:
+        """Nodes whose `entity_key(name)` is `key`, oldest first: an exact index, not a similarity search."""
         ...
 
     def add_node(self, name: str, type: str, vector: np.ndarray, created_at: str) -> Node: ...

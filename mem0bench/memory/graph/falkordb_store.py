@@ -25,7 +25,7 @@ import numpy as np
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.vectors import normalize
-from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node
+from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, entity_key
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
 _NODE_FIELDS = "n.id, n.name, n.type, n.created_at"
@@ -84,6 +84,7 @@ class FalkorDBGraphStore:
         if reset:
             self.clear()
         self._ensure_indexes()
+        self._add_missing_keys()
         self._next_node = self._count("MATCH (n:Entity) RETURN count(n)") + 1
         self._next_edge = self._count("MATCH ()-[r:REL]->() RETURN count(r)") + 1
 
@@ -99,6 +100,7 @@ class FalkorDBGraphStore:
         # Range indexes on the ids keep MATCH-by-id lookups O(log n); "already indexed" errors are fine.
         for cypher in (
             "CREATE INDEX FOR (n:Entity) ON (n.id)",
+            "CREATE INDEX FOR (n:Entity) ON (n.key)",
             "CREATE INDEX FOR ()-[r:REL]-() ON (r.id)",
         ):
             try:
@@ -106,6 +108,15 @@ class FalkorDBGraphStore:
             except Exception as exc:
                 if "already indexed" not in str(exc).lower():
                     raise
+
+    def _add_missing_keys(self) -> None:
+        """Give nodes of a graph written before the exact-key index (`entity_key`) their key."""
+        rows = self._query("MATCH (n:Entity) WHERE n.key IS NULL RETURN n.id, n.name")
+        if rows:
+            keys = [{"id": node_id, "key": entity_key(name)} for node_id, name in rows]
+            self._query(
+                "UNWIND $rows AS row MATCH (n:Entity {id: row.id}) SET n.key = row.key", {"rows": keys}
+            )
 
     def clear(self) -> None:
         """Drop the graph from the server (a fresh start of the stream)."""
@@ -126,12 +137,13 @@ class FalkorDBGraphStore:
         node = Node(id=f"n{self._next_node}", name=name, type=type, created_at=created_at)
         unit = normalize(vector)
         self._query(
-            "CREATE (:Entity {id: $id, seq: $seq, name: $name, type: $type, created_at: $created_at, "
-            "embedding: vecf32($vector)})",
+            "CREATE (:Entity {id: $id, seq: $seq, name: $name, key: $key, type: $type, "
+            "created_at: $created_at, embedding: vecf32($vector)})",
             {
                 "id": node.id,
                 "seq": self._next_node,
                 "name": name,
+                "key": entity_key(name),
                 "type": type,
                 "created_at": created_at,
                 "vector": unit.tolist(),
@@ -236,6 +248,12 @@ class FalkorDBGraphStore:
         )
         return [_edge(row) for row in rows]
 
+    def nodes_with_key(self, key: str) -> list[Node]:
+        rows = self._query(
+            f"MATCH (n:Entity) WHERE n.key = $key RETURN {_NODE_FIELDS} ORDER BY n.seq", {"key": key}
+        )
+        return [_node(row) for row in rows]
+
     def nodes(self) -> list[Node]:
         return [_node(row) for row in self._query(f"MATCH (n:Entity) RETURN {_NODE_FIELDS} ORDER BY n.seq")]
 
@@ -280,6 +298,7 @@ class FalkorDBGraphStore:
                     "id": n.id,
                     "seq": start + i + 1,
                     "name": n.name,
+                    "key": entity_key(n.name),
                     "type": n.type,
                     "created_at": n.created_at,
                     "vector": node_vectors[start + i].tolist(),
@@ -287,8 +306,8 @@ class FalkorDBGraphStore:
                 for i, n in enumerate(nodes[start : start + batch])
             ]
             self._query(
-                "UNWIND $rows AS row CREATE (:Entity {id: row.id, seq: row.seq, name: row.name, type: row.type, "
-                "created_at: row.created_at, embedding: vecf32(row.vector)})",
+                "UNWIND $rows AS row CREATE (:Entity {id: row.id, seq: row.seq, name: row.name, key: row.key, "
+                "type: row.type, created_at: row.created_at, embedding: vecf32(row.vector)})",
                 {"rows": rows},
             )
         for start in range(0, len(edges), batch):

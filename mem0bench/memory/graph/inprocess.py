@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from mem0bench.common.vectors import normalize
-from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node
+from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, entity_key
 from mem0bench.memory.graph.graphml import write_graphml
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
@@ -70,13 +70,18 @@ class InProcessGraphStore:
         self._edge_vectors = _Matrix()
         self._edge_index: dict[str, int] = {}
         self._adjacent: dict[str, list[int]] = defaultdict(list)
+        self._by_key: dict[str, list[Node]] = defaultdict(list)
 
     # ---- writes ---------------------------------------------------------------------------------
     def add_node(self, name: str, type: str, vector: np.ndarray, created_at: str) -> Node:
         node = Node(id=f"n{len(self._nodes) + 1}", name=name, type=type, created_at=created_at)
+        self._append_node(node, vector)
+        return node
+
+    def _append_node(self, node: Node, vector: np.ndarray) -> None:
         self._node_vectors.append(vector)
         self._nodes.append(node)
-        return node
+        self._by_key[entity_key(node.name)].append(node)
 
     def add_edge(
         self,
@@ -121,6 +126,9 @@ class InProcessGraphStore:
             self._edges[index] = dataclasses.replace(edge, valid=False, invalidated_at=at)
 
     # ---- reads ----------------------------------------------------------------------------------
+    def nodes_with_key(self, key: str) -> list[Node]:
+        return list(self._by_key.get(key, ()))
+
     def find_similar_nodes(
         self, vector: np.ndarray, threshold: float, limit: int
     ) -> list[tuple[Node, float]]:
@@ -156,8 +164,7 @@ class InProcessGraphStore:
         nodes, node_vectors, edges, edge_vectors = read_snapshot(Path(directory))
         store = cls()
         for i, node in enumerate(nodes):
-            store._node_vectors.append(node_vectors[i])
-            store._nodes.append(node)
+            store._append_node(node, node_vectors[i])
         for i, edge in enumerate(edges):
             store._append_edge(edge, edge_vectors[i])
         return store

@@ -8,7 +8,14 @@ import numpy as np
 
 from mem0bench.llm.types import LLMCallError, ReplyShapeError
 from mem0bench.memory.stream import PairContext
-from mem0bench.prompts.extraction import EXTRACTION_SPEC, build_extraction_messages, parse_facts
+from mem0bench.prompts.extraction import (
+    ExtractionSource,
+    MemoryStyle,
+    build_extraction_messages,
+    extraction_spec,
+    parse_facts,
+)
+from mem0bench.prompts.files import PromptFile
 from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
 from mem0bench.systems.methods.mem0.streams import StreamState
 
@@ -19,12 +26,20 @@ __all__ = ["extract_facts"]
 
 
 async def extract_facts(
-    client: LLMClient, ctx: PairContext, state: StreamState, record_failure: RecordFailure
+    client: LLMClient,
+    ctx: PairContext,
+    state: StreamState,
+    record_failure: RecordFailure,
+    *,
+    source: ExtractionSource = "both",
+    style: MemoryStyle = "short",
+    template: PromptFile | None = None,
 ) -> list[tuple[str, np.ndarray]]:
     """The pair's candidate facts with their embeddings, in the model's order.
 
     The prompt holds the summary S, the previous m messages with their session dates, the pair and its
-    session date. A failed call or an unreadable reply is recorded and yields no facts.
+    session date; `source` and `style` are `method.extraction_source` and `method.memory_style` (see
+    prompts.extraction). A failed call or an unreadable reply is recorded and yields no facts.
     """
     key = state.spec.key
     messages = build_extraction_messages(
@@ -36,9 +51,13 @@ async def extract_facts(
         pair=ctx.pair,
         session_date=ctx.session_date_text,
         shared=state.spec.shared,
+        source=source,
+        style=style,
+        template=template,
     )
+    salt = template.salt if template is not None else ""
     try:
-        reply = await client.structured(messages, EXTRACTION_SPEC, stage="ingest")
+        reply = await client.structured(messages, extraction_spec(style), stage="ingest", salt=salt)
     except LLMCallError as error:
         record_failure(key, ctx, "extraction", *describe(error), state=state)
         return []

@@ -1,13 +1,16 @@
 """Mem0's retrieval and its rendering for the answer model.
 
 For a question, each speaker's store gives its top_k memories (cosine similarity to the question's
-embedding, best first); the answer context lists them per speaker with the session date of their newest
-information ('- [<updated_at>] <memory>').
+embedding, best first); the answer context lists them per speaker with a session date
+('- [<date>] <memory>'). Which date (`method.memory_date`): ``updated`` (default), the session of the
+memory's newest information (its last accepted UPDATE, else its creation); ``created``, the session that
+first stored it. They differ only for UPDATEd memories; docs/design.md says why ``updated`` is the default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -15,26 +18,41 @@ from mem0bench.common.text import one_line
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.vector_store import FaissVectorStore
 
-__all__ = ["Section", "dia_ids_of", "render_hits", "render_memories", "search_sections"]
+__all__ = [
+    "MEMORY_DATES",
+    "MemoryDate",
+    "Section",
+    "dia_ids_of",
+    "render_hits",
+    "render_memories",
+    "search_sections",
+]
+
+MemoryDate = Literal["updated", "created"]
+MEMORY_DATES: tuple[MemoryDate, ...] = get_args(MemoryDate)
 
 Section = tuple[str, list[tuple[MemoryRecord, float]]]
 """(section title, hits best first): one store's answer to a question."""
 
 
-def render_memories(sections: Sequence[tuple[str, Sequence[MemoryRecord]]]) -> str:
+def render_memories(
+    sections: Sequence[tuple[str, Sequence[MemoryRecord]]], date: MemoryDate = "updated"
+) -> str:
     """The answer-context rendering: per section a header naming the speaker, then
-    '- [<session date>] <memory>' lines in the given order."""
+    '- [<session date>] <memory>' lines in the given order (`date`: which of the memory's dates)."""
     blocks = []
     for title, records in sections:
         lines = [f"Memories of {title}:"]
-        lines += [f"- [{r.updated_at}] {one_line(r.text)}" for r in records] or ["(no memories)"]
+        lines += [
+            f"- [{r.created_at if date == 'created' else r.updated_at}] {one_line(r.text)}" for r in records
+        ] or ["(no memories)"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
-def render_hits(sections: Sequence[Section]) -> str:
+def render_hits(sections: Sequence[Section], date: MemoryDate = "updated") -> str:
     """`render_memories` of search results (scores dropped, order kept)."""
-    return render_memories([(title, [record for record, _ in hits]) for title, hits in sections])
+    return render_memories([(title, [record for record, _ in hits]) for title, hits in sections], date)
 
 
 def search_sections(

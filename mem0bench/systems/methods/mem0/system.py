@@ -29,6 +29,8 @@ from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.stream import PairContext, message_pairs
 from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.prompts.extraction import EXTRACTION_SOURCES, MEMORY_STYLES, ExtractionSource, MemoryStyle
+from mem0bench.prompts.files import EXTRACTION_FIELDS, UPDATE_FIELDS, load_prompt_file
 from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
 from mem0bench.systems.methods.mem0.extraction import extract_facts
 from mem0bench.systems.methods.mem0.failures import describe, failure_row, has_transient
@@ -43,6 +45,8 @@ from mem0bench.systems.methods.mem0.persistence import (
     withdraw_done,
 )
 from mem0bench.systems.methods.mem0.retrieval import (
+    MEMORY_DATES,
+    MemoryDate,
     Section,
     dia_ids_of,
     render_hits,
@@ -84,6 +88,12 @@ class Mem0(SystemBase):
         summary_lag: int = 1,
         per_speaker: bool = True,
         update: str = "per_fact",
+        ops: str = "replace",
+        extraction_source: str = "both",
+        memory_style: str = "short",
+        memory_date: str = "updated",
+        extraction_prompt_file: str | None = None,
+        update_prompt_file: str | None = None,
         context: SystemContext,
     ) -> None:
         for label, value, low in (
@@ -95,6 +105,16 @@ class Mem0(SystemBase):
         ):
             if int(value) < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
+        choices: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+            ("extraction_source", extraction_source, EXTRACTION_SOURCES),
+            ("memory_style", memory_style, MEMORY_STYLES),
+            ("memory_date", memory_date, MEMORY_DATES),
+        )
+        for name, choice, allowed in choices:
+            if choice not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {choice!r}")
+        if extraction_source == "owner" and not per_speaker:
+            raise ValueError("extraction_source=owner needs per_speaker=true (a shared store has no owner)")
         super().__init__()
         self.name = name
         self.m = int(m)
@@ -108,8 +128,35 @@ class Mem0(SystemBase):
         self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
         self._specs: dict[str, dict[str, StreamSpec]] = {}
         """Per conversation, the streams' specs by key, speaker_a first once retrieval has run."""
-        self._updater = MemoryUpdater(self.client, self.s, self.record_failure, str(update))
+        self.extraction_template = (
+            None
+            if extraction_prompt_file is None
+            else load_prompt_file(
+                "method.extraction_prompt_file",
+                str(extraction_prompt_file),
+                EXTRACTION_FIELDS,
+                frozenset({"new"}),
+            )
+        )
+        update_template = (
+            None
+            if update_prompt_file is None
+            else load_prompt_file(
+                "method.update_prompt_file",
+                str(update_prompt_file),
+                UPDATE_FIELDS,
+                frozenset({"memories", "facts" if update == "batched" else "fact"}),
+            )
+        )
+        self.prompt_files = tuple(f for f in (self.extraction_template, update_template) if f is not None)
+        self._updater = MemoryUpdater(
+            self.client, self.s, self.record_failure, str(update), str(ops), update_template
+        )
         self.update = self._updater.mode
+        self.ops = self._updater.ops
+        self.extraction_source: ExtractionSource = extraction_source  # type: ignore[assignment]
+        self.memory_style: MemoryStyle = memory_style  # type: ignore[assignment]
+        self.memory_date: MemoryDate = memory_date  # type: ignore[assignment]
 
     # ---- layout -------------------------------------------------------------------------------------
 
@@ -238,7 +285,15 @@ class Mem0(SystemBase):
 
     async def _memory_step(self, ctx: PairContext, state: StreamState) -> None:
         """Extraction (one embedding call for all facts), then Algorithm 1 (per fact, or batched)."""
-        facts = await extract_facts(self.client, ctx, state, self.record_failure)
+        facts = await extract_facts(
+            self.client,
+            ctx,
+            state,
+            self.record_failure,
+            source=self.extraction_source,
+            style=self.memory_style,
+            template=self.extraction_template,
+        )
         await self._updater.apply_pair(ctx, state, facts)
 
     async def _refresh_summary(
@@ -289,7 +344,10 @@ class Mem0(SystemBase):
         """Every final memory, rendered as in the answer context (the memory store's size)."""
         stores = self._stores[sample_id]
         keys = self.stream_keys(sample_id)
-        return render_memories([(self.stream_title(sample_id, key), stores[key].records()) for key in keys])
+        return render_memories(
+            [(self.stream_title(sample_id, key), stores[key].records()) for key in keys],
+            date=self.memory_date,
+        )
 
     # ---- failures -----------------------------------------------------------------------------------
 
@@ -353,7 +411,7 @@ class Mem0(SystemBase):
         with timing.measure() as measured:
             vector = (await self.client.embed([question.question], stage="search"))[0]
             results = self.search_memories(conversation.sample_id, np.asarray(vector, dtype=np.float32))
-            text = render_hits(results)
+            text = render_hits(results, date=self.memory_date)
         return RetrievedContext(
             kind="memories",
             text=text,

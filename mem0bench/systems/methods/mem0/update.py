@@ -19,6 +19,9 @@ How a decision is applied (the same code for both):
 * **REPLACE** (a contradiction: things changed) removes the old memory and stores the new state as a new
   memory dated with the pair, so "prefer the most recent memory" has something to prefer. Logged as one
   REPLACE op (new id, old id, both texts).
+* **Operation sets** (``method.ops``): ``replace`` (default) offers all five; ``paper`` offers the paper's
+  four (no REPLACE: a contradiction is a DELETE). Under ``paper`` a REPLACE reply does not fit the schema and
+  is a malformed decision (recorded, nothing changes).
 * **DELETE** removes the memory and stores nothing; these are counted apart (``ops.DELETE`` in the ingest
   report, ``deletes_without_replacement`` in metrics.json) because they can erase a state. The op log keeps
   the text it had.
@@ -37,12 +40,15 @@ from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.types import LLMCallError, ReplyShapeError, StructuredSpec
 from mem0bench.memory.records import MemoryOp, MemoryRecord, OpKind
 from mem0bench.memory.stream import PairContext
+from mem0bench.prompts.files import PromptFile
 from mem0bench.prompts.update import (
-    UPDATE_SPEC,
-    Operation,
+    OPS,
+    Ops,
     batch_update_spec,
     build_batch_update_messages,
     build_update_messages,
+    operation_model,
+    update_spec,
 )
 from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
 from mem0bench.systems.methods.mem0.guard import adds_information
@@ -69,11 +75,11 @@ class Decision:
     """The text to store (the fact itself when the model gave none)."""
 
 
-def parse_decision(data: Any, fact: str) -> Decision | None:
-    """A reply object {event, id, text} as a Decision; None when it does not fit `Operation` (an event
-    outside EVENTS, a reply that is not an object)."""
+def parse_decision(data: Any, fact: str, ops: Ops = "replace") -> Decision | None:
+    """A reply object {event, id, text} as a Decision; None when it does not fit the operation set's model
+    (an event outside the set, a reply that is not an object)."""
     try:
-        operation = parse_reply(Operation, data)
+        operation = parse_reply(operation_model(ops), data)
     except ReplyShapeError:
         return None
     return Decision(operation.event, operation.id, one_line(operation.text or "") or fact)
@@ -83,10 +89,21 @@ class MemoryUpdater:
     """Algorithm 1 against a stream's store, per fact or batched per pair."""
 
     def __init__(
-        self, client: LLMClient, s: int, record_failure: RecordFailure, mode: str = "per_fact"
+        self,
+        client: LLMClient,
+        s: int,
+        record_failure: RecordFailure,
+        mode: str = "per_fact",
+        ops: str = "replace",
+        template: PromptFile | None = None,
     ) -> None:
         if mode not in UPDATE_MODES:
             raise ValueError(f"update must be one of {', '.join(UPDATE_MODES)}, got {mode!r}")
+        if ops not in OPS:
+            raise ValueError(f"ops must be one of {', '.join(OPS)}, got {ops!r}")
+        self.ops: Ops = ops
+        self.template = template
+        """`method.update_prompt_file`, or None for our wording."""
         self.client = client
         self.s = s
         """Similar memories shown for each fact."""
@@ -111,11 +128,13 @@ class MemoryUpdater:
             fact=fact,
             fact_date=ctx.session_date_text,
             memories=[(sid, r.text, r.updated_at) for sid, r in shown.items()],
+            ops=self.ops,
+            template=self.template,
         )
-        data = await self._call(ctx, state, messages, UPDATE_SPEC, fact)
+        data = await self._call(ctx, state, messages, update_spec(self.ops), fact)
         if data is None:
             return
-        decision = parse_decision(data, fact)
+        decision = parse_decision(data, fact, self.ops)
         if decision is None:
             event = str(data.get("event") or "").strip().upper()
             self._malformed(ctx, state, f"event {event!r}", fact)
@@ -135,8 +154,10 @@ class MemoryUpdater:
             facts=texts,
             fact_date=ctx.session_date_text,
             memories=[(sid, r.text, r.updated_at) for sid, r in shown.items()],
+            ops=self.ops,
+            template=self.template,
         )
-        data = await self._call(ctx, state, messages, batch_update_spec(len(facts)), label)
+        data = await self._call(ctx, state, messages, batch_update_spec(len(facts), self.ops), label)
         if data is None:
             return
         operations = data.get("operations")
@@ -150,7 +171,7 @@ class MemoryUpdater:
                 self._malformed(ctx, state, f"operation for fact {index!r} of {len(facts)}", label)
                 continue
             fact, vector = facts[index]
-            decision = parse_decision(item, fact)
+            decision = parse_decision(item, fact, self.ops)
             if decision is None:
                 self._malformed(ctx, state, f"event {item.get('event')!r}", fact)
                 continue
@@ -164,7 +185,8 @@ class MemoryUpdater:
         self, ctx: PairContext, state: StreamState, messages: list[Any], spec: StructuredSpec, fact: str
     ) -> dict[str, Any] | None:
         try:
-            reply = await self.client.structured(messages, spec, stage="ingest")
+            salt = self.template.salt if self.template is not None else ""
+            reply = await self.client.structured(messages, spec, stage="ingest", salt=salt)
         except LLMCallError as error:
             self.record_failure(state.spec.key, ctx, "update", *describe(error), fact=fact, state=state)
             return None

@@ -17,6 +17,13 @@ Decisions where the paper is silent:
   without an LLM call. Self-loops (source and destination resolve to the same node) are skipped.
 * **Conflict candidates**: the valid edges touching either node; when there are more than
   `conflict_candidates`, the ones whose triplet text is most similar to the new triplet's are shown.
+* **Recurring events.** The resolver sees triplets only, so (race, happened_on, 20 May 2023) after
+  (race, happened_on, 7 May 2023) looks to it like a corrected date, and it tends to name the first edge
+  obsolete. A second time for the same thing (same source node, same relation, another time entity as
+  destination) is as often a recurrence (a yearly race, a second visit). So when the resolver names such
+  edges, a recurrence check (one more call, only then) shows them with the pair's messages, and only the
+  ones the messages contradict (moved, postponed, corrected) are invalidated; the rest stay valid
+  (``graph.recurrences_kept``). The resolver's own request is unchanged.
 * **Failures** (LLMCallError, or a reply with the wrong shape) are recorded with a `graph_*` stage and the
   pair is skipped; a failed resolver call still adds the new edge (information is kept; nothing is
   invalidated).
@@ -35,17 +42,20 @@ from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.graph import (
     ENTITIES_SPEC,
     OBSOLETE_SPEC,
+    RECURRENCE_SPEC,
     RELATIONS_SPEC,
     build_entity_messages,
     build_obsolete_messages,
+    build_recurrence_messages,
     build_relations_messages,
+    parse_contradicted,
     parse_entities,
     parse_obsolete,
     parse_or_none,
     parse_relations,
 )
 from mem0bench.systems.methods.mem0.failures import RecordFailure, describe
-from mem0bench.systems.methods.mem0g.nodes import resolve_node
+from mem0bench.systems.methods.mem0g.nodes import is_time_entity, resolve_node
 from mem0bench.systems.methods.mem0g.persistence import GraphStream
 from mem0bench.systems.methods.mem0g.retrieval import creation_order
 
@@ -190,8 +200,13 @@ class GraphIngestion:
             obsolete, invented = parsed or ([], [])
             stream.counts["resolver_calls"] += 1
             stream.counts["invented_ids"] += len(invented)
-            for short_id in obsolete:
-                stream.store.invalidate(candidates[short_id].id, date)
+            named = [candidates[short_id] for short_id in obsolete]
+            recurring = [e for e in named if same_thing_another_time(e, source, relation, destination)]
+            kept = await self._recurrences_kept(stream, key, ctx, (names[0], relation, names[1]), recurring)
+            for edge in named:
+                if edge.id in kept:
+                    continue
+                stream.store.invalidate(edge.id, date)
                 stream.counts["edges_invalidated"] += 1
         stream.store.add_edge(
             source,
@@ -204,6 +219,38 @@ class GraphIngestion:
             destination_name=names[1],
         )
         stream.counts["edges_added"] += 1
+
+    async def _recurrences_kept(
+        self,
+        stream: GraphStream,
+        key: str,
+        ctx: PairContext,
+        new: tuple[str, str, str],
+        recurring: list[Edge],
+    ) -> set[str]:
+        """The ids of `recurring` edges (named obsolete, same thing at another time) that stay valid: those
+        the pair's messages do not contradict. A failed check keeps them all (nothing is invalidated)."""
+        if not recurring:
+            return set()
+        messages = build_recurrence_messages(
+            new=new,
+            learned_on=ctx.session_date_text,
+            earlier=[
+                (i, (e.source_name, e.relation, e.destination_name), e.created_at)
+                for i, e in enumerate(recurring)
+            ],
+            pair=ctx.pair,
+        )
+        reply = await self._call(stream, key, ctx, "graph_resolve", RECURRENCE_SPEC, messages)
+        parsed = parse_or_none(lambda data: parse_contradicted(data, len(recurring)), reply)
+        if reply is not None and parsed is None:
+            self._fail(stream, key, ctx, "graph_resolve", "malformed", "recurrence reply has the wrong shape")
+        contradicted, invented = parsed or ([], [])
+        stream.counts["recurrence_checks"] += 1
+        stream.counts["invented_ids"] += len(invented)
+        kept = {e.id for i, e in enumerate(recurring) if i not in contradicted}
+        stream.counts["recurrences_kept"] += len(kept)
+        return kept
 
     def _conflict_candidates(
         self, store: GraphStore, touching: list[Edge], text_vector: np.ndarray
@@ -239,3 +286,15 @@ class GraphIngestion:
         # Kept with the graph (graph_stream.json) rather than Mem0's stream meta; Mem0G's
         # stream_complete_extra reads them, so a transient graph failure still withholds the done marker.
         stream.failures.append(self.record_failure(key, ctx, stage, kind, message))
+
+
+def same_thing_another_time(edge: Edge, source: Node, relation: str, destination: Node) -> bool:
+    """True when `edge` gives the new relation's source, by the same relation, another time: both
+    destinations are times (the new one by its node's type or name, the old one by its name or a digit)."""
+    return (
+        edge.source_id == source.id
+        and edge.relation == relation
+        and edge.destination_id != destination.id
+        and is_time_entity(destination.name, destination.type)
+        and (is_time_entity(edge.destination_name, "") or any(ch.isdigit() for ch in edge.destination_name))
+    )

@@ -235,7 +235,7 @@ class Mem0G(Mem0):
                     ),
                 )
             text = (
-                render_hits(memory_results)
+                render_hits(memory_results, date=self.memory_date)
                 + "\n\n"
                 + render_relations([(self.stream_title(sid, key), relations[key]) for key in keys])
             )

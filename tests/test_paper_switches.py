@@ -1,0 +1,206 @@
+"""The paper's switches on Mem0 (method.ops, extraction_source, memory_style, memory_date): golden tests of
+the requests a scripted model receives.
+
+At the defaults the requests are pinned byte for byte (a sha256 of every request Mem0 sent for one
+conversation, taken before the switches existed): a default run keeps its cache keys. Each switch then
+changes exactly the requests it should, and only in the part it should.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mem0bench.llm.types import StructuredReply, StructuredSpec
+from mem0bench.memory.records import OpKind
+from mem0bench.pipeline.aggregate import memory_decision_counts
+from tests.test_mem0 import (  # noqa: F401  (typed_prompt_inputs: autouse, the fakes read prompt inputs)
+    DATES,
+    Decision,
+    FakeClient,
+    make_conversation,
+    make_system,
+    ops_of,
+    question,
+    ref,
+    run,
+    texts,
+    typed_prompt_inputs,
+)
+
+SESSIONS = [
+    [("Ann", "FACT: Ann lives in Oslo | Ann has a dog"), ("Bob", "FACT: Bob likes tea")],
+    [("Ann", "FACT: Ann moved to Bergen | Ann has a dog named Rex"), ("Bob", "nice")],
+]
+
+
+def rules(event: str) -> dict[str, Decision]:
+    return {
+        "Ann moved to Bergen": lambda m, f: {"event": event, "id": ref(m, "Ann lives in Oslo"), "text": f},
+        "Ann has a dog named Rex": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann has a dog"), "text": f},
+    }
+
+
+class RecordingClient(FakeClient):
+    """The scripted fake, keeping every structured request as sent (messages and the spec's schema)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.requests: list[dict[str, Any]] = []
+
+    async def structured(
+        self, messages: list[dict[str, Any]], spec: StructuredSpec, *, stage: str, **kw: Any
+    ) -> StructuredReply:
+        self.requests.append(
+            {"name": spec.name, "description": spec.description, "parameters": spec.parameters,
+             "messages": [dict(m) for m in messages]}
+        )  # fmt: skip
+        return await super().structured(messages, spec, stage=stage, **kw)
+
+
+def requests_of(tmp_path: Path, event: str = "REPLACE", **options: Any) -> tuple[RecordingClient, Any]:
+    client = RecordingClient(rules=rules(event))
+    system = make_system(client, tmp_path, summary_every=100, **options)
+    run(system.ingest(make_conversation(SESSIONS)))
+    return client, system
+
+
+def digest(requests: list[dict[str, Any]]) -> str:
+    blob = json.dumps(requests, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# Taken at commit c266a87 (before the switches) with the same scripted conversation.
+DEFAULT_REQUESTS_SHA256 = "d1fa41e3daa7699a781de4f75dbaca5b91af806fad8dad1cf161ecae819718f2"
+
+
+def test_defaults_send_the_requests_they_always_sent(tmp_path: Path) -> None:
+    client, _ = requests_of(tmp_path)
+    assert digest(client.requests) == DEFAULT_REQUESTS_SHA256
+    explicit, _ = requests_of(
+        tmp_path / "explicit",
+        ops="replace",
+        extraction_source="both",
+        memory_style="short",
+        memory_date="updated",
+    )
+    assert explicit.requests == client.requests
+
+
+def _split(requests: list[dict[str, Any]], name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    return [r for r in requests if r["name"] == name], [r for r in requests if r["name"] != name]
+
+
+def test_ops_paper_changes_only_the_update_requests_instructions_and_enum(tmp_path: Path) -> None:
+    default, _ = requests_of(tmp_path / "d", event="DELETE")
+    paper, system = requests_of(tmp_path / "p", event="DELETE", ops="paper")
+    d_updates, d_rest = _split(default.requests, "decide_memory_operation")
+    p_updates, p_rest = _split(paper.requests, "decide_memory_operation")
+    assert p_rest == d_rest and len(p_updates) == len(d_updates) > 0
+    for d, p in zip(d_updates, p_updates):
+        assert p["messages"][1] == d["messages"][1]  # the fact and the memories shown: the same
+        assert "REPLACE" in d["messages"][0]["content"] and "REPLACE" not in p["messages"][0]["content"]
+        assert d["parameters"]["properties"]["event"]["enum"] == [
+            "ADD",
+            "UPDATE",
+            "REPLACE",
+            "DELETE",
+            "NOOP",
+        ]
+        assert p["parameters"]["properties"]["event"]["enum"] == ["ADD", "UPDATE", "DELETE", "NOOP"]
+    # DELETE only removes: Oslo is gone and nothing says Bergen.
+    assert texts(system) == ["Ann has a dog named Rex"]
+    assert [op.kind for op in ops_of(tmp_path / "p")].count(OpKind.DELETE) == 1
+
+
+def test_ops_paper_rejects_a_replace_reply(tmp_path: Path) -> None:
+    client, system = requests_of(tmp_path, event="REPLACE", ops="paper")
+    assert texts(system) == ["Ann lives in Oslo", "Ann has a dog named Rex"]  # nothing replaced
+    assert [f.kind for f in system.failures] == ["malformed"] and "REPLACE" in system.failures[0].message
+
+
+def test_ops_paper_batched_schema_leaves_replace_out(tmp_path: Path) -> None:
+    client, _ = requests_of(tmp_path, event="DELETE", ops="paper", update="batched")
+    batches = [r for r in client.requests if r["name"] == "decide_memory_operations"]
+    assert batches and all(
+        b["parameters"]["properties"]["operations"]["items"]["properties"]["event"]["enum"]
+        == ["ADD", "UPDATE", "DELETE", "NOOP"]
+        for b in batches
+    )
+
+
+def test_extraction_source_owner_changes_only_the_extraction_instructions(tmp_path: Path) -> None:
+    default, _ = requests_of(tmp_path / "d")
+    owner, _ = requests_of(tmp_path / "o", extraction_source="owner")
+    d_ex, d_rest = _split(default.requests, "record_facts")
+    o_ex, o_rest = _split(owner.requests, "record_facts")
+    assert o_rest == d_rest and len(o_ex) == len(d_ex) > 0
+    for d, o in zip(d_ex, o_ex):
+        assert o["messages"][1] == d["messages"][1] and o["parameters"] == d["parameters"]
+        assert d["messages"][0] != o["messages"][0]
+        assert "context only" in o["messages"][0]["content"]
+        assert "including what" in d["messages"][0]["content"]
+
+
+def test_memory_style_rich_changes_the_extraction_rule_and_field_description(tmp_path: Path) -> None:
+    default, _ = requests_of(tmp_path / "d")
+    rich, _ = requests_of(tmp_path / "r", memory_style="rich")
+    d_ex, d_rest = _split(default.requests, "record_facts")
+    r_ex, r_rest = _split(rich.requests, "record_facts")
+    assert r_rest == d_rest
+    for d, r in zip(d_ex, r_ex):
+        assert r["messages"][1] == d["messages"][1]
+        assert "One short sentence" in d["messages"][0]["content"]
+        assert "One short sentence" not in r["messages"][0]["content"]
+        assert "complete statement" in r["messages"][0]["content"]
+        description = r["parameters"]["properties"]["facts"]["description"]
+        assert (
+            description != d["parameters"]["properties"]["facts"]["description"] and "context" in description
+        )
+
+
+def test_memory_date_created_shows_the_creation_date_of_an_updated_memory(tmp_path: Path) -> None:
+    _, updated = requests_of(tmp_path / "u")
+    _, created = requests_of(tmp_path / "c", memory_date="created")
+    ask = question("Does Ann have a dog?")
+    conv = make_conversation(SESSIONS)
+    u_text = run(updated.retrieve(conv, ask)).text
+    c_text = run(created.retrieve(conv, ask)).text
+    assert f"- [{DATES[1]}] Ann has a dog named Rex" in u_text
+    assert f"- [{DATES[0]}] Ann has a dog named Rex" in c_text
+    # A memory never updated carries one date: the same line either way.
+    assert f"- [{DATES[0]}] Bob likes tea" in u_text and f"- [{DATES[0]}] Bob likes tea" in c_text
+
+
+def test_owner_source_needs_per_speaker_stores(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="per_speaker"):
+        make_system(FakeClient(), tmp_path, extraction_source="owner", per_speaker=False)
+    with pytest.raises(ValueError, match="ops must be one of"):
+        make_system(FakeClient(), tmp_path, ops="mem0")
+
+
+def test_metrics_count_invented_ids_and_guarded_and_rejected_updates(tmp_path: Path) -> None:
+    sessions = [
+        [("Ann", "FACT: Ann likes tea | Ann has a dog")],
+        [("Ann", "FACT: Ann likes tea a lot | Ann has a dog too | Ann hates coffee")],
+    ]
+    decisions: dict[str, Decision] = {
+        "Ann likes tea a lot": lambda m, f: {"event": "UPDATE", "id": ref(m, "Ann likes tea"), "text": f},
+        "Ann has a dog too": lambda m, f: {
+            "event": "UPDATE",
+            "id": ref(m, "Ann has a dog"),
+            "text": "Ann has dog",
+        },
+        "Ann hates coffee": lambda m, f: {"event": "DELETE", "id": "42", "text": None},
+    }
+    system = make_system(FakeClient(rules=decisions), tmp_path)
+    report = run(system.ingest(make_conversation(sessions)))
+    counts = memory_decision_counts([report.details])
+    assert counts == {"invented_ids": 1, "rejected_updates": 1, "guarded_updates": 2}
+    graph = {"pairs": 1, "graph.invented_ids": 2}
+    assert memory_decision_counts([report.details, graph])["invented_ids"] == 3
+    assert memory_decision_counts([{"chunks": 3}]) == dict.fromkeys(counts)
