@@ -176,6 +176,20 @@ def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
     )
 
 
+EVIDENCE_COUNTS = ("evidence_ids", "evidence_repaired", "evidence_unusable", "evidence_dangling")
+
+
+def evidence_id_counts(ingest_details: Iterable[Mapping[str, Any]]) -> dict[str, int] | None:
+    """The oracle bound's tally of LOCOMO's evidence ids (all, repaired, unusable, pointing nowhere) over
+    the conversations' ingest reports; None for a method that does not read the evidence."""
+    details = [d for d in ingest_details if "evidence_ids" in d]
+    if not details:
+        return None
+    return {
+        key.removeprefix("evidence_"): sum(int(d.get(key, 0)) for d in details) for key in EVIDENCE_COUNTS
+    }
+
+
 def deletes_without_replacement(ingest_details: Iterable[Mapping[str, Any]]) -> int | None:
     """Mem0 DELETE decisions that stored nothing in place of the memory (a REPLACE is counted apart), over
     the conversations' ingest reports; None for a method that makes no memory decisions."""

@@ -167,6 +167,9 @@ class Attempt:
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
             row.details for row in ingests.values() if not row.failed
         )
+        evidence = aggregate.evidence_id_counts(row.details for row in ingests.values() if not row.failed)
+        if evidence is not None:
+            metrics["evidence_ids"] = evidence
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
         imported = imported_judge_block(read_judgements(self.rundir), rows)
         if imported is not None:
