@@ -15,11 +15,13 @@ from mem0bench.report.html import write_html
 from mem0bench.report.identity import RUNS_CAPTION, runs_table, scope_differences
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
+from mem0bench.report.published import load_published
 from mem0bench.report.tables import (
+    MISSING,
     PAPER_CAPTION,
-    TABLE1_CAPTION,
     TABLE2_CAPTION,
     table1,
+    table1_caption,
     table2,
     to_markdown,
     write_table,
@@ -50,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
         help="'paper' also writes table1_paper_labels.* in the Mem0 paper's (non-LOCOMO) category labels",
     )
     parser.add_argument("--baseline", type=Path, help="a run: add each run's paired J difference against it")
+    parser.add_argument(
+        "--published",
+        action="store_true",
+        help="add published LOCOMO results to Table 1, marked 'published, not measured here'",
+    )
     return parser
 
 
@@ -78,20 +85,22 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         out: Path = args.out
-        t0, t1, t2 = runs_table(runs), table1(runs), table2(runs)
-        t1_numbers = table1(runs, numeric=True)
-        if args.baseline is not None:
+        published = load_published() if args.published else []
+        t0, t1, t2 = runs_table(runs), table1(runs, published=published), table2(runs)
+        t1_numbers = table1(runs, numeric=True, published=published)
+        if args.baseline is not None:  # paired over our runs only: a published row has nothing to pair
             name, cells = baseline_column(runs, args.baseline)
-            t1[name] = cells
+            t1[name] = [*cells, *[MISSING] * len(published)]
+        caption1 = table1_caption(runs, published=bool(published))
         written = write_table(t0, out, "runs", RUNS_CAPTION, numbers=runs_table(runs, numeric=True))
-        written += write_table(t1, out, "table1", TABLE1_CAPTION, numbers=t1_numbers)
+        written += write_table(t1, out, "table1", caption1, numbers=t1_numbers)
         written += write_table(t2, out, "table2", TABLE2_CAPTION, numbers=table2(runs, numeric=True))
         print(to_markdown(t0, RUNS_CAPTION))
-        print(to_markdown(t1, TABLE1_CAPTION))
+        print(to_markdown(t1, caption1))
         print(to_markdown(t2, TABLE2_CAPTION))
         if args.labels == "paper":
-            t1p = table1(runs, labels="paper")
-            numbers = table1(runs, labels="paper", numeric=True)
+            t1p = table1(runs, labels="paper", published=published)
+            numbers = table1(runs, labels="paper", numeric=True, published=published)
             written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION, numbers=numbers)
             print(to_markdown(t1p, PAPER_CAPTION))
         plots = [
@@ -99,7 +108,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             plot_judge_vs_latency(runs, out / "judge_vs_latency.png"),
         ]
         written += plots
-        tables = [(TABLE1_CAPTION, t1), (TABLE2_CAPTION, t2)]
+        tables = [(caption1, t1), (TABLE2_CAPTION, t2)]
         if args.labels == "paper":
             tables.append((PAPER_CAPTION, t1p))
         written.append(write_html(runs, out, tables, plots))
