@@ -13,6 +13,7 @@ from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, find_unfinished, load_runs
 from mem0bench.report.html import write_html
 from mem0bench.report.identity import RUNS_CAPTION, runs_table, scope_differences
+from mem0bench.report.judge_checks import DEFAULT_DIR, find_judge_checks
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
 from mem0bench.report.published import load_published
@@ -53,6 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--baseline", type=Path, help="a run: add each run's paired J difference against it")
     parser.add_argument(
+        "--judge-check",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="judge_check.json files or folders holding them (default: results/judge-check when it exists): "
+        "Table 1 shows each run judge's vague-answer false-accept rate next to J",
+    )
+    parser.add_argument(
         "--published",
         action="store_true",
         help="add published LOCOMO results to Table 1, marked 'published, not measured here'",
@@ -86,8 +95,11 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             )
         out: Path = args.out
         published = load_published() if args.published else []
-        t0, t1, t2 = runs_table(runs), table1(runs, published=published), table2(runs)
-        t1_numbers = table1(runs, numeric=True, published=published)
+        check_paths = args.judge_check or ([DEFAULT_DIR] if DEFAULT_DIR.is_dir() else [])
+        checks = find_judge_checks(check_paths) if check_paths else None
+        t0, t2 = runs_table(runs), table2(runs)
+        t1 = table1(runs, published=published, judge_checks=checks)
+        t1_numbers = table1(runs, numeric=True, published=published, judge_checks=checks)
         if args.baseline is not None:  # paired over our runs only: a published row has nothing to pair
             name, cells = baseline_column(runs, args.baseline)
             t1[name] = [*cells, *[MISSING] * len(published)]
@@ -99,8 +111,8 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         print(to_markdown(t1, caption1))
         print(to_markdown(t2, TABLE2_CAPTION))
         if args.labels == "paper":
-            t1p = table1(runs, labels="paper", published=published)
-            numbers = table1(runs, labels="paper", numeric=True, published=published)
+            t1p = table1(runs, labels="paper", published=published, judge_checks=checks)
+            numbers = table1(runs, labels="paper", numeric=True, published=published, judge_checks=checks)
             written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION, numbers=numbers)
             print(to_markdown(t1p, PAPER_CAPTION))
         plots = [

@@ -11,6 +11,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from mem0bench.report.collect import RunSummary, format_value, short_key, varying_hyperparameters
+from mem0bench.report.judge_checks import JudgeCheck, judge_check_for
 from mem0bench.report.published import MARK, PublishedResult
 
 __all__ = [
@@ -218,12 +219,15 @@ def table1(
     *,
     numeric: bool = False,
     published: Sequence[PublishedResult] = (),
+    judge_checks: Sequence[JudgeCheck] | None = None,
 ) -> pd.DataFrame:
     """One row per run: run name, method, varying hyperparameters, then per category and overall F1,
     BLEU-1 and J (mean ± std), all in %. `numeric`: numbers instead of display strings (for CSV), J as
     separate mean and std columns, missing values empty. With bound runs (oracle, no memory) or
     `published` results, a `row` column says what each row is; published rows come last, J only, with no
-    interval (there are no per-question data behind them)."""
+    interval (there are no per-question data behind them). With `judge_checks` (results of `judge-check`),
+    a column beside overall J gives the vague-answer false-accept rate of each run's judge, where one was
+    measured."""
     pct = _pct_number if numeric else fmt_pct
     hyper = varying_hyperparameters(runs)
     cats = categories_in(runs, labels)
@@ -236,6 +240,8 @@ def table1(
             row[f"{label} F1"] = pct(_get(scores, "f1"))
             row[f"{label} BLEU-1"] = pct(_get(scores, "bleu1"))
             _judge_cells(row, f"{label} J", _get(scores, "judge"), numeric)
+            if key == "overall" and judge_checks is not None:
+                _vague_cells(row, judge_check_for(run, judge_checks), numeric)
             _interval_cells(row, f"{label} J 95% CI", _get(scores, "ci95", "judge"), numeric)
         row["judge"] = _get(run.metrics, "judge_name") or (None if numeric else MISSING)
         imported = _get(run.metrics, "imported_judge")
@@ -247,6 +253,26 @@ def table1(
             row[ROW_KIND] = kind or "measured"
         rows += [_published_row(result, cats, numeric) for result in published]
     return pd.DataFrame(rows) if numeric else pd.DataFrame(rows).fillna(MISSING)
+
+
+VAGUE_COLUMN = "judge accepts vague wrong answers (%)"
+
+
+def _vague_cells(row: dict[str, Any], check: JudgeCheck | None, numeric: bool) -> None:
+    """The run judge's vague-answer false-accept rate from judge-check: the ceiling of how much of J can be
+    the judge being generous rather than the system being right."""
+    if numeric:
+        row[VAGUE_COLUMN] = None if check is None else round(100 * check.vague_rate, 4)
+        return
+    if check is None:
+        row[VAGUE_COLUMN] = MISSING
+        return
+    interval = (
+        ""
+        if check.vague_ci95 is None
+        else f" [{100 * check.vague_ci95[0]:.1f}, {100 * check.vague_ci95[1]:.1f}]"
+    )
+    row[VAGUE_COLUMN] = f"{100 * check.vague_rate:.1f}{interval} (n={check.vague_n})"
 
 
 def _published_row(result: PublishedResult, cats: Sequence[tuple[str, str]], numeric: bool) -> dict[str, Any]:
