@@ -63,54 +63,59 @@ class Oracle(SystemBase):
         super().__init__()
         self.name = name
         self.context = context
+        self._lines: dict[str, dict[str, str]] = {}
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         """No calls of its own; a context of a few turns (the dataset's mean over questions)."""
-        sizes = [count_tokens("\n".join(_lines(c, q)[0])) for c in dataset.conversations for q in c.questions]
+        sizes = []
+        for conversation in dataset.conversations:
+            lines = _turn_lines(conversation)
+            for question in conversation.questions:
+                sizes.append(count_tokens("\n".join(_evidence(lines, question)[0].values())))
         return CostPlan(context_tokens=sum(sizes) / max(len(sizes), 1), embeds_queries=False)
+
+    def _conversation_lines(self, conversation: Conversation) -> dict[str, str]:
+        lines = self._lines.get(conversation.sample_id)
+        if lines is None:
+            lines = self._lines[conversation.sample_id] = _turn_lines(conversation)
+        return lines
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Nothing to build; counts the conversation's evidence ids that are malformed or point nowhere."""
+        lines = self._conversation_lines(conversation)
         details = {"evidence_ids": 0, "evidence_repaired": 0, "evidence_unusable": 0, "evidence_dangling": 0}
         for question in conversation.questions:
             parsed = parse_evidence(question.evidence)
-            _, dangling = _lines(conversation, question)
             details["evidence_ids"] += len(question.evidence)
             details["evidence_repaired"] += parsed.repaired
             details["evidence_unusable"] += parsed.unusable
-            details["evidence_dangling"] += dangling
+            details["evidence_dangling"] += _evidence(lines, question)[1]
         return IngestReport(sample_id=conversation.sample_id, memory_tokens=None, details=details)
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
-        lines, _ = _lines(conversation, question)
-        text = "\n".join(lines)
-        ids = tuple(i for i in parse_evidence(question.evidence).ids if i in _turn_ids(conversation))
+        found, _ = _evidence(self._conversation_lines(conversation), question)
+        text = "\n".join(found.values())
         return RetrievedContext(
             kind="evidence",
             text=text,
             tokens=count_tokens(text) if text else 0,
-            source_dia_ids=tuple(t for t in _ordered(conversation) if t in ids),
+            source_dia_ids=tuple(found),
             search_latency_s=None,
-            items=len(lines),
+            items=len(found),
         )
 
 
-def _ordered(conversation: Conversation) -> list[str]:
-    return [t.dia_id for t in conversation.turns]
+def _turn_lines(conversation: Conversation) -> dict[str, str]:
+    """dia_id -> its '(date) speaker: text' line, in conversation order."""
+    return {
+        t.dia_id: f"({s.date_text}) {t.speaker}: {t.text}" for s in conversation.sessions for t in s.turns
+    }
 
 
-def _turn_ids(conversation: Conversation) -> set[str]:
-    return set(_ordered(conversation))
-
-
-def _lines(conversation: Conversation, question: Question) -> tuple[list[str], int]:
-    """The evidence turns as lines in conversation order, and how many parsed ids name no turn."""
+def _evidence(lines: dict[str, str], question: Question) -> tuple[dict[str, str], int]:
+    """The question's evidence lines (dia_id -> line) in conversation order, and how many of its parsed
+    ids name no turn."""
     wanted = set(parse_evidence(question.evidence).ids)
-    lines = [
-        f"({s.date_text}) {t.speaker}: {t.text}"
-        for s in conversation.sessions
-        for t in s.turns
-        if t.dia_id in wanted
-    ]
-    return lines, len(wanted - _turn_ids(conversation))
+    found = {dia_id: line for dia_id, line in lines.items() if dia_id in wanted}
+    return found, len(wanted) - len(found)

@@ -86,6 +86,7 @@ def test_no_memory_gives_no_context_and_the_prompt_says_so(locomo):
     assert conversation.speaker_a not in prompt and "Nothing is available" in prompt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exp", ["oracle", "no_memory"])
 def test_bound_experiments_run_end_to_end(exp, tmp_path, locomo_mini):
     run_dir = tmp_path / "run"

@@ -21,6 +21,10 @@ def _audit_file(name: str) -> Path:
     return path
 
 
+# Each import scores 1,540 answers (BLEU-1, bootstrap): about half a minute on the busy test machine.
+slow = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def full_context(tmp_path_factory, locomo_path):
     out = tmp_path_factory.mktemp("memos") / "fc"
@@ -32,6 +36,7 @@ def full_context(tmp_path_factory, locomo_path):
     return out
 
 
+@slow
 def test_memos_shape_is_detected_and_every_record_matches(full_context):
     counts = json.loads((full_context / "run.json").read_text())["imported"]
     assert counts["records"] == 1540 and counts["matched"] == 1540
@@ -40,6 +45,7 @@ def test_memos_shape_is_detected_and_every_record_matches(full_context):
     assert counts["category_differs"] == 0 and counts["bad_judge"] == 0
 
 
+@slow
 def test_three_judgments_become_three_judge_runs_with_the_published_j(full_context):
     metrics = read_metrics(full_context / "metrics.json")
     judge = metrics.overall.judge
@@ -54,6 +60,7 @@ def test_three_judgments_become_three_judge_runs_with_the_published_j(full_conte
     }  # fmt: skip
 
 
+@slow
 def test_vague_stress_file_imports_with_its_three_runs(tmp_path, locomo_path):
     out = tmp_path / "ap"
     args = [str(_audit_file("ap_v2_vague_scored.json")), "--out", str(out), "--dataset", str(locomo_path)]
