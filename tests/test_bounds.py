@@ -101,6 +101,8 @@ def test_bound_experiments_run_end_to_end(exp, tmp_path, locomo_mini):
     assert len(answers) == 6
     if exp == "no_memory":
         assert all(a["context_tokens"] == 0 for a in answers)
+        assert "run directory:" in result.stdout + result.stderr  # the summary, where the warning goes
+        assert "empty retrieved context" not in result.stdout + result.stderr  # empty on purpose
     else:
         for a in answers:
             assert set(a["context_dia_ids"]) <= set(a["evidence"])

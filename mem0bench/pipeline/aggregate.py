@@ -164,10 +164,14 @@ def empty_contexts(rows: Sequence[Row]) -> dict[str, Any]:
     return {"n": len(empty), "of": len(answered), "share": share}
 
 
-def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
+NO_CONTEXT_BY_DESIGN = ("no_memory",)
+"""Methods whose contexts are empty on purpose (the floor of a table): no warning for them."""
+
+
+def empty_context_warning(summary: Mapping[str, Any], method: str | None = None) -> str | None:
     """The line a run ends with when most retrieved contexts were empty, else None."""
     share = summary.get("share")
-    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE:
+    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE or method in NO_CONTEXT_BY_DESIGN:
         return None
     return (
         f"warning: {summary['n']} of {summary['of']} answered questions had an empty retrieved context "
