@@ -308,7 +308,9 @@ def _probe_lines(probe: dict[str, Any]) -> list[str]:
     for name, b in [*probe["categories"].items(), ("overall", probe["overall"])]:
         agreement = b["agreement"]
         agree = "-" if agreement["agreement"] is None else f"{100 * agreement['agreement']:.1f}"
-        kappa = "-" if agreement["cohen_kappa"] is None else f"{agreement['cohen_kappa']:.3f}"
+        kappa = (
+            "-" if agreement["cohen_kappa"] is None else f"{round(agreement['cohen_kappa'], 3) + 0.0:.3f}"
+        )  # no -0.000
         lines.append(f"| {name} | {_fmt_rate(b['ours_false_accept'])} | {theirs(b)} | {agree} | {kappa} |")
     return lines
 
