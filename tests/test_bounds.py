@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from baselines.no_memory import NoMemory
-from baselines.oracle import Oracle, parse_evidence
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.data import load_dataset
 from mem0bench.prompts.answer import build_answer_messages
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
+from mem0bench.systems.baselines.no_memory import NoMemory
+from mem0bench.systems.baselines.oracle import Oracle, parse_evidence
 
 
 def test_evidence_ids_are_read_leniently_and_their_faults_counted():

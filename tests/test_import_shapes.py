@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mem0bench.cli.import_answers import import_main
-from mem0bench.pipeline.schema import read_metrics
+from mem0bench.rundir.schema import read_metrics
 
 AUDIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "external" / "locomo-audit"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, cli_env, run_cli
+from devtools.standin.server import StandinServer, ToolCall
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
-from mem0bench.pipeline.calibration import CalibrationItem, probe_rates, stress_rates
-from mem0bench.pipeline.stress import FAMILIES, stress_answers
-from tests.e2e import FAST, cli_env, run_cli
-from tests.standin.server import StandinServer, ToolCall
+from mem0bench.pipeline.tools.calibration import CalibrationItem, probe_rates, stress_rates
+from mem0bench.pipeline.tools.stress import FAMILIES, stress_answers
 
 AUDIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "external" / "locomo-audit"
 TURNS = (

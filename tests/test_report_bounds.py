@@ -34,9 +34,9 @@ def _check(folder: Path, prompt: str, rate: float, n: int = 50) -> None:
 
 def test_bounds_are_marked_and_the_original_key_caps_j(tmp_path):
     runs = tmp_path / "runs"
-    _run(runs, "oracle", "baselines.oracle.Oracle", "lenient", 0.8)
-    _run(runs, "no_memory", "baselines.no_memory.NoMemory", "lenient", 0.1)
-    _run(runs, "rag", "baselines.rag.RAG", "lenient", 0.6)
+    _run(runs, "oracle", "mem0bench.systems.baselines.oracle.Oracle", "lenient", 0.8)
+    _run(runs, "no_memory", "mem0bench.systems.baselines.no_memory.NoMemory", "lenient", 0.1)
+    _run(runs, "rag", "mem0bench.systems.baselines.rag.RAG", "lenient", 0.6)
     out = tmp_path / "report"
     assert report_main([str(runs), "--out", str(out)]) == 0
     rows = {r["run"]: r for r in csv.DictReader((out / "table1.csv").open())}
@@ -48,19 +48,19 @@ def test_bounds_are_marked_and_the_original_key_caps_j(tmp_path):
 
 def test_a_corrected_key_drops_the_note_and_no_bound_no_row_column(tmp_path):
     runs = tmp_path / "runs"
-    _run(runs, "oracle", "baselines.oracle.Oracle", "lenient", 0.8, key="/keys/fixed.json")
+    _run(runs, "oracle", "mem0bench.systems.baselines.oracle.Oracle", "lenient", 0.8, key="/keys/fixed.json")
     assert report_main([str(runs), "--out", str(tmp_path / "a")]) == 0
     assert ORIGINAL_KEY_NOTE not in (tmp_path / "a" / "table1.md").read_text()
     plain = tmp_path / "plain"
-    _run(plain, "rag", "baselines.rag.RAG", "lenient", 0.6)
+    _run(plain, "rag", "mem0bench.systems.baselines.rag.RAG", "lenient", 0.6)
     assert report_main([str(plain), "--out", str(tmp_path / "b")]) == 0
     assert "| row " not in (tmp_path / "b" / "table1.md").read_text()
 
 
 def test_vague_false_accepts_of_the_runs_own_judge_next_to_j(tmp_path):
     runs = tmp_path / "runs"
-    _run(runs, "lenient-run", "baselines.rag.RAG", "lenient", 0.6)
-    _run(runs, "strict-run", "baselines.rag.RAG", "strict", 0.5)
+    _run(runs, "lenient-run", "mem0bench.systems.baselines.rag.RAG", "lenient", 0.6)
+    _run(runs, "strict-run", "mem0bench.systems.baselines.rag.RAG", "strict", 0.5)
     checks = tmp_path / "checks"
     _check(checks / "old", "lenient", 0.9)
     _check(checks / "other", "paper", 0.7)

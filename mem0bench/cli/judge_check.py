@@ -3,7 +3,7 @@ right label is known, per category with Wilson 95% intervals; optionally its agr
 kappa) with another judge's labels of a run (`--second-opinion RUN_DIR`, e.g. an imported run).
 
 The stress test (on by default, `--no-stress` leaves it out) adds hard known-WRONG answers made from each
-gold (vague but topical, specific but wrong, a hedge: `pipeline/stress.py`), reported per kind, family and
+gold (vague but topical, specific but wrong, a hedge: `pipeline/tools/stress.py`), reported per kind, family and
 category. `--probe FILE` judges a published file of known-wrong answers (any shape `import` reads, e.g.
 locomo-audit's ap_v2_vague_scored.json) and sets our judge's false accepts beside the file's own labels.
 
@@ -17,16 +17,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.paths import data_home
+
+if TYPE_CHECKING:
+    from mem0bench.pipeline.spec import ExperimentSpec
 
 
 def judge_check_main(argv: list[str]) -> int:
@@ -48,40 +52,45 @@ def judge_check_main(argv: list[str]) -> int:
     return report_errors(lambda: asyncio.run(_check(args)))
 
 
-def _compose(overrides: list[str]) -> Any:
+def _compose(overrides: list[str]) -> ExperimentSpec:
+    """The run config with `overrides`, parsed into the experiment spec."""
     from hydra import compose, initialize_config_dir
 
+    from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
+    from mem0bench.pipeline.spec import ExperimentSpec
 
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            return compose(config_name="run", overrides=["judge.runs=1", *overrides])
+            cfg = compose(config_name="run", overrides=["judge.runs=1", *overrides])
+        data = plain(cfg)
     except Exception as exc:  # Hydra raises several types for a bad override
         raise ConfigurationError(describe_hydra_error(exc)) from None
+    return ExperimentSpec.from_mapping(data)
 
 
 async def _check(args: argparse.Namespace) -> int:
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-    from mem0bench.pipeline.calibration import build_calibration_set
-    from mem0bench.pipeline.experiment import build_client, judge_settings
+    from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.tools.calibration import build_calibration_set
 
-    cfg = _compose(args.overrides)
-    judge = judge_settings(cfg)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
-    if cfg.dataset.get("answer_key"):
-        key = read_answer_key(cfg.dataset.answer_key, dataset)
-        dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
+    spec = _compose(args.overrides)
+    judge, scope = spec.judge, spec.scope
+    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
+    if scope.answer_key:
+        key = read_answer_key(scope.answer_key, dataset)
+        dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
     try:
         items = build_calibration_set(dataset, args.per_category, stress=args.stress)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
     opinion_answers = _second_opinion_answers(args.second_opinion) if args.second_opinion else []
     probe = _probe_answers(args.probe, dataset) if args.probe else None
-    if cfg.run.dry_run:
-        _print_price(cfg, judge, items, [*opinion_answers, *(probe.records if probe else [])])
+    if spec.dry_run:
+        _print_price(spec.llm.prices, judge, items, [*opinion_answers, *(probe.records if probe else [])])
         return 0
-    client = build_client(cfg)
+    client = build_client(spec)
     try:
         await client.preflight(extra_models=[judge.model])
         result = await _judge_all(client, judge, items, opinion_answers, args.second_opinion)
@@ -95,8 +104,8 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 def _second_opinion_answers(run_dir: Path) -> list[Any]:
-    from mem0bench.pipeline.resume import latest_answers
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import latest_answers
 
     if not (run_dir / "answers.jsonl").is_file():
         raise ConfigurationError(f"{run_dir}: no answers.jsonl: is it a mem0bench run directory?")
@@ -106,9 +115,9 @@ def _second_opinion_answers(run_dir: Path) -> list[Any]:
 
 def _imported_labels(run_dir: Path) -> dict[str, bool]:
     """The imported judge's label of each answer: its majority over the file's judgments (ties WRONG)."""
-    from mem0bench.pipeline.resume import read_judgements
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.statistics import IMPORTED_PREFIX
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import read_judgements
 
     given: dict[str, list[bool]] = {}
     for j in read_judgements(RunDirectory(run_dir)):
@@ -120,7 +129,9 @@ def _imported_labels(run_dir: Path) -> dict[str, bool]:
     return labels
 
 
-def _print_price(cfg: Any, judge: Any, items: list[Any], answers: list[Any]) -> None:
+def _print_price(
+    prices: Mapping[str, Mapping[str, float]], judge: Any, items: list[Any], answers: list[Any]
+) -> None:
     from mem0bench.pipeline.plan import REPLY_TOKENS
     from mem0bench.prompts.judge import build_judge_messages
     from mem0bench.tokens import count_tokens
@@ -135,7 +146,6 @@ def _print_price(cfg: Any, judge: Any, items: list[Any], answers: list[Any]) -> 
     calls = len(texts) * judge.runs
     prompt *= judge.runs
     completion = calls * REPLY_TOKENS["judge"]
-    prices = {k: dict(v) for k, v in cfg.llm.prices.items()}
     price = prices.get(judge.model, {"prompt": 0.0, "completion": 0.0})
     usd = (prompt * price["prompt"] + completion * price["completion"]) / 1e6
     print(
@@ -159,7 +169,7 @@ class Probe:
 
 def _probe_answers(path: Path, dataset: Any) -> Probe:
     from mem0bench.pipeline.experiment import select_questions
-    from mem0bench.pipeline.imported import FieldMap, match_records, read_records
+    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_records
 
     questions = {
         c.sample_id: select_questions(c, include_adversarial=False, max_questions=None)
@@ -174,7 +184,7 @@ def _probe_answers(path: Path, dataset: Any) -> Probe:
 
 
 def _record(item_id: str, question: Any, prediction: str) -> Any:
-    from mem0bench.pipeline.records import AnswerRecord
+    from mem0bench.rundir.records import AnswerRecord
 
     return AnswerRecord(
         qid=item_id, conversation=question.sample_id, question=question.question, gold=question.answer,
@@ -193,7 +203,7 @@ async def _majority(client: Any, judge: Any, record: Any) -> bool | None:
 
 
 async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
-    from mem0bench.pipeline.calibration import probe_rates
+    from mem0bench.pipeline.tools.calibration import probe_rates
 
     ours = await asyncio.gather(*(_majority(client, judge, r) for r in probe.records))
     categories = {r.qid: r.category for r in probe.records}
@@ -204,7 +214,7 @@ async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
 async def _judge_all(
     client: Any, judge: Any, items: list[Any], answers: list[Any], opinion: Path | None
 ) -> Any:
-    from mem0bench.pipeline.calibration import FAMILIES, error_rates, second_opinion
+    from mem0bench.pipeline.tools.calibration import FAMILIES, error_rates, second_opinion
 
     records = [_record(i.item_id, i.question, i.prediction) for i in items]
     labels = await asyncio.gather(*(_majority(client, judge, r) for r in records))
@@ -275,7 +285,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def _stress_lines(stress: dict[str, Any]) -> list[str]:
-    from mem0bench.pipeline.calibration import SCORED_CATEGORIES
+    from mem0bench.pipeline.tools.calibration import SCORED_CATEGORIES
 
     names = [c.label for c in SCORED_CATEGORIES]
     lines = [
@@ -317,7 +327,7 @@ def _probe_lines(probe: dict[str, Any]) -> list[str]:
 
 def _write(out: Path, result: dict[str, Any]) -> None:
     from mem0bench.common.files import atomic_write
-    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.rundir.directory import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "judge_check.json", result)

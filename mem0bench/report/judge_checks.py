@@ -64,7 +64,7 @@ def find_judge_checks(paths: Iterable[Path]) -> list[JudgeCheck]:
 
 def judge_check_for(run: RunSummary, checks: Sequence[JudgeCheck]) -> JudgeCheck | None:
     """The newest result for the run's own judge (model, prompt, mode); None for an imported judge."""
-    if str(run.metrics.get("judge_name") or "").endswith("(imported)"):
+    if str(run.metrics.judge_name or "").endswith("(imported)"):
         return None
     model, prompt = run.config.get("judge.model"), run.config.get("judge.prompt")
     mode = run.config.get("judge.mode")
