@@ -86,7 +86,8 @@ def test_judge_check_command_on_the_standin(tmp_path, locomo_path):
         calls = server.count("chat")
     check = json.loads((tmp_path / "out" / "judge_check.json").read_text())
     assert check["items"] >= 28  # 2 questions x 4 categories x (3 or 4 items)
-    assert calls == check["items"] + 6  # one call per item and per imported answer, judge.runs=1
+    # one call per item (easy and stress) and per imported answer, judge.runs=1
+    assert calls == check["items"] + check["stress"]["items"] + 6
     overall = check["overall"]
     assert overall["false_accept"]["n"] + overall["false_reject"]["n"] + overall["failed"] == check["items"]
     assert set(check["categories"]) == {"multi_hop", "temporal", "open_domain", "single_hop"}

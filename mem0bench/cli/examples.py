@@ -25,6 +25,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "report": (
         f"report {SWEEP} --out results/report",
         f"report {SWEEP} {RUN} --out results/report --labels paper",
+        f"report {RUN} results/runs/oracle results/runs/no_memory --out results/report --published",
     ),
     "memories": (
         f"memories {RUN} --conversation conv-26",
@@ -43,10 +44,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "import": (
         "import zep_locomo_grades.json --out results/runs/zep --system zep",
         "import answers.jsonl --out results/runs/mine --fields prediction=response,gold=golden_answer",
+        "import fc_gpt-4o-mini_memos.json --out results/runs/fc-audit --system full-context-audit",
     ),
     "judge-check": (
         "judge-check judge.model=gpt-4o-mini judge.prompt=strict --per-category 50",
         "judge-check --second-opinion results/runs/zep run.dry_run=true",
+        "judge-check judge.prompt=paper --probe ap_v2_vague_scored.json",
     ),
     "status": (
         f"status {RUN}",

@@ -103,9 +103,15 @@ def _import(args: argparse.Namespace) -> int:
         f"{counts['bad_judge']} bad judge value; {counts['missing']} LOCOMO questions without a record"
     )
     judge = metrics["overall"]["judge"]
-    labelled = sum(1 for a in result.answers if a.label is not None)
+    labelled = sum(1 for a in result.answers if any(v is not None for v in a.labels))
     if judge and judge.get("mean") is not None:
-        print(f"imported judge ({system}): J = {100 * judge['mean']:.2f}% over {labelled} labelled answers")
+        runs = judge.get("per_run") or []
+        spread = (
+            f" (runs {' / '.join(f'{100 * v:.2f}' for v in runs if v is not None)})" if len(runs) > 1 else ""
+        )
+        print(
+            f"imported judge ({system}): J = {100 * judge['mean']:.2f}%{spread} over {labelled} labelled answers"
+        )
     print(f"F1 {100 * metrics['overall']['f1']:.2f}, BLEU-1 {100 * metrics['overall']['bleu1']:.2f} (ours)")
     return 0
 

@@ -2,6 +2,11 @@
 right label is known, per category with Wilson 95% intervals; optionally its agreement (and Cohen's
 kappa) with another judge's labels of a run (`--second-opinion RUN_DIR`, e.g. an imported run).
 
+The stress test (on by default, `--no-stress` leaves it out) adds hard known-WRONG answers made from each
+gold (vague but topical, specific but wrong, a hedge: `pipeline/tools/stress.py`), reported per kind, family and
+category. `--probe FILE` judges a published file of known-wrong answers (any shape `import` reads, e.g.
+locomo-audit's ap_v2_vague_scored.json) and sets our judge's false accepts beside the file's own labels.
+
 Overrides are the run config's keys (judge.model=..., judge.prompt=..., judge.runs=..., dataset.path=...,
 run.dry_run=true prices the check and calls nothing). judge.runs defaults to 1 here; with more runs an
 item's label is its majority over the runs (ties WRONG).
@@ -13,6 +18,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +41,13 @@ def judge_check_main(argv: list[str]) -> int:
     parser.add_argument("--per-category", type=int, default=25, help="questions per category (4 items each)")
     parser.add_argument("--second-opinion", type=Path, help="a run directory with an imported judge's labels")
     parser.add_argument("--out", type=Path, help="folder for judge_check.json and .md")
+    parser.add_argument(
+        "--stress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add the hard known-wrong items made from each gold (default: on)",
+    )
+    parser.add_argument("--probe", type=Path, help="a file of known-WRONG answers to judge (import's shapes)")
     args = parser.parse_intermixed_args(_take_secrets(argv))  # overrides may come after the options
     return report_errors(lambda: asyncio.run(_check(args)))
 
@@ -69,17 +82,20 @@ async def _check(args: argparse.Namespace) -> int:
         key = read_answer_key(scope.answer_key, dataset)
         dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
     try:
-        items = build_calibration_set(dataset, args.per_category)
+        items = build_calibration_set(dataset, args.per_category, stress=args.stress)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
     opinion_answers = _second_opinion_answers(args.second_opinion) if args.second_opinion else []
+    probe = _probe_answers(args.probe, dataset) if args.probe else None
     if spec.dry_run:
-        _print_price(spec.llm.prices, judge, items, opinion_answers)
+        _print_price(spec.llm.prices, judge, items, [*opinion_answers, *(probe.records if probe else [])])
         return 0
     client = build_client(spec)
     try:
         await client.preflight(extra_models=[judge.model])
         result = await _judge_all(client, judge, items, opinion_answers, args.second_opinion)
+        if probe is not None:
+            result["probe"] = await _judge_probe(client, judge, probe)
     finally:
         await client.aclose()
     out = args.out or Path("results") / "judge-check" / f"{datetime.now(UTC):%Y-%m-%d_%H-%M-%S}"
@@ -98,15 +114,16 @@ def _second_opinion_answers(run_dir: Path) -> list[Any]:
 
 
 def _imported_labels(run_dir: Path) -> dict[str, bool]:
+    """The imported judge's label of each answer: its majority over the file's judgments (ties WRONG)."""
     from mem0bench.pipeline.statistics import IMPORTED_PREFIX
     from mem0bench.rundir.directory import RunDirectory
     from mem0bench.rundir.resume import read_judgements
 
-    labels = {
-        j.qid: j.label == "CORRECT"
-        for j in read_judgements(RunDirectory(run_dir))
-        if j.signature.startswith(IMPORTED_PREFIX) and j.label is not None
-    }
+    given: dict[str, list[bool]] = {}
+    for j in read_judgements(RunDirectory(run_dir)):
+        if j.signature.startswith(IMPORTED_PREFIX) and j.label is not None:
+            given.setdefault(j.qid, []).append(j.label == "CORRECT")
+    labels = {qid: sum(v) > len(v) / 2 for qid, v in given.items()}
     if not labels:
         raise ConfigurationError(f"{run_dir}: no imported judge labels (make it with `mem0bench import`)")
     return labels
@@ -138,42 +155,76 @@ def _print_price(
     )
 
 
+@dataclass(frozen=True)
+class Probe:
+    """A file of known-WRONG answers matched to LOCOMO: what to judge, and the file's own labels."""
+
+    file: Path
+    records: list[Any]
+    """AnswerRecord per matched answer (qid suffixed '#probe')."""
+    theirs: dict[str, tuple[bool | None, ...]]
+    counts: dict[str, int]
+
+
+def _probe_answers(path: Path, dataset: Any) -> Probe:
+    from mem0bench.pipeline.experiment import select_questions
+    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_records
+
+    questions = {
+        c.sample_id: select_questions(c, include_adversarial=False, max_questions=None)
+        for c in dataset.conversations
+    }
+    result = match_records(read_records(path, FieldMap()), dataset, FieldMap(), questions)
+    if not result.answers:
+        raise ConfigurationError(f"{path}: --probe: no record matched a LOCOMO question ({result.counts})")
+    records = [_record(f"{a.question.qid}#probe", a.question, a.prediction) for a in result.answers]
+    theirs = {f"{a.question.qid}#probe": a.labels for a in result.answers}
+    return Probe(path, records, theirs, result.counts)
+
+
+def _record(item_id: str, question: Any, prediction: str) -> Any:
+    from mem0bench.rundir.records import AnswerRecord
+
+    return AnswerRecord(
+        qid=item_id, conversation=question.sample_id, question=question.question, gold=question.answer,
+        category=question.category.label, category_id=int(question.category), prediction=prediction,
+        context_tokens=None, search_latency_s=None, total_latency_s=None,
+    )  # fmt: skip
+
+
+async def _majority(client: Any, judge: Any, record: Any) -> bool | None:
+    """Our judge's label of one answer: its majority over judge.runs (ties WRONG); None if all failed."""
+    from mem0bench.pipeline.judge import judge_once
+
+    found = await asyncio.gather(*(judge_once(client, judge, record, run) for run in range(judge.runs)))
+    labels = [j.label == "CORRECT" for j in found if j.label is not None]
+    return None if not labels else sum(labels) > len(labels) / 2
+
+
+async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
+    from mem0bench.pipeline.tools.calibration import probe_rates
+
+    ours = await asyncio.gather(*(_majority(client, judge, r) for r in probe.records))
+    categories = {r.qid: r.category for r in probe.records}
+    block = probe_rates(dict(zip(categories, ours)), probe.theirs, categories)
+    return {"file": str(probe.file), "matched": probe.counts.get("matched", 0), **block}
+
+
 async def _judge_all(
     client: Any, judge: Any, items: list[Any], answers: list[Any], opinion: Path | None
 ) -> Any:
-    from mem0bench.pipeline.judge import judge_once
-    from mem0bench.pipeline.tools.calibration import error_rates, second_opinion
-    from mem0bench.rundir.records import AnswerRecord
+    from mem0bench.pipeline.tools.calibration import FAMILIES, error_rates, second_opinion
 
-    records = [
-        AnswerRecord(
-            qid=i.item_id,
-            conversation=i.question.sample_id,
-            question=i.question.question,
-            gold=i.question.answer,
-            category=i.question.category.label,
-            category_id=int(i.question.category),
-            prediction=i.prediction,
-            context_tokens=None,
-            search_latency_s=None,
-            total_latency_s=None,
-        )  # fmt: skip
-        for i in items
-    ]
-
-    async def majority(record: AnswerRecord) -> bool | None:
-        found = await asyncio.gather(*(judge_once(client, judge, record, run) for run in range(judge.runs)))
-        labels = [j.label == "CORRECT" for j in found if j.label is not None]
-        return None if not labels else sum(labels) > len(labels) / 2
-
-    labels = await asyncio.gather(*(majority(r) for r in records))
+    records = [_record(i.item_id, i.question, i.prediction) for i in items]
+    labels = await asyncio.gather(*(_majority(client, judge, r) for r in records))
     result: dict[str, Any] = {
         "judge": {"model": judge.model, "prompt": judge.prompt_name, "mode": judge.mode, "runs": judge.runs},
-        "items": len(items),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "items": sum(1 for i in items if i.kind not in FAMILIES),
         **error_rates(items, {i.item_id: v for i, v in zip(items, labels)}),
     }
     if opinion is not None:
-        ours_list = await asyncio.gather(*(majority(a) for a in answers))
+        ours_list = await asyncio.gather(*(_majority(client, judge, a) for a in answers))
         ours = {a.qid: v for a, v in zip(answers, ours_list)}
         theirs = _imported_labels(opinion)
         categories: dict[str, Any] = {}
@@ -210,6 +261,12 @@ def render_markdown(result: dict[str, Any]) -> str:
         )
     lines += ["", "| item kind | judged against its known label |", "|---|---|"]
     lines += [f"| {k} | {_fmt_rate(r)} |" for k, r in result["kinds"].items()]
+    stress = result.get("stress")
+    if stress:
+        lines += _stress_lines(stress)
+    probe = result.get("probe")
+    if probe:
+        lines += _probe_lines(probe)
     opinion = result.get("second_opinion")
     if opinion:
         lines += [
@@ -224,6 +281,47 @@ def render_markdown(result: dict[str, Any]) -> str:
             kappa = "-" if b["cohen_kappa"] is None else f"{b['cohen_kappa']:.3f}"
             lines.append(f"| {name} | {b['n']} | {agree} | {kappa} |")
     return "\n".join(lines) + "\n"
+
+
+def _stress_lines(stress: dict[str, Any]) -> list[str]:
+    from mem0bench.pipeline.tools.calibration import SCORED_CATEGORIES
+
+    names = [c.label for c in SCORED_CATEGORIES]
+    lines = [
+        "",
+        f"Stress test: {stress['items']} known-WRONG answers made from the golds; false accepts in %, "
+        "Wilson 95% interval, per family and kind, overall and per LOCOMO category.",
+        "",
+        "| family / kind | overall | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    rows = [(f"**{k}**", b) for k, b in stress["families"].items()] + list(stress["kinds"].items())
+    for name, b in rows:
+        cells = [_fmt_rate(b["categories"][c]) if c in b["categories"] else "-" for c in names]
+        lines.append(f"| {name} | {_fmt_rate(b['overall'])} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _probe_lines(probe: dict[str, Any]) -> list[str]:
+    def theirs(b: dict[str, Any]) -> str:
+        share = b["theirs_accept"]
+        return "-" if share is None else f"{100 * share:.1f} ({b['theirs_judgments']} judgments)"
+
+    lines = [
+        "",
+        f"Probe: {probe['file']} ({probe['matched']} known-WRONG answers matched): accepted in %",
+        "",
+        "| scope | our judge (false accept) | the file's judge | agreement | Cohen's kappa |",
+        "|---|---|---|---:|---:|",
+    ]
+    for name, b in [*probe["categories"].items(), ("overall", probe["overall"])]:
+        agreement = b["agreement"]
+        agree = "-" if agreement["agreement"] is None else f"{100 * agreement['agreement']:.1f}"
+        kappa = (
+            "-" if agreement["cohen_kappa"] is None else f"{round(agreement['cohen_kappa'], 3) + 0.0:.3f}"
+        )  # no -0.000
+        lines.append(f"| {name} | {_fmt_rate(b['ours_false_accept'])} | {theirs(b)} | {agree} | {kappa} |")
+    return lines
 
 
 def _write(out: Path, result: dict[str, Any]) -> None:

@@ -13,16 +13,19 @@ from mem0bench.cli.examples import with_examples
 from mem0bench.report.collect import ReportError, find_unfinished, load_runs
 from mem0bench.report.html import write_html
 from mem0bench.report.identity import RUNS_CAPTION, runs_table
+from mem0bench.report.judge_checks import DEFAULT_DIR, find_judge_checks
 from mem0bench.report.notices import report_warnings, unfinished_warnings
 from mem0bench.report.paired import baseline_column
 from mem0bench.report.plots import plot_judge_by_category, plot_judge_vs_latency
+from mem0bench.report.published import load_published
 from mem0bench.report.tables import (
+    MISSING,
     PAPER_CAPTION,
     SETTINGS_CAPTION,
-    TABLE1_CAPTION,
     TABLE2_CAPTION,
     settings_table,
     table1,
+    table1_caption,
     table2,
     to_markdown,
     write_table,
@@ -53,6 +56,19 @@ def _parser() -> argparse.ArgumentParser:
         help="'paper' also writes table1_paper_labels.* in the Mem0 paper's (non-LOCOMO) category labels",
     )
     parser.add_argument("--baseline", type=Path, help="a run: add each run's paired J difference against it")
+    parser.add_argument(
+        "--judge-check",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="judge_check.json files or folders holding them (default: results/judge-check when it exists): "
+        "Table 1 shows each run judge's vague-answer false-accept rate next to J",
+    )
+    parser.add_argument(
+        "--published",
+        action="store_true",
+        help="add published LOCOMO results to Table 1, marked 'published, not measured here'",
+    )
     return parser
 
 
@@ -75,26 +91,31 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         for line in warnings:
             print(f"warning: {line}", file=sys.stderr)
         out: Path = args.out
-        t0, t1, t2 = runs_table(runs, unfinished=unfinished), table1(runs), table2(runs)
+        published = load_published() if args.published else []
+        check_paths = args.judge_check or ([DEFAULT_DIR] if DEFAULT_DIR.is_dir() else [])
+        checks = find_judge_checks(check_paths) if check_paths else None
+        t0, t2 = runs_table(runs, unfinished=unfinished), table2(runs)
         settings = settings_table(runs)
-        t1_numbers = table1(runs, numeric=True)
-        if args.baseline is not None:
+        t1 = table1(runs, published=published, judge_checks=checks)
+        t1_numbers = table1(runs, numeric=True, published=published, judge_checks=checks)
+        if args.baseline is not None:  # paired over our runs only: a published row has nothing to pair
             name, cells = baseline_column(runs, args.baseline)
-            t1[name] = cells
+            t1[name] = [*cells, *[MISSING] * len(published)]
+        caption1 = table1_caption(runs, published=bool(published))
         written = write_table(
             t0, out, "runs", RUNS_CAPTION, numbers=runs_table(runs, numeric=True, unfinished=unfinished)
         )
-        written += write_table(t1, out, "table1", TABLE1_CAPTION, numbers=t1_numbers)
+        written += write_table(t1, out, "table1", caption1, numbers=t1_numbers)
         written += write_table(t2, out, "table2", TABLE2_CAPTION, numbers=table2(runs, numeric=True))
         written += write_table(settings, out, "settings", SETTINGS_CAPTION)
         # Scores first: a reader finds the runs' settings and folders below them.
-        print(to_markdown(t1, TABLE1_CAPTION))
+        print(to_markdown(t1, caption1))
         print(to_markdown(t2, TABLE2_CAPTION))
         print(to_markdown(settings, SETTINGS_CAPTION))
         print(to_markdown(t0, RUNS_CAPTION))
         if args.labels == "paper":
-            t1p = table1(runs, labels="paper")
-            numbers = table1(runs, labels="paper", numeric=True)
+            t1p = table1(runs, labels="paper", published=published, judge_checks=checks)
+            numbers = table1(runs, labels="paper", numeric=True, published=published, judge_checks=checks)
             written += write_table(t1p, out, "table1_paper_labels", PAPER_CAPTION, numbers=numbers)
             print(to_markdown(t1p, PAPER_CAPTION))
         plots = [
@@ -102,7 +123,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             plot_judge_vs_latency(runs, out / "judge_vs_latency.png"),
         ]
         written += plots
-        tables = [(TABLE1_CAPTION, t1), (TABLE2_CAPTION, t2)]
+        tables = [(caption1, t1), (TABLE2_CAPTION, t2)]
         if args.labels == "paper":
             tables.append((PAPER_CAPTION, t1p))
         tables += [(SETTINGS_CAPTION, settings), (RUNS_CAPTION, t0)]

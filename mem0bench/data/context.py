@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ContextKind = Literal["memories", "graph_memories", "chunks", "full_context", "notes"]
+ContextKind = Literal["memories", "graph_memories", "chunks", "full_context", "notes", "evidence", "none"]
 
 
 @dataclass(frozen=True)

@@ -185,10 +185,14 @@ def empty_contexts(rows: Sequence[PredictionRow]) -> dict[str, Any]:
     return {"n": len(empty), "of": len(answered), "share": share}
 
 
-def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
+NO_CONTEXT_BY_DESIGN = ("no_memory",)
+"""Methods whose contexts are empty on purpose (the floor of a table): no warning for them."""
+
+
+def empty_context_warning(summary: Mapping[str, Any], method: str | None = None) -> str | None:
     """The line a run ends with when most retrieved contexts were empty, else None."""
     share = summary.get("share")
-    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE:
+    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE or method in NO_CONTEXT_BY_DESIGN:
         return None
     return (
         f"warning: {summary['n']} of {summary['of']} answered questions had an empty retrieved context "
@@ -221,6 +225,20 @@ def memory_decision_counts(ingest_details: Iterable[Mapping[str, Any]]) -> dict[
         "invented_ids": total("ops.INVENTED_ID", "graph.invented_ids"),
         "rejected_updates": total("ops.UPDATE_REJECTED"),
         "guarded_updates": total("ops.UPDATE", "ops.UPDATE_REJECTED"),
+    }
+
+
+EVIDENCE_COUNTS = ("evidence_ids", "evidence_repaired", "evidence_unusable", "evidence_dangling")
+
+
+def evidence_id_counts(ingest_details: Iterable[Mapping[str, Any]]) -> dict[str, int] | None:
+    """The oracle bound's tally of LOCOMO's evidence ids (all, repaired, unusable, pointing nowhere) over
+    the conversations' ingest reports; None for a method that does not read the evidence."""
+    details = [d for d in ingest_details if "evidence_ids" in d]
+    if not details:
+        return None
+    return {
+        key.removeprefix("evidence_"): sum(int(d.get(key, 0)) for d in details) for key in EVIDENCE_COUNTS
     }
 
 

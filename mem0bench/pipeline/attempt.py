@@ -170,6 +170,9 @@ class Attempt:
         decided = [row.details for row in ingests.values() if not row.failed]
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)
         metrics.update(aggregate.memory_decision_counts(decided))
+        evidence = aggregate.evidence_id_counts(decided)
+        if evidence is not None:
+            metrics["evidence_ids"] = evidence
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
         imported = imported_judge_block(read_judgements(self.rundir), rows)
         if imported is not None:

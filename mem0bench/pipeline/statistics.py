@@ -128,20 +128,22 @@ def add_statistics(
 def imported_judge_block(
     judgements: Iterable[Judgement], rows: Sequence[PredictionRow]
 ) -> dict[str, Any] | None:
-    """An imported file's own judge (one run), summarised like ours, overall and per category; None if the
-    run has no imported labels."""
-    labels: dict[str, bool] = {}
+    """An imported file's own judge (one run per judgment the file held), summarised like ours, overall and
+    per category; None if the run has no imported labels."""
+    labels: dict[tuple[str, int], bool] = {}
     name = None
     for j in judgements:
         if j.signature.startswith(IMPORTED_PREFIX) and j.label is not None:
-            labels[j.qid] = j.label == "CORRECT"
+            labels[(j.qid, j.run)] = j.label == "CORRECT"
             name = j.signature.removeprefix(IMPORTED_PREFIX)
     if not labels:
         return None
     from mem0bench.metrics import judge_summary
 
+    runs = max(run for _, run in labels) + 1
+
     def summary(subset: Sequence[PredictionRow]) -> dict[str, Any]:
-        return judge_summary([[labels.get(r.qid)] for r in subset], 1).to_dict()
+        return judge_summary([[labels.get((r.qid, k)) for k in range(runs)] for r in subset], runs).to_dict()
 
     categories = {}
     for category in Category:

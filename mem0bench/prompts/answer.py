@@ -41,6 +41,14 @@ _CONTEXT_INTRO: dict[ContextKind, str] = {
         "Below is a long conversation between two people, session by session. Each line starts with "
         "the date of its session in parentheses, then the speaker."
     ),
+    # The oracle bound: the annotated evidence turns, worded as excerpts so the model is not told they are
+    # the answer's source (that would be a hint no real system can give).
+    "evidence": (
+        "Below are excerpts of a long conversation between two people. Each line starts with the date "
+        "of its session in parentheses, then the speaker."
+    ),
+    # The no-memory bound: the question alone.
+    "none": "Nothing is available from the conversation the question is about: no excerpt, note or memory.",
 }
 
 _RULES = """How to answer:

@@ -17,6 +17,8 @@ from mem0bench.report.collect import (
     short_names,
     varying_hyperparameters,
 )
+from mem0bench.report.judge_checks import JudgeCheck, judge_check_for
+from mem0bench.report.published import MARK, PublishedResult
 
 __all__ = [
     "OFFICIAL_CATEGORIES",
@@ -26,8 +28,10 @@ __all__ = [
     "categories_in",
     "fmt_judge",
     "fmt_pct",
+    "bound_kind",
     "settings_table",
     "table1",
+    "table1_caption",
     "table2",
     "write_table",
 ]
@@ -69,6 +73,17 @@ TABLE2_CAPTION = (
 SETTINGS_CAPTION = (
     "Settings: the hyperparameters that differ between the runs ('-': the run's method has no such "
     "setting); 'run' is the name the tables and plots use."
+)
+# The bounds of a table, by the class that made the run: what a row of each means.
+BOUND_ROWS = {
+    "Oracle": "bound: ceiling (evidence turns only)",
+    "NoMemory": "bound: floor (no context)",
+}
+ROW_KIND = "row"
+ORIGINAL_KEY_NOTE = (
+    "LOCOMO's original answer key caps J: the locomo-audit found 99 wrong gold answers among the scored "
+    "questions, so a right answer to one of them is judged against a wrong key and no system (the oracle "
+    "included) reaches 100; `dataset.answer_key=...` scores against a corrected key."
 )
 # A p95 over fewer rows than this is close to the maximum of a handful of values: shown with its n.
 LATENCY_MIN_UNCACHED = 20
@@ -186,10 +201,53 @@ def _judge_cells(row: dict[str, Any], label: str, judge: Any, numeric: bool) -> 
     row[f"{label} std"] = _pct_number(_get(judge, "std"))
 
 
-def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: bool = False) -> pd.DataFrame:
+def bound_kind(run: RunSummary) -> str | None:
+    """'bound: ceiling ...' / 'bound: floor ...' for an oracle or no-memory run, else None."""
+    target = str(run.config.get("method._target_") or "")
+    return BOUND_ROWS.get(target.rsplit(".", 1)[-1])
+
+
+def uses_original_key(runs: Sequence[RunSummary]) -> bool:
+    """Some run was scored against LOCOMO's own answer key (no `dataset.answer_key`)."""
+    return any(not run.config.get("dataset.answer_key") for run in runs)
+
+
+def table1_caption(
+    runs: Sequence[RunSummary], caption: str = TABLE1_CAPTION, *, published: bool = False
+) -> str:
+    """Table 1's caption, with what the bound and published rows mean when there are any."""
+    notes = [caption]
+    if any(bound_kind(run) for run in runs):
+        notes.append(
+            "Bound rows: the same answer model and judge given only the question's evidence turns (ceiling) "
+            "or no context at all (floor)."
+        )
+        if uses_original_key(runs):
+            notes.append(ORIGINAL_KEY_NOTE)
+    if published:
+        notes.append(
+            f"Rows marked '{MARK}' are other sources' figures (J only, in LOCOMO's category names, each "
+            "source's labels mapped): other answer prompts, models and judges, so not comparable as they "
+            "stand; no interval or comparison uses them."
+        )
+    return " ".join(notes)
+
+
+def table1(
+    runs: Sequence[RunSummary],
+    labels: Labels = "official",
+    *,
+    numeric: bool = False,
+    published: Sequence[PublishedResult] = (),
+    judge_checks: Sequence[JudgeCheck] | None = None,
+) -> pd.DataFrame:
     """One row per run: run name, method, then per category and overall F1,
     BLEU-1 and J (mean ± std), all in %. `numeric`: numbers instead of display strings (for CSV), J as
-    separate mean and std columns, missing values empty."""
+    separate mean and std columns, missing values empty. With bound runs (oracle, no memory) or
+    `published` results, a `row` column says what each row is; published rows come last, J only, with no
+    interval (there are no per-question data behind them). With `judge_checks` (results of `judge-check`),
+    a column beside overall J gives the vague-answer false-accept rate of each run's judge, where one was
+    measured."""
     pct = _pct_number if numeric else fmt_pct
     cats = categories_in(runs, labels)
     rows = _lead_columns(runs)
@@ -199,13 +257,62 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: 
             row[f"{label} F1"] = pct(None if scores is None else scores.f1)
             row[f"{label} BLEU-1"] = pct(None if scores is None else scores.bleu1)
             _judge_cells(row, f"{label} J", None if scores is None else scores.judge, numeric)
+            if key == "overall" and judge_checks is not None:
+                _vague_cells(row, judge_check_for(run, judge_checks), numeric)
             ci = None if scores is None else (scores.ci95 or {}).get("judge")
             _interval_cells(row, f"{label} J 95% CI", ci, numeric)
         row["judge"] = run.metrics.judge_name or (None if numeric else MISSING)
         imported = run.metrics.imported_judge
         if imported:  # the file's own judge, kept apart once ours has labelled the same answers
             _judge_cells(row, f"overall J by {imported.get('name')}", _get(imported, "overall"), numeric)
+    kinds = [bound_kind(run) for run in runs]
+    if published or any(kinds):
+        for row, kind in zip(rows, kinds):
+            row[ROW_KIND] = kind or "measured"
+        rows += [_published_row(result, cats, numeric) for result in published]
     return pd.DataFrame(rows) if numeric else pd.DataFrame(rows).fillna(MISSING)
+
+
+VAGUE_COLUMN = "judge accepts vague wrong answers (%)"
+
+
+def _vague_cells(row: dict[str, Any], check: JudgeCheck | None, numeric: bool) -> None:
+    """The run judge's vague-answer false-accept rate from judge-check: the ceiling of how much of J can be
+    the judge being generous rather than the system being right."""
+    if numeric:
+        row[VAGUE_COLUMN] = None if check is None else round(100 * check.vague_rate, 4)
+        return
+    if check is None:
+        row[VAGUE_COLUMN] = MISSING
+        return
+    interval = (
+        ""
+        if check.vague_ci95 is None
+        else f" [{100 * check.vague_ci95[0]:.1f}, {100 * check.vague_ci95[1]:.1f}]"
+    )
+    row[VAGUE_COLUMN] = f"{100 * check.vague_rate:.1f}{interval} (n={check.vague_n})"
+
+
+def _published_row(result: PublishedResult, cats: Sequence[tuple[str, str]], numeric: bool) -> dict[str, Any]:
+    """A published figure in Table 1's columns: J per LOCOMO category where the source gives it."""
+    row: dict[str, Any] = {"run": f"published: {result.system}", "method": result.system}
+
+    def judge(value: float | None, std: float | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        runs = 2 if std is not None else 1  # fmt_judge shows a std only for several runs
+        return {"mean": value / 100, "std": None if std is None else std / 100, "runs": runs}
+
+    for key, label in [*cats, OVERALL]:
+        value = result.j if key == "overall" else result.categories.get(key)
+        std = result.j_std if key == "overall" else None
+        figure = judge(value, std)
+        if figure is not None:
+            _judge_cells(row, f"{label} J", figure, numeric)
+    row["judge"] = f"{result.judge}; answers by {result.answer_model}"
+    when = f", {result.date}" if result.date else ""
+    row[ROW_KIND] = f"{MARK} ({result.source}{when}; {result.how_known}; category 5 {result.category5})"
+    return row
 
 
 def _interval_cells(row: dict[str, Any], label: str, interval: Any, numeric: bool) -> None:

@@ -19,6 +19,9 @@ MOVED: Mapping[str, str] = MappingProxyType(
         "mem0bench.memory.mem0g": "mem0bench.systems.methods.mem0g",
         "baselines.rag": "mem0bench.systems.baselines.rag",
         "baselines.full_context": "mem0bench.systems.baselines.full_context",
+        # the bounds were first written at the top level too (issue 21's branch), so its runs name them there
+        "baselines.oracle": "mem0bench.systems.baselines.oracle",
+        "baselines.no_memory": "mem0bench.systems.baselines.no_memory",
         "mem0bench.systems.chatgpt_memory_emulation": "mem0bench.systems.baselines.chatgpt_memory_emulation",
         "mem0bench.systems.mem0_oss": "mem0bench.systems.external.mem0_oss",
         "mem0bench.systems.zep_graphiti": "mem0bench.systems.external.zep_graphiti",

@@ -7,6 +7,10 @@ Items with a known right label, built deterministically from the dataset:
 Per category, the questions used are the `per_category` with the smallest sha256 of their qid: the same
 set for the same dataset, whatever the order of the file or the run.
 
+With `stress`, the same questions also give the hard known-WRONG items of `pipeline.tools.stress` (vague but
+topical, specific but wrong, a hedge); their false-accept rates are reported apart, per kind, per family
+and per category, so the easy items' figures stay what they were.
+
 False accept = a known-WRONG item judged CORRECT; false reject = a known-CORRECT item judged WRONG. Both
 are proportions with Wilson 95% intervals, per category and overall.
 """
@@ -20,8 +24,17 @@ from typing import Any
 
 from mem0bench.data.model import Category, Dataset, Question
 from mem0bench.metrics.significance import cohen_kappa, wilson_interval
+from mem0bench.pipeline.tools.stress import FAMILIES, STRESS_KINDS, proper_nouns, stress_answers
 
-__all__ = ["CalibrationItem", "build_calibration_set", "error_rates", "second_opinion"]
+__all__ = [
+    "FAMILIES",
+    "CalibrationItem",
+    "build_calibration_set",
+    "error_rates",
+    "probe_rates",
+    "second_opinion",
+    "stress_rates",
+]
 
 DONT_KNOW = "I don't know."
 SENTENCE = "Going by what was said in the conversation, the answer is {gold}."
@@ -65,10 +78,14 @@ def _other_gold(q: Question, pool: Sequence[Question]) -> str | None:
     return None
 
 
-def build_calibration_set(dataset: Dataset, per_category: int) -> list[CalibrationItem]:
+def build_calibration_set(
+    dataset: Dataset, per_category: int, *, stress: bool = False
+) -> list[CalibrationItem]:
     if per_category < 1:
         raise ValueError(f"the calibration size per category must be >= 1, not {per_category}")
     items: list[CalibrationItem] = []
+    conversations = {c.sample_id: c for c in dataset.conversations}
+    names = {sid: proper_nouns(c) for sid, c in conversations.items()} if stress else {}
     for category in SCORED_CATEGORIES:
         pool = [q for q in dataset.questions if q.category == category and q.answer.strip()]
         for q in sorted(pool, key=_key)[:per_category]:
@@ -79,6 +96,9 @@ def build_calibration_set(dataset: Dataset, per_category: int) -> list[Calibrati
             if other is not None:
                 items.append(CalibrationItem(q, "other_gold", other))
             items.append(CalibrationItem(q, "dont_know", DONT_KNOW))
+            if stress:
+                made = stress_answers(q, conversations[q.sample_id], same, names[q.sample_id])
+                items += [CalibrationItem(q, a.kind, a.prediction) for a in made]
     return items
 
 
@@ -102,6 +122,8 @@ def error_rates(items: Sequence[CalibrationItem], labels: Mapping[str, bool | No
             "failed": len(judged) - len(done),
         }
 
+    stress = [i for i in items if i.kind in FAMILIES]
+    items = [i for i in items if i.kind not in FAMILIES]
     out: dict[str, Any] = {"overall": block(items), "categories": {}, "kinds": {}}
     for category in SCORED_CATEGORIES:
         subset = [i for i in items if i.question.category == category]
@@ -112,7 +134,40 @@ def error_rates(items: Sequence[CalibrationItem], labels: Mapping[str, bool | No
         judged = [labels.get(i.item_id) for i in subset]
         wrong = [v != i.expected for i, v in zip(subset, judged) if v is not None]
         out["kinds"][kind] = _rate(wrong)
+    if stress:
+        out["stress"] = stress_rates(stress, labels)
     return out
+
+
+def stress_rates(items: Sequence[CalibrationItem], labels: Mapping[str, bool | None]) -> dict[str, Any]:
+    """False-accept rates of the stress items (all known WRONG): per family (vague, specific, hedge) and
+    per kind, each overall and per category; judge failures left out and counted."""
+
+    def accepts(subset: Sequence[CalibrationItem]) -> dict[str, Any]:
+        judged = [labels.get(i.item_id) for i in subset]
+        rate = _rate([bool(v) for v in judged if v is not None])
+        rate["failed"] = sum(v is None for v in judged)
+        return rate
+
+    def by_category(subset: Sequence[CalibrationItem]) -> dict[str, Any]:
+        categories = {}
+        for category in SCORED_CATEGORIES:
+            inside = [i for i in subset if i.question.category == category]
+            if inside:
+                categories[category.label] = accepts(inside)
+        return {"overall": accepts(subset), "categories": categories}
+
+    families = {}
+    for family in dict.fromkeys(FAMILIES.values()):
+        subset = [i for i in items if FAMILIES[i.kind] == family]
+        if subset:
+            families[family] = by_category(subset)
+    kinds = {}
+    for kind in STRESS_KINDS:
+        subset = [i for i in items if i.kind == kind]
+        if subset:
+            kinds[kind] = by_category(subset)
+    return {"items": len(items), "families": families, "kinds": kinds}
 
 
 def second_opinion(ours: Mapping[str, bool | None], theirs: Mapping[str, bool | None]) -> dict[str, Any]:
@@ -128,3 +183,42 @@ def second_opinion(ours: Mapping[str, bool | None], theirs: Mapping[str, bool | 
         "ours_correct": sum(a) / len(a) if a else None,
         "theirs_correct": sum(b) / len(b) if b else None,
     }
+
+
+def probe_rates(
+    ours: Mapping[str, bool | None],
+    theirs: Mapping[str, Sequence[bool | None]],
+    categories: Mapping[str, str],
+) -> dict[str, Any]:
+    """A file of known-WRONG answers: our judge's false accepts (Wilson interval) beside the file's own
+    labels (the share of its judgments that accepted, and its per-answer majority, ties WRONG), with the
+    agreement of the two majorities; overall and per category (`categories`: item id -> category)."""
+
+    def majority(values: Sequence[bool | None]) -> bool | None:
+        given = [v for v in values if v is not None]
+        return None if not given else sum(given) > len(given) / 2
+
+    def block(keys: Sequence[str]) -> dict[str, Any]:
+        judged = [k for k in keys if ours.get(k) is not None]
+        theirs_all = [v for k in keys for v in theirs.get(k, ()) if v is not None]
+        out = {
+            "ours_false_accept": _rate([bool(ours[k]) for k in judged]),
+            "ours_failed": len(keys) - len(judged),
+            "theirs_accept": sum(theirs_all) / len(theirs_all) if theirs_all else None,
+            "theirs_judgments": len(theirs_all),
+            "theirs_majority_accept": _rate(
+                [bool(m) for m in (majority(theirs.get(k, ())) for k in keys) if m is not None]
+            ),
+        }
+        out["agreement"] = second_opinion(
+            {k: ours.get(k) for k in keys}, {k: majority(theirs.get(k, ())) for k in keys}
+        )
+        return out
+
+    keys = list(ours)
+    out: dict[str, Any] = {"overall": block(keys), "categories": {}}
+    for category in SCORED_CATEGORIES:
+        inside = [k for k in keys if categories.get(k) == category.label]
+        if inside:
+            out["categories"][category.label] = block(inside)
+    return out

@@ -1,7 +1,8 @@
 """Write matched published answers into a run directory, as the stages of a run would have.
 
 answers.jsonl gets one row per imported answer (no latency, no context: the file does not say how they
-were made), judgements.jsonl one row per imported judge label (signature `imported:<system>`, run 0), and
+were made), judgements.jsonl one row per imported judge label (signature `imported:<system>`; a record with
+several judgments gives runs 0, 1, ... so J is their mean and standard deviation, as for our runs), and
 predictions.jsonl / metrics.json are built by the same aggregate and statistics code as a run's.
 """
 
@@ -25,6 +26,7 @@ def write_imported_run(
     session = f"import-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     signature = IMPORTED_PREFIX + system
     answers, judgements = [], []
+    runs = max((len(item.labels) for item in result.answers), default=0) or 1
     for item in result.answers:
         q = item.question
         answer = AnswerRecord(
@@ -35,15 +37,17 @@ def write_imported_run(
         )  # fmt: skip
         answers.append(answer)
         rundir.appender("answers.jsonl").append(answer.to_dict())
-        if item.label is not None:
-            label: Literal["CORRECT", "WRONG"] = "CORRECT" if item.label else "WRONG"
-            judgement = Judgement(q.qid, 0, label, signature, answer_session=session, session=session)
+        for run, given in enumerate(item.labels):
+            if given is None:
+                continue
+            label: Literal["CORRECT", "WRONG"] = "CORRECT" if given else "WRONG"
+            judgement = Judgement(q.qid, run, label, signature, answer_session=session, session=session)
             judgements.append(judgement)
             rundir.appender("judgements.jsonl").append(judgement.to_dict())
-    labels = aggregate.judge_labels(judgements, signature, 1)
-    rows = aggregate.prediction_rows(answers, labels, 1)
+    labels = aggregate.judge_labels(judgements, signature, runs)
+    rows = aggregate.prediction_rows(answers, labels, runs)
     metrics = aggregate.metrics(
-        rows, method=system, runs=1, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
+        rows, method=system, runs=runs, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
     )
     metrics = add_statistics(
         metrics, rows, bootstrap or BootstrapSettings(), judge_name=f"{system} (imported)"

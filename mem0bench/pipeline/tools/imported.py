@@ -1,6 +1,8 @@
 """Other systems' published answers, matched to LOCOMO's questions (pure: file records in, matches out).
 
-Accepted shapes:
+Accepted shapes (told apart by their content, no flag needed):
+- EverMemOS's and MemOS's evaluation output: an object with `detailed_results`, itself an object of
+  conversations as below, whose records hold `llm_judgments`, several boolean judgments (one per judge run);
 - a JSON object whose keys name conversations (a sample id such as `conv-26`, or any key ending in an
   integer: the 0-based position of the conversation in the LOCOMO file) mapping to lists of records;
 - a JSON list, or JSONL, of records that name their conversation in a field (same two forms).
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.data.errors import DatasetError
-from mem0bench.data.model import Conversation, Dataset, Question
+from mem0bench.data.model import Category, Conversation, Dataset, Question
 
 __all__ = ["FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_records"]
 
@@ -30,10 +32,15 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "prediction": ("prediction", "response", "answer", "generated_answer"),
     "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth"),
     "category": ("category",),
-    "judge": ("grade", "llm_score", "label", "judge", "llm_judge"),
+    "judge": ("grade", "llm_score", "label", "judge", "llm_judge", "llm_judgments"),
     "conversation": ("conversation", "sample_id", "conversation_id", "conv_id"),
 }
 _TRAILING_INT = re.compile(r"(\d+)$")
+_RESULT_WRAPPER = "detailed_results"  # EverMemOS / MemOS: {total_questions, accuracy, detailed_results}
+EXPECTED_SHAPES = (
+    "a JSON object of conversations (key -> list of records), an EverMemOS/MemOS result object with "
+    "'detailed_results', or a JSON list or JSONL of records"
+)
 _LABELS = {"CORRECT": True, "WRONG": False, "TRUE": True, "FALSE": False, "1": True, "0": False}
 
 
@@ -84,8 +91,10 @@ class Record:
 class ImportedAnswer:
     question: Question
     prediction: str
-    label: bool | None
-    """The file's own judge label, None when the file has none for this record."""
+    labels: tuple[bool | None, ...]
+    """The file's own judge labels, one per judge run (several when the record holds several judgments,
+    as EverMemOS's `llm_judgments`); () when the file has none for this record, None for a run whose value
+    is not a label."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +118,16 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
     except json.JSONDecodeError:
         data = _jsonl(text, name)
     records: list[Record] = []
+    if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), dict):
+        data = data[_RESULT_WRAPPER]
     if isinstance(data, dict):
         for key, items in data.items():
             if not isinstance(items, list):
-                raise DatasetError("expected a list of records", file=name, field=str(key))
+                raise DatasetError(
+                    f"unknown shape: '{key}' holds a {type(items).__name__}, not a list of records; "
+                    f"expected {EXPECTED_SHAPES}",
+                    file=name,
+                )
             records += [Record(f"{key}[{i}]", key, _obj(r, name, f"{key}[{i}]")) for i, r in enumerate(items)]
     elif isinstance(data, list):
         for i, item in enumerate(data):
@@ -126,7 +141,7 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
             records.append(Record(where, item[role], item))
     else:
         raise DatasetError(
-            "expected a JSON object of conversations, a JSON list or JSONL of records", file=name
+            f"unknown shape: a JSON {type(data).__name__}; expected {EXPECTED_SHAPES}", file=name
         )
     for record in records:
         for role in ("question", "prediction"):
@@ -168,6 +183,36 @@ def _conversation(key: Any, dataset: Dataset) -> Conversation | None:
         return None
     by_position = {c.position: c for c in dataset.conversations}
     return by_position.get(int(match.group(1)))
+
+
+def _same_category(value: Any, category: Category) -> bool:
+    """The file's category is LOCOMO's number (an int or, as EverMemOS writes it, a string: "4" is
+    single-hop, checked against LOCOMO's per-question categories, not guessed from a label) or LOCOMO's own
+    name (single_hop). Another source's label ("multi-hop" meaning category 3, as the Mem0 paper uses it)
+    is not trusted: it differs and is reported."""
+    text = str(value).strip()
+    return text == str(int(category)) or text.casefold().replace("-", "_") == category.label
+
+
+def _run_order(key: str) -> tuple[int, str]:
+    """judgment_2 before judgment_10: by the key's trailing number, then by name."""
+    match = _TRAILING_INT.search(key)
+    return (int(match.group(1)) if match else -1, key)
+
+
+def _labels(value: Any) -> tuple[tuple[bool | None, ...], bool]:
+    """(one label per judge run, all understood): an object of several judgments (EverMemOS's
+    `llm_judgments`: {judgment_1: true, ...}) or a list is several runs; one value is one run."""
+    if isinstance(value, Mapping):
+        values = [value[k] for k in sorted(value, key=lambda k: _run_order(str(k)))]
+    elif isinstance(value, list):
+        values = list(value)
+    elif value is None:
+        return (), True
+    else:
+        values = [value]
+    found = [_label(v) for v in values]
+    return tuple(label for label, _ in found), all(ok for _, ok in found)
 
 
 def _label(value: Any) -> tuple[bool | None, bool]:
@@ -242,14 +287,14 @@ def match_records(
             )
         category_field = fields.pick("category", data)
         category = data.get(category_field) if category_field else None
-        if category is not None and str(category).strip() != str(int(question.category)):
+        if category is not None and not _same_category(category, question.category):
             problem(
                 "category_differs",
                 record,
                 f"{question.qid}: file {category!r}, LOCOMO {int(question.category)}",
             )
         judge_field = fields.pick("judge", data)
-        label, understood = _label(data.get(judge_field) if judge_field else None)
+        labels, understood = _labels(data.get(judge_field) if judge_field else None)
         if not understood:
             problem(
                 "bad_judge",
@@ -257,7 +302,7 @@ def match_records(
                 f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label",
             )
         prediction = data.get(prediction_field) if prediction_field else None
-        answers.append(ImportedAnswer(question, str(prediction or ""), label))
+        answers.append(ImportedAnswer(question, str(prediction or ""), labels))
     counts["matched"] = len(answers)
     counts["missing"] = sum(
         1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
