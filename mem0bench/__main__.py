@@ -16,6 +16,7 @@ commands:
   import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way
   compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)
   judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set
+  check-system TARGET      does your memory system (a class, or an http URL) keep the protocol? a checklist
 
 `python -m mem0bench COMMAND --help` explains each, with examples; `run --help` shows Hydra's options
 and config groups.
@@ -71,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from mem0bench.cli.judge_check import judge_check_main
 
         return judge_check_main(rest)
+    if command == "check-system":
+        from mem0bench.cli.check_system import check_system_main
+
+        return check_system_main(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -48,6 +48,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "judge-check judge.model=gpt-4o-mini judge.prompt=strict --per-category 50",
         "judge-check --second-opinion results/runs/zep run.dry_run=true",
     ),
+    "check-system": (
+        "check-system keyword_memory.KeywordMemory k=3",
+        "check-system http://127.0.0.1:8765",
+    ),
     "status": (
         f"status {RUN}",
         f"status {SWEEP}",
