@@ -45,4 +45,6 @@ class WordOverlap(SystemBase):
         best = sorted(sorted(range(len(overlap)), key=lambda i: -overlap[i])[: self.k])
         text = "\n".join(saved["lines"][i] for i in best)
         dia_ids = tuple(saved["dia_ids"][i] for i in best)
-        return RetrievedContext(kind="chunks", text=text, tokens=count_tokens(text), source_dia_ids=dia_ids, items=len(best))
+        return RetrievedContext(
+            kind="chunks", text=text, tokens=count_tokens(text), source_dia_ids=dia_ids, items=len(best)
+        )
