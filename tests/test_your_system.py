@@ -350,7 +350,7 @@ def test_http_system_retries_counts_reported_usage_and_sends_nothing_twice(scrip
     assert report.failures == 0 and report.details["sessions_added"] == 3
     assert context.kind == "notes" and context.text == "Mia has a puppy called Biscuit."
     assert context.tokens == count_tokens(context.text)
-    search = system.context.client.ledger.stage("search")
+    search = system.context.client.ledger.stage("http_system_search")
     assert (search.calls, search.prompt_tokens, search.completion_tokens) == (2, 120, 9)
     assert scripted.seen[-1][2] == {
         "question": "What is the name of Mia's puppy?",

@@ -118,6 +118,9 @@ class HttpSystem(SystemBase):
             headers["Authorization"] = f"Bearer {key}"  # sent, never saved: the config holds only the name
         super().__init__()
         self.name = name
+        # Stages of the service's own requests and reported usage, apart from the harness's (as the
+        # other adapters name theirs): metrics.json shows them as <name>_ingest and <name>_search.
+        self.ingest_stage, self.search_stage = f"{name}_ingest", f"{name}_search"
         self.url = str(url).rstrip("/")
         self.top_k = top_k
         self.context = context
@@ -169,7 +172,9 @@ class HttpSystem(SystemBase):
             done = self._load(conversation)
             if done is None:
                 # Nothing of ours stands: whatever a killed attempt left on the service goes first.
-                await self._call("DELETE", path_of("conversations", self.service_id(conversation)), "ingest")
+                await self._call(
+                    "DELETE", path_of("conversations", self.service_id(conversation)), self.ingest_stage
+                )
                 done = set()
                 self._save(conversation, done)
             failures = 0
@@ -181,7 +186,7 @@ class HttpSystem(SystemBase):
                     "conversations", self.service_id(conversation), "sessions", str(session.index)
                 )
                 try:
-                    await self._call("PUT", target, "ingest", session_body(conversation, session))
+                    await self._call("PUT", target, self.ingest_stage, session_body(conversation, session))
                 except LLMCallError as error:
                     failures += 1
                     self.failures.append(self._failure(conversation, session.index, error.failure))
@@ -228,13 +233,15 @@ class HttpSystem(SystemBase):
         target = path_of("conversations", self.service_id(conversation), "search")
         with measure() as t:
             reply = await self.transport.request(
-                "POST", target, stage="search", body=search_body(question, self.top_k)
+                "POST", target, stage=self.search_stage, body=search_body(question, self.top_k)
             )
             try:
                 found = parse_search(reply)
             except ReplyShapeError as exc:
-                raise LLMCallError(CallFailure("search", "malformed", f"POST {target}: {exc}", 1)) from None
-            self._count("search", found.usage)
+                raise LLMCallError(
+                    CallFailure(self.search_stage, "malformed", f"POST {target}: {exc}", 1)
+                ) from None
+            self._count(self.search_stage, found.usage)
             text, items, dia_ids = _render(found)
         return RetrievedContext(
             kind="notes", text=text, tokens=count_tokens(text), source_dia_ids=dia_ids,
@@ -243,7 +250,7 @@ class HttpSystem(SystemBase):
 
     async def delete(self, conversation: Conversation) -> None:
         """Forget a conversation on the service and here (DELETE /conversations/{id})."""
-        await self._call("DELETE", path_of("conversations", self.service_id(conversation)), "ingest")
+        await self._call("DELETE", path_of("conversations", self.service_id(conversation)), self.ingest_stage)
         self._progress_file(conversation.sample_id).unlink(missing_ok=True)
 
     async def aclose(self) -> None:
