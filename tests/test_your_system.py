@@ -504,3 +504,33 @@ def test_http_system_runs_and_its_rows_appear_in_report_and_compare(tmp_path, lo
     assert "keyword_memory" in html and "http_system" in html
     assert compare.returncode == 0, compare.stderr[-2000:]
     assert "http_system" in (tmp_path / "compare" / "compare.md").read_text()
+
+
+def test_the_openapi_file_describes_what_the_adapter_sends_and_the_reference_service_answers(
+    reference_service,
+):
+    import jsonschema
+    import yaml
+
+    from mem0bench.systems.http_system.wire import search_body, session_body
+
+    spec = yaml.safe_load((REPO / "docs" / "http_system.openapi.yaml").read_text())
+
+    def check(name: str, value: Any) -> None:
+        schema = {"$ref": f"#/components/schemas/{name}", "components": spec["components"]}
+        jsonschema.Draft202012Validator(schema).validate(value)
+
+    conversation = fixture().conversations[0]
+    for session in conversation.sessions:
+        check("Session", session_body(conversation, session))
+    check("SearchRequest", search_body(conversation.questions[0], 5))
+    memory = reference_service.memory
+    memory.put_session("c", "2", session_body(conversation, conversation.sessions[1]))
+    check("SearchReply", {"items": memory.search("c", "Where is Leo travelling in June?", 3)})
+    check("SearchReply", {"context": "text", "usage": {"calls": 1, "prompt_tokens": 3, "model": None}})
+    with pytest.raises(jsonschema.ValidationError):
+        check("SearchReply", {"items": [], "context": "both"})
+    assert set(spec["paths"]) == {
+        "/health", "/conversations/{conversation_id}", "/conversations/{conversation_id}/sessions/{session}",
+        "/conversations/{conversation_id}/search",
+    }  # fmt: skip

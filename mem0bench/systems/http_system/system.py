@@ -208,8 +208,11 @@ class HttpSystem(SystemBase):
         )  # fmt: skip
 
     async def _call(self, method: str, path: str, stage: str, body: Any = None) -> Any:
-        """One request; the usage it reports is counted, a reply that cannot be read is `malformed`."""
-        reply = await self.transport.request(method, path, stage=stage, body=body)
+        """One request; the usage it reports is counted, a reply that cannot be read is `malformed`.
+        Deleting what the service does not hold (404) is no failure."""
+        reply = await self.transport.request(
+            method, path, stage=stage, body=body, absent_ok=method == "DELETE"
+        )
         try:
             self._count(stage, parse_usage(reply))
         except ReplyShapeError as exc:

@@ -79,9 +79,12 @@ class ServiceTransport:
             self._semaphore = asyncio.Semaphore(self.policy.max_concurrency)
         return self._client, self._semaphore
 
-    async def request(self, method: str, path: str, *, stage: str, body: Any = None) -> Any:
+    async def request(
+        self, method: str, path: str, *, stage: str, body: Any = None, absent_ok: bool = False
+    ) -> Any:
         """Send until it succeeds or the retries are spent; -> the decoded JSON reply (None for an empty
-        body). Raises `LLMCallError` when it gives up, `ServerUnreachable` when the service is gone."""
+        body, or a 404 when `absent_ok`). Raises `LLMCallError` when it gives up, `ServerUnreachable`
+        when the service is gone."""
         client, semaphore = self._pool()
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         attempt = 0
@@ -93,7 +96,7 @@ class ServiceTransport:
                 started = time.perf_counter()
                 timing.add_wait(started - queued)
                 try:
-                    return await self._send(client, method, path, content)
+                    return await self._send(client, method, path, content, absent_ok)
                 except _Attempt as problem:
                     failed = problem
                 finally:
@@ -113,7 +116,9 @@ class ServiceTransport:
                 backoff_delay(attempt, failed.retry_after, p.backoff_base_s, p.backoff_max_s, self._random)
             )
 
-    async def _send(self, client: httpx2.AsyncClient, method: str, path: str, content: bytes | None) -> Any:
+    async def _send(
+        self, client: httpx2.AsyncClient, method: str, path: str, content: bytes | None, absent_ok: bool
+    ) -> Any:
         self.requests += 1
         if self.on_request is not None:
             self.on_request()
@@ -128,6 +133,8 @@ class ServiceTransport:
             raise _Attempt("connection", one_line(f"{type(exc).__name__}: {exc}")) from None
         self.watch.reply()
         status = reply.status_code
+        if status == 404 and absent_ok:
+            return None
         if status >= 400:
             detail = _error_text(reply)
             message = f"HTTP {status}" + (f": {detail}" if detail else "")
