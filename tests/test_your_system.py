@@ -534,3 +534,30 @@ def test_the_openapi_file_describes_what_the_adapter_sends_and_the_reference_ser
         "/health", "/conversations/{conversation_id}", "/conversations/{conversation_id}/sessions/{session}",
         "/conversations/{conversation_id}/search",
     }  # fmt: skip
+
+
+def test_the_guide_shows_the_example_as_it_is():
+    """docs/your_system.md quotes the example's three files whole: the copy a user reads is the code the
+    end-to-end tests run."""
+    guide = (REPO / "docs" / "your_system.md").read_text()
+    for path in ("keyword_memory.py", "method/keyword_memory.yaml", "exp/keyword_memory.yaml"):
+        text = (KEYWORD / path).read_text()
+        assert f"\n{text}```" in guide, path
+    assert "cd examples/keyword_memory && python -m mem0bench run --config-dir . +exp=keyword_memory" in guide
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path",
+    [
+        "baselines.rag.RAG",
+        "baselines.full_context.FullContext",
+        "mem0bench.memory.mem0.system.Mem0",
+        "mem0bench.memory.mem0g.system.Mem0G",
+        "mem0bench.systems.chatgpt_memory_emulation.system.ChatGPTMemoryEmulation",
+    ],
+)
+def test_the_built_in_systems_pass_check_system(path, tmp_path):
+    """The checks ask nothing the harness's own systems do not do (and cost_plan gets every default,
+    a subclass's inherited ones included)."""
+    _all_hold(asyncio.run(run_checks(class_target(path, {}), tmp_path)))

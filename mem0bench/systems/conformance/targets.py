@@ -65,13 +65,18 @@ def class_target(path: str, settings: Mapping[str, Any]) -> Target:
 
 
 def _defaults(cls: type) -> dict[str, Any]:
-    """The constructor's keyword defaults: what a method config file lists, for the dry run's cost_plan."""
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    return {
-        p.name: p.default
-        for p in parameters
-        if p.default is not inspect.Parameter.empty and p.name != "context"
-    }
+    """The constructor's keyword defaults (a subclass passing **kwargs on to its base included): what a
+    method config file lists, for the dry run's cost_plan."""
+    defaults: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        init = vars(klass).get("__init__")
+        if klass is object or init is None:
+            continue
+        try:
+            parameters = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        for p in parameters:
+            if p.default is not inspect.Parameter.empty and p.name != "context":
+                defaults[p.name] = p.default
+    return defaults
