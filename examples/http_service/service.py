@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -124,6 +125,11 @@ class Handler(BaseHTTPRequestHandler):
 
 class Service(ThreadingHTTPServer):
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-reply (a cancelled request) is no error to print.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def __init__(
         self, port: int = 0, store: Path | None = None, top_k: int = 8, verbose: bool = False

@@ -330,7 +330,7 @@ async def _check_resume(
 
 
 async def _check_failures(run: _Run, conversation: Conversation) -> None:
-    name = "failures recorded, not raised"
+    name = FAILURES
     run.server.fail = True
     try:
         seen = [await _failing_ingest(run, conversation), await _failing_retrieve(run, conversation)]
@@ -340,60 +340,61 @@ async def _check_failures(run: _Run, conversation: Conversation) -> None:
     run.put(name, True, "; ".join(said) if said else "no call failed: the system makes no call of its own")
 
 
-async def _failing_ingest(run: _Run, conversation: Conversation) -> str:
-    name = "failures recorded, not raised"
-    system = run.make("C", run.server.url)
-    before = run.calls()
+FAILURES = "failures recorded, not raised"
+
+
+async def _while_failing(run: _Run, what: str, step: Awaitable[T], fix: str) -> tuple[T | None, bool]:
+    """A step run while every call fails: -> (its result, whether it let an LLMCallError through). Any
+    other exception fails the check: the runner would stop on it."""
     try:
-        report = await run.bounded(name, "ingest", system.ingest(conversation))
+        return await run.bounded(FAILURES, what, step), False
     except LLMCallError:
-        return "a failed ingest call raised LLMCallError (the conversation is recorded as not ingested and retried)"
+        return None, True
     except _Stop:
         raise
     except Exception as exc:
-        raise run.fail(name, f"ingest raised {type(exc).__name__} ({exc}) when its calls failed: append a StepFailure "
-                       "to self.failures and go on, or let the LLMCallError through") from None  # fmt: skip
+        raise run.fail(
+            FAILURES, f"{what} raised {type(exc).__name__} ({exc}) when its calls failed: {fix}"
+        ) from None
+
+
+async def _failing_ingest(run: _Run, conversation: Conversation) -> str:
+    system = run.make("C", run.server.url)
+    before = run.calls()
+    fix = "append a StepFailure to self.failures and go on, or let the LLMCallError through"
+    report, raised = await _while_failing(run, "ingest", system.ingest(conversation), fix)
+    if raised:
+        return "a failed ingest call raised LLMCallError (the conversation is recorded as not ingested and retried)"
     if run.calls() == before:
         return ""
     rows = [f for f in system.failures if getattr(f, "sample_id", None) == conversation.sample_id]
     if not rows:
-        raise run.fail(name, f"{run.calls() - before} call(s) failed during ingest but it returned with nothing in "
-                       "self.failures: append a StepFailure for each failed step (or let the LLMCallError through)")  # fmt: skip
+        raise run.fail(FAILURES, f"{run.calls() - before} call(s) failed during ingest but it returned with nothing "
+                       "in self.failures: append a StepFailure for each failed step (or let the LLMCallError through)")  # fmt: skip
     _typed_rows(run, system.failures)
     if isinstance(report, IngestReport) and report.failures != len(rows):
         raise run.fail(
-            name, f"IngestReport.failures is {report.failures} but {len(rows)} step(s) failed: count them"
+            FAILURES, f"IngestReport.failures is {report.failures} but {len(rows)} step(s) failed: count them"
         )
     return f"{len(rows)} failed ingest step(s) recorded as StepFailure rows"
 
 
 async def _failing_retrieve(run: _Run, conversation: Conversation) -> str:
-    name = "failures recorded, not raised"
     system = run.make("A", run.server.url)  # the memory is built: only the search can fail
-    try:
-        await run.bounded(name, "ingest", system.ingest(conversation))
-    except LLMCallError:
-        pass  # a system that must reach its service again to ingest: the search still gets asked
-    except _Stop:
-        raise
-    except Exception as exc:
-        raise run.fail(name, f"ingest raised {type(exc).__name__} ({exc}) when its calls failed") from None
+    # A system that must reach its service again to ingest may raise LLMCallError here: the search is
+    # still asked.
+    await _while_failing(run, "ingest", system.ingest(conversation), "let the LLMCallError through")
     question = conversation.questions[EVIDENT]
     before = run.calls()
-    try:
-        await run.bounded(name, "retrieve", system.retrieve(conversation, question))
-    except LLMCallError:
+    fix = "let the LLMCallError through, or append a StepFailure with qid=question.qid"
+    _, raised = await _while_failing(run, "retrieve", system.retrieve(conversation, question), fix)
+    if raised:
         return "a failed search raised LLMCallError (the question is recorded as failed and asked again by a rerun)"
-    except _Stop:
-        raise
-    except Exception as exc:
-        raise run.fail(name, f"retrieve raised {type(exc).__name__} ({exc}) when its calls failed: let the "
-                       "LLMCallError through, or append a StepFailure with qid=question.qid") from None  # fmt: skip
     if run.calls() == before:
         return ""
     if not any(getattr(f, "qid", None) == question.qid for f in system.failures):
-        raise run.fail(name, "a search call failed but retrieve returned with no StepFailure for the question: append "
-                       "StepFailure(..., qid=question.qid) or let the LLMCallError through")  # fmt: skip
+        raise run.fail(FAILURES, "a search call failed but retrieve returned with no StepFailure for the question: "
+                       "append StepFailure(..., qid=question.qid) or let the LLMCallError through")  # fmt: skip
     _typed_rows(run, system.failures)
     return "a failed search recorded as a StepFailure row"
 
@@ -401,7 +402,7 @@ async def _failing_retrieve(run: _Run, conversation: Conversation) -> str:
 def _typed_rows(run: _Run, rows: list[Any]) -> None:
     for row in rows:
         if not isinstance(row, StepFailure) or not row.stage or not row.kind:
-            raise run.fail("failures recorded, not raised", f"self.failures holds {_shown(row)}: append "
+            raise run.fail(FAILURES, f"self.failures holds {_shown(row)}: append "
                            "StepFailure(system, sample_id, stage, kind, message, ...) rows")  # fmt: skip
 
 
