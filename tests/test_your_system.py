@@ -561,3 +561,23 @@ def test_the_built_in_systems_pass_check_system(path, tmp_path):
     """The checks ask nothing the harness's own systems do not do (and cost_plan gets every default,
     a subclass's inherited ones included)."""
     _all_hold(asyncio.run(run_checks(class_target(path, {}), tmp_path)))
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        (
+            "method.url=http://127.0.0.1:9",
+            "error: http_system: no service answers at http://127.0.0.1:9/health",
+        ),
+        ("method.top_k=5", "error: http_system: set method.url=http://HOST:PORT"),
+    ],
+)
+def test_run_without_a_service_is_one_line_before_any_work(url, says, tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_cli(
+        ["run", "+exp=http_system", url, f"hydra.run.dir={run_dir}"],
+        cli_env("http://127.0.0.1:9/v1", tmp_path),
+    )
+    assert result.returncode == 2 and result.stderr.strip().startswith(says), result.stderr
+    assert result.stderr.strip().count("\n") == 0 and not run_dir.exists()
