@@ -106,6 +106,7 @@ def test_reference_service_passes_check_system(tmp_path, reference_service):
     _all_hold(asyncio.run(run_checks(http_target(reference_service.url, {}), tmp_path)))
 
 
+@pytest.mark.slow
 def test_check_system_command_prints_the_checklist(tmp_path):
     env = cli_env("http://127.0.0.1:9/v1", tmp_path / "cache")
     env["PYTHONPATH"] = f"{KEYWORD}:{REPO}"
@@ -116,6 +117,7 @@ def test_check_system_command_prints_the_checklist(tmp_path):
     assert lines[-1] == f"{len(CHECKS)} of {len(CHECKS)} checks hold"
 
 
+@pytest.mark.slow
 def test_check_system_on_a_service_that_is_down_is_one_line(tmp_path):
     result = run_cli(["check-system", "http://127.0.0.1:9"], cli_env("http://127.0.0.1:9/v1", tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -247,6 +249,7 @@ def test_the_correct_base_of_the_broken_systems_passes(tmp_path):
     _all_hold(asyncio.run(run_checks(class_target(f"{__name__}._Keyword", {}), tmp_path)))
 
 
+@pytest.mark.slow
 def test_check_system_command_exits_1_with_one_line_per_failure(tmp_path):
     env = cli_env("http://127.0.0.1:9/v1", tmp_path / "cache")
     env["PYTHONPATH"] = str(REPO)
@@ -563,6 +566,7 @@ def test_the_built_in_systems_pass_check_system(path, tmp_path):
     _all_hold(asyncio.run(run_checks(class_target(path, {}), tmp_path)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "says"),
     [
