@@ -125,6 +125,7 @@ class HttpSystem(SystemBase):
         self.top_k = top_k
         self.context = context
         self.service = check_health(self.url, min(policy.timeout_s, 10.0))
+        """What GET /health answered (its name and version, when the service gives them)."""
         self.transport = ServiceTransport(self.url, policy, headers)
         self.namespace = hashlib.sha256(str(Path(context.state_dir).resolve()).encode()).hexdigest()[:12]
         self._locks: dict[str, asyncio.Lock] = {}
@@ -179,7 +180,9 @@ class HttpSystem(SystemBase):
                 self._save(conversation, done)
             failures = 0
             for session in conversation.sessions:
-                if not session.turns or session.index in done:
+                if not session.turns:
+                    continue
+                if session.index in done:
                     report_ingested(len(session.turns) // 2 or 1)
                     continue
                 target = path_of(
