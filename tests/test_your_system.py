@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, REPO, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
@@ -29,13 +31,11 @@ from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, PlanLine
-from mem0bench.systems.conformance.checks import CHECKS, run_checks
-from mem0bench.systems.conformance.fixture import fixture
-from mem0bench.systems.conformance.targets import class_target, http_target
-from mem0bench.systems.http_system import HttpSystem
+from mem0bench.pipeline.tools.conformance.checks import CHECKS, run_checks
+from mem0bench.pipeline.tools.conformance.fixture import fixture
+from mem0bench.pipeline.tools.conformance.targets import class_target, http_target
+from mem0bench.systems.external.http_system import HttpSystem
 from mem0bench.tokens import count_tokens
-from tests.e2e import FAST, REPO, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
 
 EXAMPLES = REPO / "examples"
 KEYWORD = EXAMPLES / "keyword_memory"
@@ -515,7 +515,7 @@ def test_the_openapi_file_describes_what_the_adapter_sends_and_the_reference_ser
     import jsonschema
     import yaml
 
-    from mem0bench.systems.http_system.wire import search_body, session_body
+    from mem0bench.systems.external.http_system.wire import search_body, session_body
 
     spec = yaml.safe_load((REPO / "docs" / "http_system.openapi.yaml").read_text())
 
@@ -553,11 +553,11 @@ def test_the_guide_shows_the_example_as_it_is():
 @pytest.mark.parametrize(
     "path",
     [
-        "baselines.rag.RAG",
-        "baselines.full_context.FullContext",
-        "mem0bench.memory.mem0.system.Mem0",
-        "mem0bench.memory.mem0g.system.Mem0G",
-        "mem0bench.systems.chatgpt_memory_emulation.system.ChatGPTMemoryEmulation",
+        "mem0bench.systems.baselines.rag.RAG",
+        "mem0bench.systems.baselines.full_context.FullContext",
+        "mem0bench.systems.methods.mem0.system.Mem0",
+        "mem0bench.systems.methods.mem0g.system.Mem0G",
+        "mem0bench.systems.baselines.chatgpt_memory_emulation.system.ChatGPTMemoryEmulation",
     ],
 )
 def test_the_built_in_systems_pass_check_system(path, tmp_path):

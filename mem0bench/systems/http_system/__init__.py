@@ -1,8 +1,0 @@
-"""A memory system that runs as an HTTP service, in any language: `+exp=http_system method.url=...`.
-
-The JSON protocol is docs/http_system.openapi.yaml; examples/http_service/ is a reference service.
-"""
-
-from mem0bench.systems.http_system.system import HttpSystem
-
-__all__ = ["HttpSystem"]
