@@ -39,6 +39,8 @@ COMMANDS: tuple[Command, ...] = (
             "compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)"),
     Command("judge-check", "mem0bench.cli.judge_check:judge_check_main",
             "judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set"),
+    Command("check-system", "mem0bench.cli.check_system:check_system_main",
+            "check-system TARGET      does your memory system (a class, or an http URL) keep the protocol? a checklist"),
 )  # fmt: skip
 
 USAGE = (

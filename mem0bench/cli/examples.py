@@ -51,6 +51,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "judge-check --second-opinion results/runs/zep run.dry_run=true",
         "judge-check judge.prompt=paper --probe ap_v2_vague_scored.json",
     ),
+    "check-system": (
+        "check-system keyword_memory.KeywordMemory k=3",
+        "check-system http://127.0.0.1:8765",
+    ),
     "status": (
         f"status {RUN}",
         f"status {SWEEP}",
