@@ -11,6 +11,7 @@ from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
+from mem0bench.suites import suite_of
 
 
 async def answer_question(
@@ -30,12 +31,17 @@ async def answer_question(
         "category": question.category.label,
         "category_id": int(question.category),
         "evidence": question.evidence,
+        "evidence_sessions": question.evidence_sessions,
     }
+    suite = suite_of(int(question.category))
+    intro = suite.answer_intro.format(asked_on=question.asked_on or "the day after the last session") if suite.answer_intro else None
     with measure() as whole:
         try:
             context = await system.retrieve(conversation, question)
             with measure() as timing:
-                messages = build_answer_messages(question.question, context, prompt=prompt)
+                messages = build_answer_messages(
+                    question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
+                )
                 reply = await client.chat(messages, stage="answer")
         except LLMCallError as exc:
             return AnswerRecord(

@@ -19,7 +19,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
-from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
@@ -44,6 +43,7 @@ from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
@@ -151,10 +151,14 @@ def select_questions(
     max_questions: int | None,
     sample: Sample = "first",
     seed: int = 0,
+    suite: Suite | None = None,
 ) -> list[Question]:
-    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally N of them (the first N,
-    or a seeded sample that keeps each category's share: `sample`)."""
-    chosen = [q for q in conversation.questions if include_adversarial or int(q.category) != 5]
+    """The suite's scored categories (LOCOMO: 1-4, the paper's scope), plus its optional ones (LOCOMO's 5)
+    on request; optionally N of them (the first N, or a seeded sample that keeps each category's share:
+    `sample`)."""
+    suite = suite or get_suite("locomo")
+    scope = {*suite.scored, *(suite.optional if include_adversarial else ())}
+    chosen = [q for q in conversation.questions if q.category in scope]
     return sample_questions(chosen, max_questions, how=sample, seed=f"{seed}:{conversation.sample_id}")
 
 
@@ -172,13 +176,48 @@ def conversation_ids(value: Any) -> list[str] | None:
     return ids
 
 
+def dataset_suite(cfg: DictConfig) -> Suite:
+    """`dataset.suite` (absent: locomo), checked against the other settings that only LOCOMO has."""
+    try:
+        suite = get_suite(str(cfg.dataset.get("suite", "locomo")))
+    except ValueError as exc:
+        raise ConfigurationError(f"dataset.suite: {exc}") from None
+    if suite.name != "locomo":
+        if cfg.get("answer", {}).get("prompt", "default") != "default":
+            raise ConfigurationError(
+                f"answer.prompt={cfg.answer.prompt} is the Mem0 paper's LOCOMO wording; {suite.name} runs with "
+                "answer.prompt=default"
+            )
+        prompt = cfg.get("judge", {}).get("prompt", "lenient")
+        if suite.own_judge and prompt != "lenient":
+            raise ConfigurationError(
+                f"judge.prompt={prompt} is a LOCOMO grading; {suite.name} is graded by its own rubric per "
+                "category (leave judge.prompt at its default)"
+            )
+    return suite
+
+
+def dataset_request(cfg: DictConfig) -> DatasetRequest:
+    """`dataset.*` as the suites read it (paths relative to cwd)."""
+    data = cfg.dataset
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigurationError(f"dataset.seed must be an integer, not {seed!r}")
+    return DatasetRequest(
+        path=data.path,
+        data_dir=data_home(data.data_dir),
+        conversations=conversation_ids(data.get("conversations")),
+        fold_captions=bool(data.get("fold_captions", True)),
+        host_path=data.get("host_path"),
+        mode=str(data.get("mode", "faithful")),
+        seed=seed,
+    )
+
+
 def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     """The dataset and, per conversation, the questions a run of `cfg` covers (paths relative to cwd)."""
-    dataset = load_dataset(
-        resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)),
-        conversations=conversation_ids(cfg.dataset.conversations),
-        fold_captions=bool(cfg.dataset.fold_captions),
-    )
+    suite = dataset_suite(cfg)
+    dataset = suite.load(dataset_request(cfg))
     if cfg.dataset.get("answer_key"):
         key = read_answer_key(cfg.dataset.answer_key, dataset)
         dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
@@ -189,6 +228,7 @@ def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
             max_questions=cfg.eval.max_questions,
             sample=str(cfg.eval.get("sample", "first")),  # type: ignore[arg-type]
             seed=int(cfg.eval.get("seed", 0)),
+            suite=suite,
         )
         for c in dataset.conversations
     }
@@ -266,6 +306,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     options = run_options(cfg)
     judge = judge_settings(cfg)
     conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
+    dataset_suite(cfg)  # so does a suite that cannot run with these settings
     encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
     if cfg.run.dry_run:
         dataset, questions = load_scope(cfg)

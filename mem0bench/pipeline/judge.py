@@ -12,7 +12,16 @@ from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, ReplyShapeError, StructuredMode
 from mem0bench.pipeline.records import AnswerRecord, Judgement
-from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC, JudgePrompt, Verdict, build_judge_messages
+from mem0bench.prompts.judge import (
+    GRADED_JUDGE_SPEC,
+    JUDGE_PROMPTS,
+    JUDGE_SPEC,
+    GradedVerdict,
+    JudgePrompt,
+    Verdict,
+    build_judge_messages,
+)
+from mem0bench.suites import suite_of
 
 
 @dataclass(frozen=True)
@@ -58,15 +67,22 @@ class JudgeSettings:
 
 
 async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerRecord, run: int) -> Judgement:
-    """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG."""
+    """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG. The
+    answer's category names its suite, whose own grading (if any) replaces `settings.prompt`'s."""
+    suite = suite_of(answer.category_id)
+    rubric = next((r for c, r in suite.rubrics.items() if int(c) == answer.category_id), None)
+    graded = suite.grading == "graded"
     messages = build_judge_messages(
         answer.question,
         answer.gold,
         answer.prediction,
         prompt=settings.prompt,
         adversarial=answer.category == "adversarial",
+        rubric=rubric.text if rubric else None,
+        reference=rubric.reference if rubric else "Gold answer",
+        graded=graded,
     )
-    spec = dataclasses.replace(JUDGE_SPEC, mode=settings.mode)
+    spec = dataclasses.replace(GRADED_JUDGE_SPEC if graded else JUDGE_SPEC, mode=settings.mode)
     with measure() as scope:
         try:
             reply = await client.structured(
@@ -78,7 +94,7 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
                 failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
             )  # fmt: skip
     try:
-        verdict = parse_reply(Verdict, reply.data)
+        verdict: Verdict | GradedVerdict = parse_reply(GradedVerdict if graded else Verdict, reply.data)
     except ReplyShapeError as exc:  # the client validated the same schema: only a server bypassing it
         return Judgement(
             qid=answer.qid, run=run, label=None, signature=settings.signature,

@@ -15,12 +15,12 @@ from mem0bench.data.model import Category
 from mem0bench.metrics.judge_stats import fleiss_kappa
 from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.records import AnswerRecord, Judgement
+from mem0bench.pipeline.records import AnswerRecord, Judgement, score_label
 from mem0bench.pipeline.resume import current_judgements
 
 __all__ = ["panel_block"]
 
-Labels = list[bool | None]
+Labels = list[bool | float | None]
 
 
 def _matrix(
@@ -55,7 +55,7 @@ def panel_block(
         as_rows = {
             qid: {
                 "failure": qid in failed,
-                "judge": [None if v is None else "CORRECT" if v else "WRONG" for v in labels],
+                "judge": [score_label(None if v is None else float(v)) for v in labels],
             }
             for qid, labels in matrix.items()
         }
