@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
@@ -35,7 +35,7 @@ from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.manifest import run_scope, server_record
-from mem0bench.pipeline.plan import print_plan, stage_estimates
+from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner
@@ -240,6 +240,19 @@ def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     return dataset, questions
 
 
+def print_other_modes(cfg: DictConfig, judge: JudgeSettings) -> None:
+    """Locomo-Plus: what the mode not chosen would cost, so the dry run prices both."""
+    if dataset_suite(cfg).name != "locomo_plus":
+        return
+    other = "grouped" if str(cfg.dataset.get("mode", "faithful")) == "faithful" else "faithful"
+    alt = cfg.copy()
+    with open_dict(alt):
+        alt.dataset.mode = other
+    dataset, questions = load_scope(alt)
+    calls, usd = plan_total(alt, dataset, questions, judge)
+    print(f"with dataset.mode={other}: about {calls:,.0f} calls, ${usd:.2f}; {scale_line(dataset)}")
+
+
 def run_options(cfg: DictConfig) -> RunOptions:
     """`run.*` checked: a bad value stops the run before anything happens, in one line."""
     run = cfg.run
@@ -311,6 +324,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
     if cfg.run.dry_run:
         dataset, questions = load_scope(cfg)
         print_plan(cfg, dataset, questions, judge)
+        print_other_modes(cfg, judge)
         return 0
 
     client = build_client(cfg)

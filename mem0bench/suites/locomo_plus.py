@@ -32,6 +32,7 @@ from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
 from mem0bench.suites.files import read_json, resolve_source
+from mem0bench.suites.locomo import LOCOMO_SOURCE
 
 __all__ = ["MODES", "format_locomo_date", "gap_days", "load_locomo_plus", "stitch"]
 
@@ -174,7 +175,7 @@ def grouped_copies(items: list[Item], query_time: datetime) -> list[list[Item]]:
 @register_suite(
     name="locomo_plus", title="Locomo-Plus", categories=(Category.COGNITIVE,), scored=(Category.COGNITIVE,),
     expected_counts={Category.COGNITIVE: 401}, grading="graded", rubrics={Category.COGNITIVE: _RUBRIC},
-    lexical=False, sources=(_SOURCE,),
+    lexical=False, sources=(_SOURCE, LOCOMO_SOURCE),
     answer_intro=(
         "The question below is not a question: it is the newest message of the conversation, sent on "
         "{asked_on}. Reply to it as the other person in the conversation would."

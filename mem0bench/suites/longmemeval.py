@@ -92,6 +92,7 @@ RUBRICS = {
 _COMMON: dict[str, Any] = dict(
     categories=tuple(TYPE_COUNTS),
     scored=tuple(TYPE_COUNTS),
+    expected_counts=TYPE_COUNTS,
     grading="binary",
     rubrics=RUBRICS,
     answer_intro=(
