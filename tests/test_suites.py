@@ -40,7 +40,11 @@ def _load(name: str, path: Path, tmp_path: Path, **kw: Any):
 def test_every_dataset_config_names_a_registered_suite() -> None:
     configs = Path(__file__).resolve().parents[1] / "configs" / "dataset"
     names = {p.stem for p in configs.glob("*.yaml")}
-    assert names == set(SUITES) == {"locomo", "locomo_plus", "longmemeval_s", "longmemeval_m", "longmemeval_oracle"}
+    assert (
+        names
+        == set(SUITES)
+        == {"locomo", "locomo_plus", "longmemeval_s", "longmemeval_m", "longmemeval_oracle"}
+    )
     for path in configs.glob("*.yaml"):
         suite_line = [line for line in path.read_text().splitlines() if line.startswith("suite:")]
         # LOCOMO's config is unchanged (the suite defaults to locomo); every other one names itself.
@@ -52,7 +56,9 @@ def test_categories_name_their_suite() -> None:
     assert suite_of(6).name == "locomo_plus"
     assert suite_of(int(Category.ABSTENTION)).name.startswith("longmemeval")
     locomo = get_suite("locomo")
-    assert locomo.scored == (Category(1), Category(2), Category(3), Category(4)) and locomo.optional == (Category(5),)
+    assert locomo.scored == (Category(1), Category(2), Category(3), Category(4)) and locomo.optional == (
+        Category(5),
+    )
     with pytest.raises(ValueError, match="unknown suite 'beam'.*locomo_plus"):
         get_suite("beam")
 
@@ -108,7 +114,10 @@ def test_longmemeval_selection_and_counts(tmp_path: Path, caplog: pytest.LogCapt
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda q: q.update(haystack_dates=["20 May 2023", *q["haystack_dates"][1:]]), "haystack_dates[0]: cannot parse"),
+        (
+            lambda q: q.update(haystack_dates=["20 May 2023", *q["haystack_dates"][1:]]),
+            "haystack_dates[0]: cannot parse",
+        ),
         (lambda q: q.update(question_type="single-hop"), "question_type: unknown question_type 'single-hop'"),
         (lambda q: q["haystack_sessions"][1][0].update(role="system"), "haystack_sessions[1][0]: expected"),
         (lambda q: q.update(haystack_dates=q["haystack_dates"][:2]), "differ in length (3, 2, 3)"),
@@ -147,7 +156,9 @@ def test_time_gaps_follow_the_reference_rule() -> None:
 
 def test_faithful_stitching_times_speakers_and_placement(tmp_path: Path) -> None:
     ds = _load("locomo_plus", PLUS, tmp_path, host_path=str(_host_file(tmp_path)))
-    assert ds.suite == "locomo_plus" and [c.sample_id for c in ds.conversations] == [f"plus-{i}" for i in range(5)]
+    assert ds.suite == "locomo_plus" and [c.sample_id for c in ds.conversations] == [
+        f"plus-{i}" for i in range(5)
+    ]
     # mini-1's sessions with turns: 8 May, 20 May, 2 July 2023 7:30 pm -> the trigger comes on 9 July.
     by_id = {c.sample_id: c for c in ds.conversations}
 
@@ -166,7 +177,9 @@ def test_faithful_stitching_times_speakers_and_placement(tmp_path: Path) -> None
 
     q = by_id["plus-0"].questions[0]
     assert q.category is Category.COGNITIVE and q.qid == "plus-0:q0"
-    assert q.question == "Maya: I had a double espresso at four today, and now it's midnight."  # A -> speaker_a
+    assert (
+        q.question == "Maya: I had a double espresso at four today, and now it's midnight."
+    )  # A -> speaker_a
     assert q.answer == (
         "Maya: I stopped drinking coffee after noon because I kept lying awake.\n"
         "Tomas: Good call, your sleep matters more."
@@ -224,14 +237,19 @@ def test_locomo_plus_bad_item_is_one_line(tmp_path: Path) -> None:
 
 
 def _tool_reply(arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"choices": [{}], "tool_calls": [{"name": GRADED_JUDGE_SPEC.name, "arguments": json.dumps(arguments)}]}
+    return {
+        "choices": [{}],
+        "tool_calls": [{"name": GRADED_JUDGE_SPEC.name, "arguments": json.dumps(arguments)}],
+    }
 
 
 def test_the_graded_schema_takes_partial_and_nothing_else() -> None:
     spec = GRADED_JUDGE_SPEC
     tool = StructuredSpec(spec.name, spec.description, spec.parameters, mode="tool")
     checker = SchemaChecker()
-    data, kind, _, _ = parse_structured(_tool_reply({"reasoning": "vague link", "label": "PARTIAL"}), tool, checker)
+    data, kind, _, _ = parse_structured(
+        _tool_reply({"reasoning": "vague link", "label": "PARTIAL"}), tool, checker
+    )
     assert data == {"reasoning": "vague link", "label": "PARTIAL"} and kind == ""
     for label in ("partial", "MAYBE", "HALF"):
         data, kind, error, _ = parse_structured(_tool_reply({"reasoning": "", "label": label}), tool, checker)
@@ -270,7 +288,9 @@ def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     assert "Cue (the earlier exchange): Maya: I gave up coffee." in prompt and "PARTIAL" in prompt
 
     # A label the model should not give (a server that bypassed the schema) is a failure, never WRONG.
-    bad = asyncio.run(judge_once(_Judge({"reasoning": "", "label": "HALF"}), settings, _answer(Category.COGNITIVE), 0))  # type: ignore[arg-type]
+    bad = asyncio.run(
+        judge_once(_Judge({"reasoning": "", "label": "HALF"}), settings, _answer(Category.COGNITIVE), 0)
+    )  # type: ignore[arg-type]
     assert bad.label is None and bad.failure is not None and bad.failure.startswith("malformed")
 
     labels = ["CORRECT", "PARTIAL", "WRONG", "PARTIAL"]
@@ -303,7 +323,9 @@ def test_longmemeval_judge_uses_the_type_rubric_and_locomo_keeps_its_prompt() ->
     assert "Description of the desired reply: uses the hike" in client.messages[1][0]["content"]
     asyncio.run(judge_once(client, settings, _answer(Category.TEMPORAL, "May 2023"), 0))  # type: ignore[arg-type]
     locomo = client.messages[2][0]["content"]
-    assert locomo.startswith("You are grading an answer to a question about a long conversation, against a gold")
+    assert locomo.startswith(
+        "You are grading an answer to a question about a long conversation, against a gold"
+    )
     assert "off by one" not in locomo
 
 

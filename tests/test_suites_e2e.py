@@ -62,13 +62,22 @@ def test_each_suite_runs_end_to_end(suite: str, exp: str, tmp_path: Path) -> Non
 
 def test_dry_runs_show_the_scale_and_price_both_locomo_plus_modes(tmp_path: Path) -> None:
     env = cli_env("http://127.0.0.1:9/v1", tmp_path / "cache")
-    plus = run_cli(["run", "+exp=mem0", "dataset=locomo_plus", *SUITE_ARGS["locomo_plus"][:2], "run.dry_run=true"], env)
+    plus = run_cli(
+        ["run", "+exp=mem0", "dataset=locomo_plus", *SUITE_ARGS["locomo_plus"][:2], "run.dry_run=true"], env
+    )
     assert plus.returncode == 0, plus.stderr[-2000:]
-    assert "dry run: mem0 on Locomo-Plus, 5 conversations, 5 questions" in plus.stdout  # faithful: one per item
+    assert (
+        "dry run: mem0 on Locomo-Plus, 5 conversations, 5 questions" in plus.stdout
+    )  # faithful: one per item
     assert "with dataset.mode=grouped: about" in plus.stdout and "2 conversations" in plus.stdout
-    lme = run_cli(["run", "+exp=mem0", "dataset=longmemeval_s", *SUITE_ARGS["longmemeval_s"], "run.dry_run=true"], env)
+    lme = run_cli(
+        ["run", "+exp=mem0", "dataset=longmemeval_s", *SUITE_ARGS["longmemeval_s"], "run.dry_run=true"], env
+    )
     assert lme.returncode == 0, lme.stderr[-2000:]
-    assert "ingests 3 conversations, 7 sessions, 16 turns" in lme.stdout and "the turns of all of LOCOMO" in lme.stdout
+    assert (
+        "ingests 3 conversations, 7 sessions, 16 turns" in lme.stdout
+        and "the turns of all of LOCOMO" in lme.stdout
+    )
     assert "note: LongMemEval_S: ~40 sessions" in lme.stdout
 
 
@@ -77,6 +86,11 @@ def test_locomo_only_settings_are_refused_on_other_suites(tmp_path: Path) -> Non
     base = ["run", "+exp=rag", "dataset=longmemeval_s", *SUITE_ARGS["longmemeval_s"], "run.dry_run=true"]
     judged = run_cli([*base, "judge.prompt=strict"], env)
     assert judged.returncode != 0 and "Traceback" not in judged.stderr
-    assert "judge.prompt=strict is a LOCOMO grading; longmemeval_s is graded by its own rubric" in judged.stderr
+    assert (
+        "judge.prompt=strict is a LOCOMO grading; longmemeval_s is graded by its own rubric" in judged.stderr
+    )
     answered = run_cli([*base, "answer.prompt=paper"], env)
-    assert answered.returncode != 0 and "answer.prompt=paper is the Mem0 paper's LOCOMO wording" in answered.stderr
+    assert (
+        answered.returncode != 0
+        and "answer.prompt=paper is the Mem0 paper's LOCOMO wording" in answered.stderr
+    )

@@ -50,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         help="count tokens without the image captions folded into the turns' text",
     )
 
-    download = sub.add_parser("download", help="download a suite's files (LOCOMO's by default) and check them")
+    download = sub.add_parser(
+        "download", help="download a suite's files (LOCOMO's by default) and check them"
+    )
     download.add_argument(
         "--dir",
         metavar="DIR",

@@ -63,7 +63,9 @@ def download_locomo(
     return download_file(Path(dest_dir), LOCOMO_FILENAME, url, sha256, timeout=timeout)
 
 
-def download_file(dest_dir: Path, filename: str, url: str, sha256: str | None, *, timeout: float = 30) -> Path:
+def download_file(
+    dest_dir: Path, filename: str, url: str, sha256: str | None, *, timeout: float = 30
+) -> Path:
     """`dest_dir/filename`, downloaded from `url` unless already there with the expected sha256 (with
     `sha256` None, a file already there is kept as it is and a download is taken as it comes)."""
     dest = dest_dir / filename

@@ -44,8 +44,8 @@ def per_run_accuracy(matrix: LabelMatrix, runs: int) -> list[float]:
     _check(matrix, runs)
     out: list[float] = []
     for r in range(runs):
-        labels = [row[r] for row in matrix if row[r] is not None]
-        out.append(sum(float(x) for x in labels) / len(labels) if labels else math.nan)
+        labels = [float(x) for row in matrix if (x := row[r]) is not None]
+        out.append(sum(labels) / len(labels) if labels else math.nan)
     return out
 
 

@@ -93,7 +93,9 @@ def judge_figures(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
     if not rows:
         return None
     judged = [sum(1 for r in rows if not r.get("failure") and r["judge"][k] is not None) for k in range(runs)]
-    matrix = [[None if v is None or not judged[k] else _as_score(v) for k, v in enumerate(r["judge"])] for r in rows]
+    matrix = [
+        [None if v is None or not judged[k] else _as_score(v) for k, v in enumerate(r["judge"])] for r in rows
+    ]
     summary = judge_summary(matrix, runs).to_dict()
     summary["judgements"] = sum(judged)
     summary["failures"] = sum(1 for r in rows if not r.get("failure") for v in r["judge"] if v is None)

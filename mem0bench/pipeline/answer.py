@@ -34,7 +34,11 @@ async def answer_question(
         "evidence_sessions": question.evidence_sessions,
     }
     suite = suite_of(int(question.category))
-    intro = suite.answer_intro.format(asked_on=question.asked_on or "the day after the last session") if suite.answer_intro else None
+    intro = (
+        suite.answer_intro.format(asked_on=question.asked_on or "the day after the last session")
+        if suite.answer_intro
+        else None
+    )
     with measure() as whole:
         try:
             context = await system.retrieve(conversation, question)

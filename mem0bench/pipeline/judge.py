@@ -94,7 +94,7 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
                 failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
             )  # fmt: skip
     try:
-        verdict: Verdict | GradedVerdict = parse_reply(GradedVerdict if graded else Verdict, reply.data)
+        verdict = parse_reply(GradedVerdict, reply.data) if graded else parse_reply(Verdict, reply.data)
     except ReplyShapeError as exc:  # the client validated the same schema: only a server bypassing it
         return Judgement(
             qid=answer.qid, run=run, label=None, signature=settings.signature,

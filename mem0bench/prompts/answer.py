@@ -98,7 +98,9 @@ def build_answer_messages(
     its prompt is the same text as before suites existed."""
     if prompt == "paper":
         if intro is not None or style is not None:
-            raise ValueError("answer.prompt=paper is the Mem0 paper's LOCOMO wording: use answer.prompt=default")
+            raise ValueError(
+                "answer.prompt=paper is the Mem0 paper's LOCOMO wording: use answer.prompt=default"
+            )
         text = (
             f"{_CONTEXT_INTRO[context.kind]}\n\n{_paper_rules(context.kind)}\n\n"
             f"<context>\n{context.text}\n</context>\n\n"

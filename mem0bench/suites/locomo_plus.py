@@ -40,12 +40,28 @@ MODES = ("faithful", "grouped")
 QUERY_AFTER = timedelta(days=7)
 """The trigger comes this long after the host's last session (the reference's rule)."""
 
-_NUMBERS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_NUMBERS = {
+    w: n
+    for n, w in enumerate(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], 1
+    )
+}
 _GAP = re.compile(r"\b(\d+|a|an|" + "|".join(_NUMBERS) + r")\b\s*(week|month|year)s?\b")
 _UNIT_DAYS = {"week": 7, "month": 30, "year": 365}
-_MONTH_NAMES = (
-    "January February March April May June July August September October November December".split()
-)
+_MONTH_NAMES = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 _SOURCE = SourceFile(
     "locomo_plus.json",
@@ -121,9 +137,13 @@ def stitch(host: Conversation, items: list[Item], sample_id: str) -> Conversatio
         cue_time = query_time - timedelta(days=gap_days(item.time_gap))
         index = next_index + k
         cue = _named(item.cue, host)
-        turns = tuple(Turn(speaker=who, dia_id=f"D{index}:{j}", text=text) for j, (who, text) in enumerate(cue, 1))
+        turns = tuple(
+            Turn(speaker=who, dia_id=f"D{index}:{j}", text=text) for j, (who, text) in enumerate(cue, 1)
+        )
         at = sum(1 for s in sessions if s.date_time <= cue_time)  # after every session at or before its time
-        sessions.insert(at, Session(index=index, date_time=cue_time, date_text=format_locomo_date(cue_time), turns=turns))
+        sessions.insert(
+            at, Session(index=index, date_time=cue_time, date_text=format_locomo_date(cue_time), turns=turns)
+        )
         questions.append(
             Question(
                 qid=f"{sample_id}:q{k}", sample_id=sample_id, index=k,

@@ -52,7 +52,11 @@ _LICENCE = (
 
 def _source(filename: str) -> SourceFile:
     return SourceFile(
-        filename, f"https://huggingface.co/datasets/{_HUB}/blob/main/{filename}", None, _LICENCE, hub_repo=_HUB
+        filename,
+        f"https://huggingface.co/datasets/{_HUB}/blob/main/{filename}",
+        None,
+        _LICENCE,
+        hub_repo=_HUB,
     )
 
 
@@ -113,7 +117,8 @@ def parse_lme_date(text: str) -> datetime | None:
     if m is None:
         return None
     try:
-        return datetime(*(int(g) for g in m.groups()))  # type: ignore[misc]
+        year, month, day, hour, minute = (int(g) for g in m.groups())
+        return datetime(year, month, day, hour, minute)
     except ValueError:
         return None
 
@@ -151,14 +156,17 @@ def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
     data, sha256 = read_json(path)
     if not isinstance(data, list):
         raise DatasetError("expected a JSON list of questions at the top level", file=file)
-    ids = [_req_str(item, "question_id", file, i) if isinstance(item, dict) else "" for i, item in enumerate(data)]
+    ids = [
+        _req_str(item, "question_id", file, i) if isinstance(item, dict) else ""
+        for i, item in enumerate(data)
+    ]
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise DatasetError("expected an object", file=file, sample=i)
     if len(set(ids)) != len(ids):
         twice = next(q for q, n in Counter(ids).items() if n > 1)
         raise DatasetError("duplicate question_id", file=file, sample=twice, field="question_id")
-    chosen = range(len(data))
+    chosen: list[int] = list(range(len(data)))
     if request.conversations is not None:
         wanted = set(request.conversations)
         unknown = [c for c in request.conversations if c not in set(ids)]
@@ -182,7 +190,10 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
             file=file, sample=qid, field="question_type",
         )  # fmt: skip
     category = Category.ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
-    lists = {k: _req_list(item, k, file, qid) for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions")}
+    lists = {
+        k: _req_list(item, k, file, qid)
+        for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+    }
     if len({len(v) for v in lists.values()}) != 1:
         raise DatasetError(
             "haystack_session_ids, haystack_dates and haystack_sessions differ in length "
@@ -190,7 +201,9 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
             file=file, sample=qid, field="haystack_sessions",
         )  # fmt: skip
     dated = []
-    for j, (sid, date_text) in enumerate(zip(lists["haystack_session_ids"], lists["haystack_dates"], strict=True)):
+    for j, (sid, date_text) in enumerate(
+        zip(lists["haystack_session_ids"], lists["haystack_dates"], strict=True)
+    ):
         when = parse_lme_date(date_text) if isinstance(date_text, str) else None
         if when is None:
             raise DatasetError(
@@ -208,10 +221,14 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         sessions.append(Session(index=n, date_time=when, date_text=lists["haystack_dates"][j], turns=turns))
     answer_sessions = item.get("answer_session_ids") or []
     if not isinstance(answer_sessions, list):
-        raise DatasetError("expected a list of session ids", file=file, sample=qid, field="answer_session_ids")
+        raise DatasetError(
+            "expected a list of session ids", file=file, sample=qid, field="answer_session_ids"
+        )
     question_date = _req_str(item, "question_date", file, qid)
     if parse_lme_date(question_date) is None:
-        raise DatasetError(f"cannot parse the date {question_date!r}", file=file, sample=qid, field="question_date")
+        raise DatasetError(
+            f"cannot parse the date {question_date!r}", file=file, sample=qid, field="question_date"
+        )
     answer = item.get("answer")
     if answer is None or isinstance(answer, (dict, list, bool)):
         raise DatasetError("expected a string or a number", file=file, sample=qid, field="answer")
