@@ -345,3 +345,69 @@ def test_locomo_counts_are_checked_only_on_a_whole_file(tmp_path: Path) -> None:
 def test_the_real_locomo_file_matches_its_release_counts(locomo_path: Path, tmp_path: Path) -> None:
     ds = _load("locomo", locomo_path, tmp_path)
     assert check_counts("locomo", ds, whole_file=True) == []
+
+
+# ---- data download --suite -----------------------------------------------------------------------------
+
+
+def test_download_suite_shows_licences_and_checks_pinned_hashes(
+    tmp_path: Path, locomo_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import shutil
+    import urllib.request
+
+    from mem0bench.cli.data import data_main
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    shutil.copy(locomo_path, folder / "locomo10.json")  # LOCOMO there already: checked, not fetched
+    assert data_main(["download", "--suite", "locomo", "--dir", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "licence: CC BY-NC 4.0" in out and "(checked against the pinned sha256)" in out
+
+    # Locomo-Plus: its licence line comes first; bytes that are not the pinned file are refused in one line.
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"[]"))
+    assert data_main(["download", "--suite", "locomo_plus", "--dir", str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert "licence: none stated: the repository has no LICENSE file" in captured.out
+    assert captured.err.count("\n") == 1 and "expected af2fc6e5" in captured.err
+    assert not (folder / "locomo_plus.json").exists()
+
+    assert data_main(["download", "--suite", "beam", "--dir", str(folder)]) == 2
+    assert capsys.readouterr().err.startswith("error: --suite: unknown suite 'beam'")
+
+
+def test_hub_download_is_checked_against_the_hubs_sha256(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+    from types import SimpleNamespace
+
+    import huggingface_hub
+
+    from mem0bench.suites.files import fetch_source
+
+    payload = LME.read_bytes()
+    source = get_suite("longmemeval_oracle").sources[0]
+    assert source.hub_repo == "xiaowu0162/longmemeval-cleaned" and source.sha256 is None
+    hub_sha = {"value": hashlib.sha256(payload).hexdigest()}
+
+    def download(*, repo_id: str, filename: str, repo_type: str, local_dir: Path) -> str:
+        assert (repo_id, filename, repo_type) == (source.hub_repo, source.filename, "dataset")
+        path = Path(local_dir) / filename
+        path.write_bytes(payload)
+        return str(path)
+
+    class Api:
+        def get_paths_info(self, repo: str, paths: list[str], repo_type: str) -> list[Any]:
+            return [SimpleNamespace(lfs=SimpleNamespace(sha256=hub_sha["value"]))]
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+    got = fetch_source(source, tmp_path)
+    assert got == tmp_path / "longmemeval_oracle.json" and got.read_bytes() == payload
+    hub_sha["value"] = "0" * 64
+    with pytest.raises(DatasetError, match="the hub says 0000"):
+        fetch_source(source, tmp_path)
+    assert not got.exists()  # a file that is not the hub's is not kept
