@@ -411,3 +411,25 @@ def test_hub_download_is_checked_against_the_hubs_sha256(
     with pytest.raises(DatasetError, match="the hub says 0000"):
         fetch_source(source, tmp_path)
     assert not got.exists()  # a file that is not the hub's is not kept
+
+
+def test_report_tables_show_a_suites_own_categories_and_say_not_applicable() -> None:
+    from types import SimpleNamespace
+
+    from mem0bench.report.tables import categories_in, table1
+
+    cognitive = {"n": 5, "f1": None, "bleu1": None, "locomo_f1": None, "not_applicable": ["f1", "bleu1", "locomo_f1"],
+                 "judge": {"mean": 0.5, "std": 0.0, "runs": 2}}  # fmt: skip
+    run = SimpleNamespace(
+        name="plus",
+        method="rag",
+        config={},
+        metrics={"categories": {"cognitive": cognitive}, "overall": cognitive},
+    )
+    assert categories_in([run]) == [("cognitive", "cognitive")]  # type: ignore[list-item]
+    row = table1([run]).iloc[0]  # type: ignore[list-item]
+    assert (
+        row["cognitive F1"] == "n/a"
+        and row["overall BLEU-1"] == "n/a"
+        and row["cognitive J"] == "50.00 ± 0.00"
+    )

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 from tabulate import tabulate
 
+from mem0bench.data.model import Category
 from mem0bench.report.collect import RunSummary, format_value, short_key, varying_hyperparameters
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
 
 Labels = Literal["official", "paper"]
 MISSING = "-"
+NOT_APPLICABLE = "n/a"
 
 # (metrics key, column label) in LOCOMO's official order (categories 1..4).
 OFFICIAL_CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -133,9 +135,14 @@ def _fmt_tokens(value: Any) -> str:
 
 def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> list[tuple[str, str]]:
     """(metrics key, column label) of the categories to show: 1..4 (in the chosen order), then
-    adversarial if any run has it."""
+    adversarial if any run has it. Runs of another suite only (Locomo-Plus, LongMemEval): their own
+    categories, in the suites' order, under their official names."""
     if labels not in ("official", "paper"):
         raise ValueError(f"labels must be 'official' or 'paper', got {labels!r}")
+    present = {key for r in runs for key in (_get(r.metrics, "categories") or {})}
+    locomo = {c.label for c in Category if c.family == "locomo"}
+    if present and not present & locomo:
+        return [(c.label, c.label) for c in Category if c.label in present]
     cats = list(OFFICIAL_CATEGORIES if labels == "official" else PAPER_CATEGORIES)
     if any(_get(r.metrics, "categories", ADVERSARIAL[0]) for r in runs):
         cats.append(ADVERSARIAL)
@@ -179,8 +186,11 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: 
             scores = (
                 _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
             )
-            row[f"{label} F1"] = pct(_get(scores, "f1"))
-            row[f"{label} BLEU-1"] = pct(_get(scores, "bleu1"))
+            absent = _get(scores, "not_applicable") or ()  # no reference answer: "n/a", never a 0 or a gap
+            row[f"{label} F1"] = NOT_APPLICABLE if "f1" in absent and not numeric else pct(_get(scores, "f1"))
+            row[f"{label} BLEU-1"] = (
+                NOT_APPLICABLE if "bleu1" in absent and not numeric else pct(_get(scores, "bleu1"))
+            )
             _judge_cells(row, f"{label} J", _get(scores, "judge"), numeric)
             _interval_cells(row, f"{label} J 95% CI", _get(scores, "ci95", "judge"), numeric)
         row["judge"] = _get(run.metrics, "judge_name") or (None if numeric else MISSING)
