@@ -2,7 +2,7 @@
 
 Every measurement runs the real CLI (`python -m mem0bench run ...`) in its own process, with a fresh LLM
 cache and a fresh run directory, against the repository's stand-in OpenAI server
-(tests/standin/server.py) started as a separate process, so the server's CPU is never counted as the
+(devtools/standin/server.py) started as a separate process, so the server's CPU is never counted as the
 harness's. The stand-in counts the HTTP requests it served; the harness's CPU time and peak memory come
 from the kernel's accounting of the child process (`os.wait4`: its rusage, the same figures as a
 `getrusage(RUSAGE_CHILDREN)` delta around the run, but not mixed with the stand-in's once that is reaped).

@@ -33,23 +33,24 @@ from benchmarks.stats import check, summary_ms
 async def isolated_search(run_dir: Path, base_url: str) -> list[float]:
     """Re-run each question's retrieval on the run's final stores, one question at a time (no other work
     in the event loop): local_search_s per question."""
-    from omegaconf import OmegaConf
+    import yaml
 
     from mem0bench.data import load_dataset
     from mem0bench.pipeline.experiment import build_client, build_system
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.spec import ExperimentSpec
+    from mem0bench.rundir.directory import RunDirectory
 
-    cfg = OmegaConf.load(run_dir / "config.yaml")
-    cfg.cache.enabled = False
-    cfg.llm.base_url = base_url
-    cfg.llm.api_key_env = BENCH_KEY_ENV
+    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    config["cache"]["enabled"] = False
+    config["llm"].update(base_url=base_url, api_key_env=BENCH_KEY_ENV)
+    spec = ExperimentSpec.from_mapping(config)
     os.environ.setdefault(BENCH_KEY_ENV, BENCH_KEY)
     rows = read_jsonl(run_dir / "predictions.jsonl")
     wanted = {r["qid"] for r in rows}
-    data = load_dataset(cfg.dataset.path, conversations=sorted({r["conversation"] for r in rows}))
-    client = build_client(cfg)
+    data = load_dataset(str(spec.scope.path), conversations=sorted({r["conversation"] for r in rows}))
+    client = build_client(spec)
     try:
-        system = build_system(cfg, client, RunDirectory(run_dir))
+        system = build_system(spec.system, client, RunDirectory(run_dir))
         pairs = [(c, q) for c in data.conversations for q in c.questions if q.qid in wanted]
         if pairs:  # warm-up, not recorded: the tokenizer, the HTTP connection, first-use imports
             await system.retrieve(*pairs[0])

@@ -122,7 +122,7 @@ def serve_standin(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
         sys.path.insert(0, str(REPO))
-    from tests.standin.server import StandinServer
+    from devtools.standin.server import StandinServer
 
     server = StandinServer(latency_ms=a.latency_ms).start()
     print(server.port, flush=True)

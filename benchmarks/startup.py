@@ -71,7 +71,7 @@ class _Clock:
 
 
 def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
-    from tests.standin.server import StandinServer
+    from devtools.standin.server import StandinServer
 
     clock = _Clock()
     with StandinServer(api_key=BENCH_KEY) as server:

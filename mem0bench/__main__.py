@@ -2,21 +2,49 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
-USAGE = """usage: python -m mem0bench COMMAND [ARGS]
 
-commands:
-  run [OVERRIDES]          run an experiment through Hydra, e.g. run +exp=mem0g (add -m to sweep)
-  judge RUN_DIR [OVERRIDES]  judge a finished run again (e.g. judge.runs=10 judge.prompt=strict)
-  report PATH... --out DIR   tables (md/csv/tex) and plots from run and sweep folders
-  memories RUN_DIR --conversation ID   a run's final memories and relations, and their history
-  status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command
-  data stats|download      the LOCOMO file: counts, or download it (sha256-checked)
-  import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way
-  compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)
-  judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set
+@dataclass(frozen=True)
+class Command:
+    name: str
+    target: str
+    """`module:function`, imported only when the command runs (so `--help` stays fast)."""
+    line: str
+    """The command's line in the usage text, as shown (its arguments, then what it does)."""
+    hydra: bool = False
+    """Hydra's errors are turned into one line (only `run` goes through Hydra)."""
 
+
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "mem0bench.cli.run:run_main",
+            "run [OVERRIDES]          run an experiment through Hydra, e.g. run +exp=mem0g (add -m to sweep)",
+            hydra=True),
+    Command("judge", "mem0bench.cli.judge:judge_main",
+            "judge RUN_DIR [OVERRIDES]  judge a finished run again (e.g. judge.runs=10 judge.prompt=strict)"),
+    Command("report", "mem0bench.cli.report:report_main",
+            "report PATH... --out DIR   tables (md/csv/tex) and plots from run and sweep folders"),
+    Command("memories", "mem0bench.cli.memories:memories_main",
+            "memories RUN_DIR --conversation ID   a run's final memories and relations, and their history"),
+    Command("status", "mem0bench.cli.status:status_main",
+            "status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command"),
+    Command("data", "mem0bench.cli.data:data_main",
+            "data stats|download      the LOCOMO file: counts, or download it (sha256-checked)"),
+    Command("import", "mem0bench.cli.import_answers:import_main",
+            "import FILE --out RUN_DIR  another system's published answers as a run directory, scored our way"),
+    Command("compare", "mem0bench.cli.compare:compare_main",
+            "compare RUN_A RUN_B      paired differences (bootstrap CI, exact McNemar, detectable difference)"),
+    Command("judge-check", "mem0bench.cli.judge_check:judge_check_main",
+            "judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set"),
+)  # fmt: skip
+
+USAGE = (
+    "usage: python -m mem0bench COMMAND [ARGS]\n\ncommands:\n"
+    + "".join(f"  {c.line}\n" for c in COMMANDS)
+    + """
 `python -m mem0bench COMMAND --help` explains each, with examples; `run --help` shows Hydra's options
 and config groups.
 
@@ -25,6 +53,7 @@ examples:
   python -m mem0bench status results/runs/2026-12-01_09-30-00-000000_mem0g
   python -m mem0bench report results/sweeps/2026-12-01_08-00-00-000000_rag --out results/report
 """
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,47 +61,19 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0
-    command, rest = args[0], args[1:]
-    if command == "run":
+    name, rest = args[0], args[1:]
+    command = next((c for c in COMMANDS if c.name == name), None)
+    if command is None:
+        print(f"error: unknown command {name!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    module, function = command.target.split(":")
+    entry: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)
+    if command.hydra:
         from mem0bench.cli.errors import hydra_errors_in_one_line
-        from mem0bench.cli.run import run_main
 
         with hydra_errors_in_one_line():
-            return run_main(rest)
-    if command == "judge":
-        from mem0bench.cli.judge import judge_main
-
-        return judge_main(rest)
-    if command == "report":
-        from mem0bench.cli.report import report_main
-
-        return report_main(rest)
-    if command == "memories":
-        from mem0bench.cli.memories import memories_main
-
-        return memories_main(rest)
-    if command == "status":
-        from mem0bench.cli.status import status_main
-
-        return status_main(rest)
-    if command == "data":
-        from mem0bench.cli.data import data_main
-
-        return data_main(rest)
-    if command == "import":
-        from mem0bench.cli.import_answers import import_main
-
-        return import_main(rest)
-    if command == "compare":
-        from mem0bench.cli.compare import compare_main
-
-        return compare_main(rest)
-    if command == "judge-check":
-        from mem0bench.cli.judge_check import judge_check_main
-
-        return judge_check_main(rest)
-    print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
-    return 2
+            return entry(rest)
+    return entry(rest)
 
 
 if __name__ == "__main__":

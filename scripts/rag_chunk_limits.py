@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from baselines.rag import chunk_conversation
 from mem0bench.data import load_dataset
 from mem0bench.llm.embedders import OPENAI_MAX_INPUT_TOKENS
+from mem0bench.systems.baselines.rag import chunk_conversation
 
 MINILM_LIMIT = 254  # 256 word pieces less [CLS] and [SEP]
 

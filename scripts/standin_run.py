@@ -4,7 +4,7 @@
     e.g. PYTHONPATH=. python scripts/standin_run.py /tmp/rag +exp=rag judge.runs=1
 
 `--handler` gives the stand-in a reply function (`StandinServer.set_handler`), e.g. a library's own
-reply formats: `--handler=tests.standin.langmem_replies:reply`.
+reply formats: `--handler=devtools.standin.langmem_replies:reply`.
 
 The stand-in knows nothing of mem0bench's prompts: its answers are words of the prompt and its judge
 labels are a hash of the request, so the run's scores say nothing about any system. It exists to give
@@ -17,8 +17,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from tests.e2e import FAST, cli_env, run_cli
-from tests.standin.server import StandinServer
+from devtools.e2e import FAST, cli_env, run_cli
+from devtools.standin.server import StandinServer
 
 
 def main(argv: list[str]) -> int:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e import cli_env  # noqa: E402
-from tests.reliability import small_conv30, start_cli  # noqa: E402
-from tests.test_unreachable import _args, _kill, _start_server  # noqa: E402
+from devtools.e2e import cli_env  # noqa: E402
+from devtools.reliability import small_conv30, start_cli  # noqa: E402
+from devtools.unreachable import kill_server, run_args, start_server  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
 GIVE_UP_S = 75.0
@@ -29,17 +29,17 @@ GIVE_UP_S = 75.0
 def measure(window: str, out: Path) -> str:
     dataset = small_conv30(out, LOCOMO)
     run_dir = out / f"run-{window}"
-    server, port = _start_server()
+    server, port = start_server()
     args = [a if not a.startswith("llm.unreachable_after_s=") else f"llm.unreachable_after_s={window}"
-            for a in _args(dataset, run_dir)]  # fmt: skip
+            for a in run_args(dataset, run_dir)]  # fmt: skip
     proc = start_cli(args, cli_env(f"http://127.0.0.1:{port}/v1", out / f"cache-{window}"))
     ops = run_dir / "state" / "conv-30"
     while sum(len(p.read_text().splitlines()) for p in ops.glob("*.ops.jsonl")) < 6:
         if proc.poll() is not None:
-            _kill(server)
+            kill_server(server)
             return f"window {window} s: the run ended before the kill (rc {proc.returncode})"
         time.sleep(0.05)
-    _kill(server)
+    kill_server(server)
     killed = time.monotonic()
     while proc.poll() is None and time.monotonic() - killed < GIVE_UP_S:
         time.sleep(0.1)

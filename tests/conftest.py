@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def standin():
     """A running stand-in OpenAI server on 127.0.0.1 (fresh per test); `.base_url` ends in /v1."""
-    from tests.standin.server import StandinServer
+    from devtools.standin.server import StandinServer
 
     with StandinServer() as server:
         yield server

@@ -159,7 +159,7 @@ def case_edge_keeps_extracted_names(make: Factory, tmp: Path, reopen: Callable[[
 
 def case_literal_nodes_merge_only_on_equal_text(make: Factory) -> None:
     """Node resolution on a real store: dates never merge by similarity, names do at reuse_threshold."""
-    from mem0bench.memory.mem0g.nodes import resolve_node
+    from mem0bench.systems.methods.mem0g.nodes import resolve_node
 
     store = make()
     may7 = store.add_node("7 May 2023", "date", unit(0), "d1")

@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.e2e import REPO
+from devtools.e2e import REPO
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

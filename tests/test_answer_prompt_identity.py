@@ -20,17 +20,17 @@ from typing import Any, get_args
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
+from devtools.standin.amem_replies import amem_replies
+from devtools.standin.langmem_replies import reply as langmem_reply
+from devtools.standin.mem0_oss_replies import mem0_handler
+from devtools.standin.server import StandinServer, Text
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import StructuredReply, StructuredSpec, Usage
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.records import AnswerRecord
 from mem0bench.prompts.answer import _CONTEXT_INTRO, ANSWER_PROMPTS, build_answer_messages
 from mem0bench.prompts.judge import JUDGE_PROMPTS, JUDGE_SPEC
-from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
-from tests.standin.amem_replies import amem_replies
-from tests.standin.langmem_replies import reply as langmem_reply
-from tests.standin.mem0_oss_replies import mem0_handler
-from tests.standin.server import StandinServer, Text
+from mem0bench.rundir.records import AnswerRecord
 
 KINDS: tuple[ContextKind, ...] = get_args(ContextKind)
 _CONTEXT_BLOCK = re.compile(r"<context>\n.*\n</context>", re.DOTALL)

@@ -12,23 +12,30 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mem0bench", "baselines")
+PACKAGES = ("mem0bench", "devtools", "benchmarks", "scripts")
+CHECKOUT_ONLY = frozenset({"devtools", "benchmarks", "scripts", "tests"})
 
 # Lowest first. The first component under mem0bench (a subpackage or a top-level module) names the unit;
-# `baselines` (a top-level package) holds our baseline systems and `systems` the adapters of other teams'
-# libraries, both built on memory's protocol; `bench` (the benchmark
-# command's body) is driven by the cli like the report.
+# `systems` holds every memory system (our methods, our baselines, other teams' libraries), all built on
+# memory's protocol and stores; `rundir` (the run directory's format: files, rows, reading them back) sits
+# below everything that writes runs (`pipeline`) or reads them (`report`). Above the package, the
+# checkout-only code: `devtools` (the stand-in server and the helpers tests, benchmarks and scripts share),
+# then `benchmarks` and `scripts`; they may import mem0bench, and mem0bench never imports them.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
     frozenset({"data", "llm", "metrics"}),
     frozenset({"prompts", "suites"}),
     frozenset({"memory"}),
-    frozenset({"baselines", "systems"}),
+    frozenset({"systems"}),
+    frozenset({"rundir"}),
     frozenset({"pipeline"}),
     frozenset({"report"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
+    frozenset({"devtools"}),
+    frozenset({"benchmarks"}),
+    frozenset({"scripts"}),
 )
 
 
@@ -36,6 +43,8 @@ def _module_files() -> dict[str, Path]:
     modules: dict[str, Path] = {}
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
             parts = path.relative_to(ROOT).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -179,3 +188,49 @@ def test_the_graph_reads_type_checking_and_relative_imports(tmp_path: Path) -> N
     )
     known = {"mem0bench.pipeline.runner", "mem0bench.pipeline.records", "mem0bench.llm.client"}
     assert _imported("mem0bench.pipeline.summary", source, known) == known
+
+
+def test_our_own_systems_do_not_lean_on_other_teams_libraries() -> None:
+    """Inside `systems`: the paper's methods and our baselines never import the external adapters (an
+    adapter may reuse our pieces, e.g. mem0_oss uses Mem0's per-speaker streams, not the other way)."""
+    ours = ("mem0bench.systems.methods", "mem0bench.systems.baselines")
+    problems = [
+        f"{module} imports {target}"
+        for module, targets in sorted(import_graph().items())
+        if module.startswith(ours)
+        for target in sorted(targets)
+        if target.startswith("mem0bench.systems.external")
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_product_never_imports_checkout_only_code() -> None:
+    """mem0bench is what the wheel ships: no import of devtools, benchmarks, scripts or tests."""
+    graph = import_graph()
+    problems = []
+    for module, path in sorted(_module_files().items()):
+        if not module.startswith("mem0bench"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            problems += [f"{module} imports {n}" for n in names if n.split(".")[0] in CHECKOUT_ONLY]
+    assert graph and not problems, "\n".join(problems)
+
+
+def test_llm_takes_plain_settings_not_the_hydra_config() -> None:
+    """The Hydra config is parsed once, into `pipeline.spec.ExperimentSpec`; the LLM client's package
+    sees plain settings and never imports omegaconf or hydra (not even lazily)."""
+    offenders = []
+    for path in sorted((ROOT / "mem0bench" / "llm").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("omegaconf", "hydra")]
+    assert not offenders, offenders

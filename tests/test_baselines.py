@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines import RAG, FullContext, chunk_conversation
-from baselines.rag import chunk_lines, split_line
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.systems.baselines import RAG, FullContext, chunk_conversation
+from mem0bench.systems.baselines.rag import chunk_lines, split_line
 from mem0bench.tokens import count_tokens
 
 DIM = 256
@@ -263,3 +263,16 @@ def test_hydra_configs_instantiate(tmp_path: Path) -> None:
     assert rag.context is ctx
     full = hydra_utils.instantiate(OmegaConf.load(root / "full_context.yaml"), _partial_=True)(context=ctx)
     assert isinstance(full, FullContext) and full.name == "full_context"
+
+
+def test_a_reopened_rag_index_says_it_was_restored(tmp_path: Path) -> None:
+    """A second process finds the saved index: no embedding call, and the report says it is a restore (the
+    pipeline then keeps the attempt that built it as the record); a change of conversation rebuilds."""
+    conv = make_conversation(turns_per_session=6, sessions=2)
+    first = run(make_rag(tmp_path, FakeClient(), chunk_size=256).ingest(conv))
+    again_client = FakeClient()
+    again = run(make_rag(tmp_path, again_client, chunk_size=256).ingest(conv))
+    assert not first.restored and again.restored and again.details == first.details
+    assert again_client.calls == []
+    edited = make_conversation(turns_per_session=7, sessions=2)
+    assert not run(make_rag(tmp_path, FakeClient(), chunk_size=256).ingest(edited)).restored

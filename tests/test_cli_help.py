@@ -9,10 +9,10 @@ import shlex
 import pytest
 from hydra import compose, initialize_config_dir
 
+from devtools.e2e import cli_env, run_cli
 from mem0bench.__main__ import main
 from mem0bench.cli.examples import EXAMPLES
 from mem0bench.cli.run import CONFIG_DIR
-from tests.e2e import cli_env, run_cli
 
 
 def _help_of(command: str) -> str:

@@ -14,7 +14,8 @@ from omegaconf import OmegaConf
 from mem0bench.cli.run import CONFIG_DIR, _take_secrets
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.pipeline.experiment import judge_settings, public_config, run_options
+from mem0bench.pipeline.experiment import public_config
+from mem0bench.pipeline.spec import ExperimentSpec
 
 # Recipes in sub-folders too: "paper/mem0" is `+exp=paper/mem0`.
 EXPERIMENTS = sorted(
@@ -25,6 +26,14 @@ EXPERIMENTS = sorted(
 def _compose(*overrides: str):
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         return compose(config_name="run", overrides=list(overrides))
+
+
+def _plain(cfg) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def _spec(*overrides: str) -> ExperimentSpec:
+    return ExperimentSpec.from_mapping(_plain(_compose(*overrides)))
 
 
 def test_there_are_recipes_for_every_method():
@@ -40,7 +49,8 @@ def test_paper_profile_differs_where_the_paper_harness_did(method):
     assert (ours.judge.prompt, paper.judge.prompt) == ("lenient", "paper")
     assert (ours.dataset.fold_captions, paper.dataset.fold_captions) == (True, False)
     assert paper.judge.runs == 10 and paper.llm.model == paper.judge.model == "gpt-4o-mini"
-    assert run_options(paper).answer_prompt == "paper" and judge_settings(paper).prompt == "paper"
+    spec = ExperimentSpec.from_mapping(_plain(paper))
+    assert spec.run.answer_prompt == "paper" and spec.judge.prompt == "paper"
     if method in ("mem0", "mem0g"):
         assert paper.method.top_k == 30 and paper.method.per_speaker is True
     if method == "rag":
@@ -50,7 +60,7 @@ def test_paper_profile_differs_where_the_paper_harness_did(method):
 
 def test_unknown_answer_prompt_is_one_clear_error():
     with pytest.raises(ConfigurationError, match="answer.prompt must be one of default, paper, not 'short'"):
-        run_options(_compose("+exp=rag", "answer.prompt=short"))
+        _spec("+exp=rag", "answer.prompt=short")
 
 
 @pytest.mark.parametrize("exp", EXPERIMENTS)
@@ -68,7 +78,8 @@ def test_experiment_composes(exp):
     assert "context" in accepted
     LLMSettings.from_config(OmegaConf.to_container(cfg.llm, resolve=True))
     EmbedderSettings.from_config(OmegaConf.to_container(cfg.embedder, resolve=True))
-    judge_settings(cfg)
+    spec = ExperimentSpec.from_mapping(_plain(cfg))  # every section parses
+    assert spec.system.target == cfg.method._target_ and spec.system.name == cfg.method.name
 
 
 def test_recipes_hold_only_what_differs():
@@ -96,9 +107,42 @@ def test_saved_config_has_no_secret(monkeypatch):
     assert argv == ["+exp=mem0", "judge.runs=2"]
     assert os.environ["OPENAI_API_KEY"] == "sk-secret-value-123"
     cfg = _compose(*argv)
-    assert "sk-secret-value-123" not in OmegaConf.to_yaml(OmegaConf.create(public_config(cfg)))
+    assert "sk-secret-value-123" not in OmegaConf.to_yaml(OmegaConf.create(public_config(_plain(cfg))))
 
 
 def test_unknown_key_is_rejected():
     with pytest.raises(Exception, match="method.nonsense"):
         _compose("+exp=mem0", "method.nonsense=1")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("+llm.max_concurency=4", "unknown llm setting 'max_concurency'"),
+        ("judge.runs=0", "judge.runs must be at least 1"),
+        ("run.max_failure_rate=2", "run.max_failure_rate must be between 0 and 1, not 2.0"),
+        ("eval.sample=random", "eval.sample must be one of first, stratified, not 'random'"),
+        ("dataset.conversations=[]", r"dataset.conversations=\[\] selects no conversation"),
+        ("+embedder.backend_name=x", "unknown embedder setting 'backend_name'"),
+    ],
+)
+def test_the_spec_stops_a_bad_value_in_one_line_naming_the_key(override, message):
+    with pytest.raises(ConfigurationError, match=message) as info:
+        _spec("+exp=rag", override)
+    assert "\n" not in str(info.value)
+
+
+def test_the_spec_is_parsed_once_into_typed_frozen_sections():
+    import dataclasses
+
+    spec = _spec("+exp=mem0g", "method.top_k=12", "judge.runs=3", "eval.max_questions=2")
+    assert (
+        spec.system.target == "mem0bench.systems.methods.mem0g.Mem0G" and spec.system.settings["top_k"] == 12
+    )
+    assert spec.system.graph["backend"] == "inprocess" and spec.judge.runs == 3
+    assert spec.scope.max_questions == 2 and spec.llm.model == "gpt-4o-mini"
+    assert spec.config == _plain(
+        _compose("+exp=mem0g", "method.top_k=12", "judge.runs=3", "eval.max_questions=2")
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.judge = spec.judge  # type: ignore[misc]

@@ -51,10 +51,8 @@ from pathlib import Path
 
 import pytest
 
-from mem0bench.common.jsonl import read_jsonl as read_jsonl_rows
-from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory
-from tests.e2e import TEST_KEY, read_jsonl
-from tests.reliability import (
+from devtools.e2e import TEST_KEY, read_jsonl
+from devtools.reliability import (
     Gate,
     env_for,
     finish_cli,
@@ -66,7 +64,9 @@ from tests.reliability import (
     start_cli,
     wait_for,
 )
-from tests.standin.server import StandinServer
+from devtools.standin.server import StandinServer
+from mem0bench.common.jsonl import read_jsonl as read_jsonl_rows
+from mem0bench.rundir.directory import JsonlAppender, RunDirectory
 
 QUESTIONS = 6
 RUNS = 3
@@ -164,7 +164,7 @@ def _killed_and_resumed(exp: str, dataset: Path, tmp: Path) -> tuple[Path, int, 
         fired = threading.Event()
 
         def last_judge_reply(endpoint, body):
-            from tests.reliability import request_stage
+            from devtools.reliability import request_stage
 
             if request_stage(endpoint, body) == "judge":
                 seen["judge"] += 1

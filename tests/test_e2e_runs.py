@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
-from tests.standin.server import StandinServer
+from devtools.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
 

@@ -12,15 +12,15 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from baselines import RAG
+from devtools.standin.server import HTTPError, StandinServer
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OPENAI_MAX_INPUT_TOKENS, OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.windows import Tokenizer, merge_windows, plan_windows, split_text
 from mem0bench.memory.base import SystemContext
+from mem0bench.systems.baselines import RAG
 from mem0bench.tokens import count_tokens
-from tests.standin.server import HTTPError, StandinServer
 
 KEY = "test-fake-windows-key-0001"
 

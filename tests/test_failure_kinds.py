@@ -14,9 +14,9 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError, ReplyShapeError
 from mem0bench.memory.base import StepFailure
-from mem0bench.memory.mem0.failures import has_transient
 from mem0bench.prompts.extraction import parse_facts
 from mem0bench.prompts.graph import parse_entities, parse_obsolete, parse_or_none, parse_relations
+from mem0bench.systems.methods.mem0.failures import has_transient
 
 
 class BrokenLocalModel:

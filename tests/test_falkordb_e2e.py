@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.memory.graph import load_graph_snapshot
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.falkordb_server import FalkorDBServer
-from tests.standin.server import StandinServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.falkordb]
 

@@ -132,7 +132,7 @@ def test_mem0g_on_falkordb(falkordb_server: FalkorDBServer, tmp_path: Path) -> N
     import asyncio
 
     from mem0bench.memory.base import SystemContext
-    from mem0bench.memory.mem0g import Mem0G
+    from mem0bench.systems.methods.mem0g import Mem0G
     from tests.test_mem0g import D1, D2, FakeClient, moving_conversation, question
 
     async def scenario() -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import TEST_KEY, read_jsonl
-from tests.reliability import (
+from devtools.e2e import TEST_KEY, read_jsonl
+from devtools.reliability import (
     PAID,
     env_for,
     finish_cli,
@@ -35,7 +35,7 @@ from tests.reliability import (
     small_sample,
     start_cli,
 )
-from tests.standin.server import Empty, Hold, HTTPError, Reset, StandinServer
+from devtools.standin.server import Empty, Hold, HTTPError, Reset, StandinServer
 
 pytestmark = pytest.mark.slow
 

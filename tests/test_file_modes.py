@@ -8,13 +8,13 @@ import stat
 import subprocess
 import sys
 
-from tests.e2e import REPO
+from devtools.e2e import REPO
 
 SCRIPT = """
 import json, os, stat, sys
 os.umask(0o027)
 from pathlib import Path
-from mem0bench.pipeline.rundir import RunDirectory, write_json
+from mem0bench.rundir.directory import RunDirectory, write_json
 run = RunDirectory(Path(sys.argv[1]))
 run.start(config_yaml="a: 1\\n", method="rag", dataset_path="x", dataset_sha256="y")
 run.appender("answers.jsonl").append({"qid": "q"})

@@ -12,8 +12,8 @@ from mem0bench.cli.compare import compare_main
 from mem0bench.cli.import_answers import import_main
 from mem0bench.cli.report import report_main
 from mem0bench.data.model import Category, Conversation, Dataset, Question
-from mem0bench.pipeline.imported import FieldMap, Record, match_records
-from mem0bench.pipeline.schema import SCHEMA_VERSION, read_metrics, read_predictions
+from mem0bench.pipeline.tools.imported import FieldMap, Record, match_records
+from mem0bench.rundir.schema import SCHEMA_VERSION, read_metrics, read_predictions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published"
 # The six LOCOMO questions the fixture files answer.
@@ -200,8 +200,8 @@ def test_report_names_the_imported_judge(runs, tmp_path, capsys):
 def test_standin_run_judge_of_an_import_and_compare(tmp_path, locomo_path, capsys):
     """A real run's metrics.json carries the intervals; `judge` on an imported run puts our judge in the
     usual blocks and keeps the file's judge apart; `compare` pairs the import with the run."""
-    from tests.e2e import FAST, cli_env, run_cli
-    from tests.standin.server import StandinServer
+    from devtools.e2e import FAST, cli_env, run_cli
+    from devtools.standin.server import StandinServer
 
     imported = tmp_path / "imported"
     assert _import(locomo_path, FIXTURES / "by_conversation.json", imported, "--system", "sys-a") == 0

@@ -6,17 +6,17 @@ import json
 
 import pytest
 
+from devtools.e2e import FAST, cli_env, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.cli.import_answers import import_main
 from mem0bench.data import load_dataset
-from mem0bench.pipeline.calibration import (
+from mem0bench.pipeline.tools.calibration import (
     DONT_KNOW,
     CalibrationItem,
     build_calibration_set,
     error_rates,
     second_opinion,
 )
-from tests.e2e import FAST, cli_env, run_cli
-from tests.standin.server import StandinServer
 from tests.test_import_compare import FIXTURES
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.reliability import request_stage, small_sample
+from devtools.standin.server import HTTPError, StandinServer, ToolCall
 from mem0bench.pipeline.aggregate import metrics
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.reliability import request_stage, small_sample
-from tests.standin.server import HTTPError, StandinServer, ToolCall
 
 QUESTIONS = 4
 

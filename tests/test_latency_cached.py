@@ -7,24 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from baselines import RAG
+from devtools.standin.server import StandinServer
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.base import SystemContext
-from mem0bench.pipeline.aggregate import latency_summary
+from mem0bench.pipeline.aggregate import latency_summary, prediction_rows
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.report.collect import RunSummary
 from mem0bench.report.tables import table2
-from tests.standin.server import StandinServer
+from mem0bench.rundir.schema import Metrics, PredictionRow
+from mem0bench.systems.baselines import RAG
 from tests.test_baselines import make_conversation
+from tests.test_report import make_metrics
 
 KEY = "test-fake-latency-key-0001"
 
 
-def _row(search: float | None, total: float | None, cached: bool | None) -> dict:
-    return {"search_latency_s": search, "total_latency_s": total, "cached": cached, "failure": None}
+def _row(search: float | None, total: float | None, cached: bool | None) -> PredictionRow:
+    scored = dict.fromkeys(PredictionRow.REQUIRED, 0)
+    row = {**scored, "judge": [], "search_latency_s": search, "total_latency_s": total, "cached": cached}
+    return PredictionRow.from_dict({**row, "failure": None}, "test row")
 
 
 def test_percentiles_leave_cached_rows_out():
@@ -42,7 +46,7 @@ def test_no_uncached_row_gives_null_percentiles():
 
 
 def _summary(latency: dict) -> RunSummary:
-    metrics = {"method": "rag", "overall": {}, "tokens": {}, "latency_s": latency}
+    metrics = Metrics.from_dict({**make_metrics("rag", 0.5), "latency_s": latency}, "test metrics")
     return RunSummary(path=Path("r"), method="rag", config={}, metrics=metrics, status="complete")
 
 
@@ -85,4 +89,4 @@ def test_answer_rows_say_whether_a_reply_came_from_the_cache(tmp_path):
     assert first.failure is None and second.failure is None
     assert first.cached is False
     assert second.cached is True
-    assert latency_summary([first.to_dict(), second.to_dict()])["n_uncached"] == 1
+    assert latency_summary(prediction_rows([first, second], {}, runs=1))["n_uncached"] == 1

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import FAST, cli_env, read_jsonl, run_cli
+from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
 from tests.tiny_locomo import write_tiny_locomo
 
 pytestmark = [

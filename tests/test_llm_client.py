@@ -1,4 +1,4 @@
-"""mem0bench.llm over real loopback HTTP to the stand-in OpenAI server (tests/standin/server.py)."""
+"""mem0bench.llm over real loopback HTTP to the stand-in OpenAI server (devtools/standin/server.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import yaml
 
+from devtools.standin.server import Empty, Hold, HTTPError, Reset, StandinServer, ToolCall
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache, request_key
@@ -28,7 +29,6 @@ from mem0bench.llm.embedders import OpenAIEmbeddingBackend, build_embedding_back
 from mem0bench.llm.ledger import UsageLedger
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import LLMCallError, StructuredSpec, Usage
-from tests.standin.server import Empty, Hold, HTTPError, Reset, StandinServer, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "test-fake-SECRET-a1b2c3d4e5"

@@ -19,10 +19,10 @@ from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import InProcessGraphStore
-from mem0bench.memory.mem0 import Mem0, adds_information
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC, role_of
 from mem0bench.prompts.update import BATCH_UPDATE_NAME, UPDATE_SPEC
+from mem0bench.systems.methods.mem0 import Mem0, adds_information
 from mem0bench.tokens import count_tokens
 from tests.fakes import CHAT, FakeCall, PromptInputs, ScriptedLLM, bow_embed
 
@@ -34,10 +34,10 @@ Decision = Callable[[list[dict[str, str]], str], Any]
 
 
 PROMPT_BUILDERS = (
-    ("mem0bench.memory.mem0.extraction", "build_extraction_messages"),
-    ("mem0bench.memory.mem0.update", "build_update_messages"),
-    ("mem0bench.memory.mem0.update", "build_batch_update_messages"),
-    ("mem0bench.memory.mem0.summary", "build_summary_messages"),
+    ("mem0bench.systems.methods.mem0.extraction", "build_extraction_messages"),
+    ("mem0bench.systems.methods.mem0.update", "build_update_messages"),
+    ("mem0bench.systems.methods.mem0.update", "build_batch_update_messages"),
+    ("mem0bench.systems.methods.mem0.summary", "build_summary_messages"),
 )
 _inputs = PromptInputs()
 

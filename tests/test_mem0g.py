@@ -18,8 +18,8 @@ from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import load_graph_snapshot
-from mem0bench.memory.mem0g import Mem0G
 from mem0bench.prompts import graph as prompts
+from mem0bench.systems.methods.mem0g import Mem0G
 from tests import fakes
 from tests.fakes import FakeCall
 
@@ -54,12 +54,12 @@ def scripted_items(call: FakeCall, tag: str, sep: str) -> list[str]:
 
 
 PROMPT_BUILDERS = (
-    ("mem0bench.memory.mem0.extraction", "build_extraction_messages"),
-    ("mem0bench.memory.mem0.update", "build_update_messages"),
-    ("mem0bench.memory.mem0g.ingestion", "build_entity_messages"),
-    ("mem0bench.memory.mem0g.ingestion", "build_relations_messages"),
-    ("mem0bench.memory.mem0g.ingestion", "build_obsolete_messages"),
-    ("mem0bench.memory.mem0g.retrieval", "build_query_entity_messages"),
+    ("mem0bench.systems.methods.mem0.extraction", "build_extraction_messages"),
+    ("mem0bench.systems.methods.mem0.update", "build_update_messages"),
+    ("mem0bench.systems.methods.mem0g.ingestion", "build_entity_messages"),
+    ("mem0bench.systems.methods.mem0g.ingestion", "build_relations_messages"),
+    ("mem0bench.systems.methods.mem0g.ingestion", "build_obsolete_messages"),
+    ("mem0bench.systems.methods.mem0g.retrieval", "build_query_entity_messages"),
 )
 _inputs = fakes.PromptInputs()
 
@@ -691,7 +691,7 @@ def hub_graph(embed: Callable[[list[str]], np.ndarray]) -> Any:
 
 
 def entity_channel(store: Any, embed: Callable[[list[str]], np.ndarray], entities: list[str]) -> list[str]:
-    from mem0bench.memory.mem0g.retrieval import search_graph
+    from mem0bench.systems.methods.mem0g.retrieval import search_graph
 
     vectors = embed([HUB_QUESTION, *entities])
     found = search_graph(
@@ -723,7 +723,7 @@ def test_entity_channel_ranks_the_relevant_edge_above_a_hub_minilm(minilm: Any) 
 
 
 def test_bm25_weighs_rare_words_over_shared_ones() -> None:
-    from mem0bench.memory.mem0g.rank import bm25_scores, terms
+    from mem0bench.systems.methods.mem0g.rank import bm25_scores, terms
 
     assert terms("Caroline's races, the class") == ["caroline", "race", "class"]
     docs = ["Caroline likes tea", "Caroline likes jazz", "charity race happened on 20 May 2023"]

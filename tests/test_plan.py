@@ -5,18 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
-from baselines.full_context import FullContext
-from baselines.rag import RAG
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Dataset
 from mem0bench.memory.costs import INSTRUCTION_TOKENS, MEMORY_TOKENS, CostPlan, MethodConfig, PlanLine
-from mem0bench.memory.mem0 import Mem0
-from mem0bench.memory.mem0g import Mem0G
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import plan_lines, system_cost_plan
+from mem0bench.pipeline.spec import SystemSpec
+from mem0bench.systems.baselines.full_context import FullContext
+from mem0bench.systems.baselines.rag import RAG
+from mem0bench.systems.methods.mem0 import Mem0
+from mem0bench.systems.methods.mem0g import Mem0G
 
 MEM0 = {"m": 10, "s": 10, "top_k": 30, "summary_every": 10, "per_speaker": True}
 
@@ -80,8 +80,7 @@ class PlannedSystem:
 
 
 def test_the_plan_comes_from_the_configured_class(one_conversation: Dataset) -> None:
-    cfg = OmegaConf.create(
-        {"method": {"_target_": f"{__name__}.PlannedSystem", "name": "anything", "size": 5}}
-    )
-    plan = system_cost_plan(cfg, one_conversation, n_questions=3)
+    method = {"_target_": f"{__name__}.PlannedSystem", "name": "anything", "size": 5}
+    system = SystemSpec(name="anything", target=method["_target_"], settings=method, graph={})
+    plan = system_cost_plan(system, one_conversation, n_questions=3)
     assert plan == CostPlan(context_tokens=5.0, lines=[PlanLine("ingest", "mine", 3, 0, 0)])

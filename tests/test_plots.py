@@ -16,15 +16,15 @@ from mem0bench.report.plots import (
     plot_judge_by_category,
     plot_judge_vs_latency,
 )
+from mem0bench.rundir.schema import Metrics
 from tests.test_report import make_metrics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _run(name: str, metrics: dict, config: dict | None = None) -> RunSummary:
-    return RunSummary(
-        path=Path("/runs") / name, method=metrics["method"], metrics=metrics, config=config or {}
-    )
+    typed = Metrics.from_dict(metrics, name)
+    return RunSummary(path=Path("/runs") / name, method=typed.method, metrics=typed, config=config or {})
 
 
 def _two_runs() -> list[RunSummary]:

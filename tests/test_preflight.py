@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from devtools.e2e import TEST_KEY, cli_env, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.pipeline.progress import StageProgress, parse_mode
-from tests.e2e import TEST_KEY, cli_env, run_cli
-from tests.standin.server import StandinServer
 
 
 def _closed_port() -> int:

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from devtools.e2e import TEST_KEY, cli_env
+from devtools.reliability import run_args, small_sample
+from devtools.standin.server import StandinServer
 from mem0bench.data import load_dataset
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline import progress as progress_module
 from mem0bench.pipeline.progress import StageProgress
-from tests.e2e import TEST_KEY, cli_env
 from tests.pty_cli import run_in_pty, screen_lines
-from tests.reliability import run_args, small_sample
-from tests.standin.server import StandinServer
 
 INGEST_BAR = re.compile(r"^\s*ingest:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[.*pair/s")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.llm.payloads import chat_payload, is_reasoning_model
 from mem0bench.llm.settings import LLMSettings
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
 
 REASONING = ["o1", "o1-mini", "o3", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1",
              "gpt-5-2025-08-07", "gpt-6", "openai/o3-mini"]  # fmt: skip

@@ -10,10 +10,9 @@ import pytest
 import yaml
 
 from mem0bench.cli.report import report_main
-from mem0bench.pipeline.schema import SCHEMA_VERSION
 from mem0bench.report import (
     ReportError,
-    find_run_dirs,
+    find_results,
     load_run,
     load_runs,
     plot_judge_by_category,
@@ -23,6 +22,7 @@ from mem0bench.report import (
     varying_hyperparameters,
     write_table,
 )
+from mem0bench.rundir.schema import SCHEMA_VERSION
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CATS = ("multi_hop", "temporal", "open_domain", "single_hop")
@@ -111,7 +111,7 @@ def sweep(tmp_path: Path) -> Path:
     for chunk_size in (256, 512):
         for k in (1, 2):
             method = {
-                "_target_": "baselines.rag.RAG",
+                "_target_": "mem0bench.systems.baselines.rag.RAG",
                 "name": "rag",
                 "chunk_size": chunk_size,
                 "k": k,
@@ -128,10 +128,10 @@ def sweep(tmp_path: Path) -> Path:
 
 
 def test_find_and_varying_hyperparameters(sweep: Path) -> None:
-    dirs = find_run_dirs([sweep])
+    dirs = find_results([sweep])
     assert [d.name for d in dirs] == ["0", "1", "2", "3"]
-    assert find_run_dirs([dirs[2], sweep]) == [dirs[2], dirs[0], dirs[1], dirs[3]]  # argument order, no dups
-    assert find_run_dirs([dirs[1] / "metrics.json"]) == [dirs[1]]
+    assert find_results([dirs[2], sweep]) == [dirs[2], dirs[0], dirs[1], dirs[3]]  # argument order, no dups
+    assert find_results([dirs[1] / "metrics.json"]) == [dirs[1]]
     runs = load_runs([sweep])
     assert varying_hyperparameters(runs) == ["method.chunk_size", "method.k"]
     run = load_run(dirs[0])
@@ -157,10 +157,10 @@ def test_mixed_methods_vary_by_presence(tmp_path: Path) -> None:
 
 def test_missing_path_and_empty_dir_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="no such file or directory"):
-        find_run_dirs([tmp_path / "nope"])
+        find_results([tmp_path / "nope"])
     (tmp_path / "empty").mkdir()
     with pytest.raises(ReportError, match="no run directory found"):
-        find_run_dirs([tmp_path / "empty"])
+        find_results([tmp_path / "empty"])
 
 
 def test_unreadable_metrics_names_the_file(tmp_path: Path) -> None:

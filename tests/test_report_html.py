@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from tests.chromium import Browser, find_chromium
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
 from tests.tiny_locomo import write_tiny_locomo
 
 ARTIFACTS = Path(
@@ -161,7 +161,7 @@ def test_what_a_person_sees_in_chromium(report, tmp_path):
 
 
 def test_a_long_context_is_cut_with_a_note():
-    from mem0bench.pipeline.records import CONTEXT_KEEP_CHARS, keep_context
+    from mem0bench.rundir.records import CONTEXT_KEEP_CHARS, keep_context
 
     assert keep_context("short") == "short"
     kept = keep_context("x" * (CONTEXT_KEEP_CHARS + 500))

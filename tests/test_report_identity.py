@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
+from devtools.reliability import small_sample
+from devtools.standin.server import StandinServer
 from mem0bench.cli.report import report_main
-from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
-from tests.reliability import small_sample
-from tests.standin.server import StandinServer
 from tests.test_report import make_config, make_metrics, write_run
 
-RAG = {"_target_": "baselines.rag.RAG", "name": "rag", "chunk_size": 256, "k": 2}
+RAG = {"_target_": "mem0bench.systems.baselines.rag.RAG", "name": "rag", "chunk_size": 256, "k": 2}
 
 
 def _run(root: Path, name: str, *, questions: int, sha: str, conversations: int) -> Path:

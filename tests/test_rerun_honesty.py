@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.reliability import finish_cli, request_stage, small_sample, start_cli
-from tests.standin.server import StandinServer, ToolCall
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.reliability import finish_cli, request_stage, small_sample, start_cli
+from devtools.standin.server import StandinServer, ToolCall
 
 pytestmark = pytest.mark.slow
 

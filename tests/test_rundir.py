@@ -5,7 +5,7 @@ import json
 import pytest
 
 from mem0bench.common.jsonl import read_jsonl
-from mem0bench.pipeline.rundir import JsonlAppender, RunDirectory, write_json
+from mem0bench.rundir.directory import JsonlAppender, RunDirectory, write_json
 
 
 def test_torn_last_line_is_cut_and_skipped(tmp_path):
@@ -42,3 +42,25 @@ def test_write_json_is_whole(tmp_path):
     write_json(tmp_path / "m.json", {"x": 1})
     assert json.loads((tmp_path / "m.json").read_text()) == {"x": 1}
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_find_run_dirs_takes_what_status_and_report_each_took(tmp_path):
+    """One rule for every reader: a folder with run.json, config.yaml or metrics.json is a run (a job
+    that stopped before metrics.json, a finished run, a results folder with metrics.json only); what is
+    inside a run (state/, judges/<name>/) is not another run; sweeps come in natural order."""
+    from mem0bench.rundir.find import find_run_dirs
+
+    sweep = tmp_path / "sweep"
+    for job, marker in [(10, "metrics.json"), (2, "run.json"), (1, "config.yaml"), (0, "metrics.json")]:
+        (sweep / str(job)).mkdir(parents=True)
+        (sweep / str(job) / marker).write_text("{}")
+    (sweep / "0" / "judges" / "gpt-4o").mkdir(parents=True)
+    (sweep / "0" / "judges" / "gpt-4o" / "metrics.json").write_text("{}")
+    (sweep / "0" / "state" / "conv").mkdir(parents=True)
+    (sweep / "0" / "state" / "conv" / "config.yaml").write_text("{}")
+    (sweep / "notes").mkdir()
+    assert find_run_dirs(sweep) == [sweep / "0", sweep / "1", sweep / "2", sweep / "10"]
+    assert find_run_dirs(sweep / "2") == [sweep / "2"]
+    assert find_run_dirs(sweep / "10" / "metrics.json") == [sweep / "10"]
+    assert find_run_dirs(sweep / "notes") == []
+    assert find_run_dirs(sweep / "0" / "run.json") == []

@@ -12,9 +12,9 @@ import pytest
 from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Conversation, Session, Turn
 from mem0bench.memory.base import SystemContext
-from mem0bench.memory.mem0 import Mem0
 from mem0bench.prompts.extraction import EXTRACTION_SPEC
 from mem0bench.prompts.update import UPDATE_SPEC
+from mem0bench.systems.methods.mem0 import Mem0
 from tests.fakes import CHAT, FakeCall, ScriptedLLM
 
 DATE = "1:56 pm on 8 May, 2023"
@@ -48,8 +48,8 @@ def add_unless_known(call: FakeCall) -> dict[str, Any]:
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
     fake = ScriptedLLM()
-    fake.capture(monkeypatch, "mem0bench.memory.mem0.extraction", "build_extraction_messages")
-    fake.capture(monkeypatch, "mem0bench.memory.mem0.update", "build_update_messages")
+    fake.capture(monkeypatch, "mem0bench.systems.methods.mem0.extraction", "build_extraction_messages")
+    fake.capture(monkeypatch, "mem0bench.systems.methods.mem0.update", "build_update_messages")
     fake.on(EXTRACTION_SPEC.name, facts_said).on(UPDATE_SPEC.name, add_unless_known)
     return fake.on(CHAT, lambda call: "summary")
 

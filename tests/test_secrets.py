@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
-from tests.standin.server import StandinServer
+from devtools.e2e import TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
 

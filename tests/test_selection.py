@@ -7,16 +7,18 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from mem0bench.cli.run import CONFIG_DIR
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.pipeline.experiment import load_scope
+from mem0bench.pipeline.spec import ExperimentSpec
 
 
 def _selection(fixture: Path, *overrides: str):
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose(config_name="run", overrides=["+exp=rag", f"dataset.path={fixture}", *overrides])
-    return load_scope(cfg)
+    return load_scope(ExperimentSpec.from_mapping(OmegaConf.to_container(cfg, resolve=True)).scope)
 
 
 def test_one_id_given_as_a_string_is_one_id(locomo_mini: Path) -> None:

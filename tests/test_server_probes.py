@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import TEST_KEY
+from devtools.standin.server import HTTPError, Raw
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.settings import LLMSettings
-from tests.e2e import TEST_KEY
-from tests.standin.server import HTTPError, Raw
 
 
 def _client(standin: Any, *, dimensions: int | None = None, **settings: Any) -> LLMClient:

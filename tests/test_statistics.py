@@ -98,12 +98,10 @@ def test_bootstrap_skips_missing_values_and_handles_empty():
 
 
 def test_bootstrap_settings_are_checked_in_one_line():
-    from omegaconf import OmegaConf
-
     from mem0bench.common.errors import ConfigurationError
-    from mem0bench.pipeline.experiment import bootstrap_settings
+    from mem0bench.pipeline.spec import bootstrap_settings
 
-    assert bootstrap_settings(OmegaConf.create({"eval": {}})).replicates == 2000  # configs from before
-    assert bootstrap_settings(OmegaConf.create({"eval": {"bootstrap": 3000, "bootstrap_seed": 4}})).seed == 4
+    assert bootstrap_settings({}).replicates == 2000  # configs from before
+    assert bootstrap_settings({"bootstrap": 3000, "bootstrap_seed": 4}).seed == 4
     with pytest.raises(ConfigurationError, match="eval.bootstrap must be an integer >= 2"):
-        bootstrap_settings(OmegaConf.create({"eval": {"bootstrap": "many"}}))
+        bootstrap_settings({"bootstrap": "many"})

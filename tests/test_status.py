@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mem0bench.pipeline.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
-from tests.e2e import REPO, TEST_KEY, cli_env, run_cli
+from devtools.e2e import REPO, TEST_KEY, cli_env, run_cli
+from devtools.reliability import Gate, kill, run_args, small_sample, start_cli, wait_for
+from devtools.standin.server import StandinServer
+from mem0bench.rundir.heartbeat import HEARTBEAT_FILE, HeartbeatInfo, _masked, liveness
 from tests.pty_cli import run_in_pty, screen_lines
-from tests.reliability import Gate, kill, run_args, small_sample, start_cli, wait_for
-from tests.standin.server import StandinServer
 
 pytestmark = pytest.mark.slow
 

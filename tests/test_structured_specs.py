@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from mem0bench.llm.structured import parse_reply, strict_schema
 from mem0bench.llm.types import ReplyShapeError, StructuredSpec
-from mem0bench.memory.mem0.update import Decision, parse_decision
 from mem0bench.prompts import extraction, graph, update
 from mem0bench.prompts.judge import JUDGE_SPEC, Verdict
+from mem0bench.systems.methods.mem0.update import Decision, parse_decision
 from tests.strict_schema import strict_violations
 
 

@@ -18,8 +18,8 @@ from mem0bench.llm.replies import SchemaChecker, parse_structured
 from mem0bench.llm.types import StructuredReply, StructuredSpec, Usage
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
-from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.prompts.judge import GRADED_JUDGE_SPEC
+from mem0bench.rundir.records import AnswerRecord, Judgement
 from mem0bench.suites import SUITES, DatasetRequest, get_suite, suite_of
 from mem0bench.suites.base import check_counts
 from mem0bench.suites.locomo_plus import format_locomo_date, gap_days, host_choice
@@ -301,7 +301,7 @@ def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     ]
     judgements = [Judgement(f"plus-{i}:q0", 0, lab, settings.signature) for i, lab in enumerate(labels)]  # type: ignore[arg-type]
     rows = aggregate.prediction_rows(answers, aggregate.judge_labels(judgements, settings.signature, 1), 1)
-    assert [r["judge"] for r in rows] == [[lab] for lab in labels]
+    assert [r.judge for r in rows] == [(lab,) for lab in labels]
     metrics = aggregate.metrics(
         rows, method="rag", runs=1, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
     )
@@ -311,7 +311,7 @@ def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     # No reference answer: the lexical scores are not applicable, said so, and never 0.
     assert block["f1"] is None and block["bleu1"] is None and block["locomo_f1"] is None
     assert block["not_applicable"] == ["f1", "bleu1", "locomo_f1"]
-    assert all(r["f1"] is None and r["bleu1"] is None for r in rows)
+    assert all(r.f1 is None and r.bleu1 is None for r in rows)
 
 
 def test_longmemeval_judge_uses_the_type_rubric_and_locomo_keeps_its_prompt() -> None:
@@ -428,15 +428,14 @@ def test_report_tables_show_a_suites_own_categories_and_say_not_applicable() -> 
     from types import SimpleNamespace
 
     from mem0bench.report.tables import categories_in, table1
+    from mem0bench.rundir.schema import SCHEMA_VERSION, SCORE_NAMES, Metrics
 
+    none = dict.fromkeys(SCORE_NAMES)
     cognitive = {"n": 5, "f1": None, "bleu1": None, "locomo_f1": None, "not_applicable": ["f1", "bleu1", "locomo_f1"],
-                 "judge": {"mean": 0.5, "std": 0.0, "runs": 2}}  # fmt: skip
-    run = SimpleNamespace(
-        name="plus",
-        method="rag",
-        config={},
-        metrics={"categories": {"cognitive": cognitive}, "overall": cognitive},
-    )
+                 "judge": {"mean": 0.5, "std": 0.0, "runs": 2}, "stderr": none, "ci95": none}  # fmt: skip
+    metrics = {"schema_version": SCHEMA_VERSION, "method": "rag", "n_questions": 5,
+               "categories": {"cognitive": cognitive}, "overall": cognitive}  # fmt: skip
+    run = SimpleNamespace(name="plus", method="rag", config={}, metrics=Metrics.from_dict(metrics, "test"))
     assert categories_in([run]) == [("cognitive", "cognitive")]  # type: ignore[list-item]
     row = table1([run]).iloc[0]  # type: ignore[list-item]
     assert (

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.server import StandinServer
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 
 DATA = Path(__file__).parent / "data"
 SUITE_ARGS = {

@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.amem_replies import amem_replies, prompt_text
+from devtools.standin.server import StandinServer, Text
 from mem0bench.data.loader import load_dataset
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.base import SystemContext
-from mem0bench.systems.amem.notes import Note, render_notes
-from mem0bench.systems.amem.query import keywords_prompt, parse_keywords
-from mem0bench.systems.amem.system import AMem, note_content
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
-from tests.standin.amem_replies import amem_replies, prompt_text
-from tests.standin.server import StandinServer, Text
+from mem0bench.systems.external.amem.notes import Note, render_notes
+from mem0bench.systems.external.amem.query import keywords_prompt, parse_keywords
+from mem0bench.systems.external.amem.system import AMem, note_content
 
 
 def _run(tmp_path: Path, server: StandinServer, locomo: Path, *extra: str):
@@ -126,9 +126,23 @@ def test_swallowed_library_failures_are_counted(tmp_path, locomo_mini):
             await client.aclose()
         return system, (report, context)
 
+    async def restore() -> Any:
+        client = _client(server, tmp_path)
+        system = AMem(context=SystemContext(client=client, state_dir=tmp_path / "state"))
+        try:
+            return await system.ingest(conversation)
+        finally:
+            await system.aclose()
+            await client.aclose()
+
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(broken)
         system, (report, context) = asyncio.run(main())
+        # Another process reopens the saved notes: it says so, with the failures they were built with, so
+        # the pipeline keeps the first attempt's record and its failures open (issue 25).
+        restored = asyncio.run(restore())
+    assert restored.restored and not report.restored
+    assert restored.failures == report.failures > 0 and restored.details == report.details
 
     turns = len(conversation.turns)
     ingest_rows = [f for f in system.failures if f.qid is None]
@@ -156,12 +170,9 @@ def test_note_content_rendering_and_query_parsing(locomo_mini):
     assert "Question: When did Ann move?" in keywords_prompt("When did Ann move?")
 
 
-def test_steps_and_failure_kinds_of_library_calls():
-    import httpx
-    import openai
-
-    from mem0bench.systems.amem.failures import error_kind, step_of
-    from mem0bench.systems.amem.query import KEYWORDS_FORMAT
+def test_steps_of_library_calls():
+    from mem0bench.systems.external.amem.failures import step_of
+    from mem0bench.systems.external.amem.query import KEYWORDS_FORMAT
 
     def schema(*props: str) -> dict[str, Any]:
         return {"json_schema": {"schema": {"properties": {p: {} for p in props}}}}
@@ -170,17 +181,3 @@ def test_steps_and_failure_kinds_of_library_calls():
     assert step_of(schema("keywords", "context", "tags")) == "analysis"
     assert step_of(KEYWORDS_FORMAT) == "query_keywords"
     assert step_of(None) == "llm"
-
-    request = httpx.Request("POST", "http://127.0.0.1/r/x/v1/chat/completions")
-
-    def status(code: int, kind: str | None) -> openai.APIStatusError:
-        body = {"error": {"message": "m", "type": kind, "code": kind}} if kind else None
-        return openai.APIStatusError("m", response=httpx.Response(code, request=request), body=body)
-
-    # The bridge names the harness's failure kind; without it the HTTP status decides.
-    assert error_kind(status(502, "malformed")) == "malformed"
-    assert error_kind(status(429, None)) == "rate_limit"
-    assert error_kind(status(503, None)) == "server_error"
-    assert error_kind(status(400, None)) == "bad_request"
-    assert error_kind(openai.APITimeoutError(request=request)) == "timeout"
-    assert error_kind(ValueError("x")) == "library_error"

@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.ingest_progress import listening
 from mem0bench.prompts.saved_notes import NOTES_SPEC, parse_notes
-from mem0bench.systems.chatgpt_memory_emulation.notes import Note, cap_notes, newest_within, render_notes
-from mem0bench.systems.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
+from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
+    Note,
+    cap_notes,
+    newest_within,
+    render_notes,
+)
+from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.tokens import count_tokens
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from tests.fakes import FakeCall, ScriptedLLM
-from tests.standin.server import StandinServer
 from tests.strict_schema import strict_violations
 
-SYSTEM_MODULE = "mem0bench.systems.chatgpt_memory_emulation.system"
+SYSTEM_MODULE = "mem0bench.systems.baselines.chatgpt_memory_emulation.system"
 ROUTE = "save_notes"
 
 
@@ -162,7 +168,8 @@ def test_finished_notes_are_restored_and_a_cleared_folder_is_rebuilt(tmp_path, m
     report = run(make_system(tmp_path, first).ingest(conv))
     again = scripted(monkeypatch)
     restored = make_system(tmp_path, again)
-    assert run(restored.ingest(conv)) == report and again.calls == []  # nothing asked again
+    reopened = run(restored.ingest(conv))
+    assert reopened == replace(report, restored=True) and again.calls == []  # nothing asked again
     assert run(restored.retrieve(conv, conv.questions[0])).items == 4
     # retrieve alone (a process that only answers) reads the finished notes too.
     assert run(make_system(tmp_path, again).retrieve(conv, conv.questions[0])).items == 4
@@ -338,6 +345,12 @@ def test_cli_counts_failed_note_writing_as_ingest_failures(tmp_path, locomo_mini
         server.set_handler(malformed_notes)
         result, run_dir = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
         assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        first_ingest = read_jsonl(run_dir / "ingest.jsonl")
+        # The same command again restores the saved state: the failed steps stay open (issue 25).
+        again, _ = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
+    assert "Traceback" not in again.stderr, again.stderr[-3000:]
+    assert read_jsonl(run_dir / "ingest.jsonl") == first_ingest
+    assert_ingest_failures_stay_open(run_dir, again)
     failures = [f for f in read_jsonl(run_dir / "failures.jsonl") if f["stage"] == "ingest"]
     assert len(failures) == 6 and {f["step"] for f in failures} == {"saved_notes"}
     assert {f["kind"] for f in failures} == {"malformed"}

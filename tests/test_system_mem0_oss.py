@@ -1,7 +1,7 @@
 """mem0_oss / mem0_oss_graph: mem0's own library (mem0ai) behind the MemorySystem protocol.
 
 Unit tests of the adapter's parts, then end-to-end runs through the real CLI against the stand-in, which
-answers mem0's two free-text JSON prompts in mem0's format (tests/standin/mem0_oss_replies.py) and everything else
+answers mem0's two free-text JSON prompts in mem0's format (devtools/standin/mem0_oss_replies.py) and everything else
 (graph tool calls, answers, judgements) with its schema-driven default."""
 
 from __future__ import annotations
@@ -14,15 +14,23 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import (
+    FAST,
+    TEST_KEY,
+    assert_ingest_failures_stay_open,
+    cli_env,
+    files_containing,
+    read_jsonl,
+    run_cli,
+)
+from devtools.standin.mem0_oss_replies import mem0_handler
+from devtools.standin.server import StandinServer
 from mem0bench.data.loader import load_dataset
-from mem0bench.systems.mem0_oss import failures as libfail
-from mem0bench.systems.mem0_oss.costs import mem0_oss_cost_plan
-from mem0bench.systems.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
-from mem0bench.systems.mem0_oss.locomo import speaker_batches
-from mem0bench.systems.mem0_oss.render import render_sections
-from tests.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
-from tests.standin.mem0_oss_replies import mem0_handler
-from tests.standin.server import StandinServer
+from mem0bench.systems.external.mem0_oss import failures as libfail
+from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
+from mem0bench.systems.external.mem0_oss.library import HARNESS_INSTRUCTIONS, extraction_prompt
+from mem0bench.systems.external.mem0_oss.locomo import speaker_batches
+from mem0bench.systems.external.mem0_oss.render import render_sections
 
 # ---- the adapter's parts ---------------------------------------------------------------------------
 
@@ -196,6 +204,12 @@ def test_swallowed_parse_errors_are_counted(tmp_path, locomo_mini):
         server.set_handler(mem0_handler(malformed=True))
         run_dir = tmp_path / "run"
         result = _run("mem0_oss", run_dir, tmp_path / "cache", server, locomo_mini)
+        first_ingest = read_jsonl(run_dir / "ingest.jsonl")
+        # The same command again restores the saved state: the failed steps stay open (issue 25).
+        again = _run("mem0_oss", run_dir, tmp_path / "cache", server, locomo_mini)
+    assert again.returncode == 1, again.stderr[-3000:]  # the failures still count against the run
+    assert read_jsonl(run_dir / "ingest.jsonl") == first_ingest
+    assert_ingest_failures_stay_open(run_dir, again)
     assert result.returncode == 1, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     assert "empty retrieved context" in result.stderr and "ingest" in result.stderr

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from mem0bench.systems.zep_graphiti import library
-from mem0bench.systems.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
-from tests.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer, Text
+from mem0bench.systems.external.zep_graphiti import library
+from mem0bench.systems.external.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
 from tests.falkordb_server import FalkorDBServer
-from tests.standin.server import StandinServer, Text
 
 MINI_1_TURNS = 21
 MINI_3_TURNS = 4
@@ -211,6 +211,12 @@ def test_malformed_library_replies_are_counted_not_silent(
         extra = ("eval.max_questions=1", "judge.runs=1", "run.max_failure_rate=1.0")
         args = _args(run_dir, falkordb_server, locomo_mini, *extra, conversation="mini-3")
         result = run_cli(args, cli_env(llm.base_url, tmp_path / "c"))
+        first_ingest = read_jsonl(run_dir / "ingest.jsonl")
+        # The same command again restores the saved state: the failed steps stay open (issue 25).
+        again = run_cli(args, cli_env(llm.base_url, tmp_path / "c"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert read_jsonl(run_dir / "ingest.jsonl") == first_ingest
+    assert_ingest_failures_stay_open(run_dir, again)
     assert result.returncode == 0, result.stderr[-3000:]
     assert served["ExtractedEdges"] == MINI_3_TURNS
 

@@ -12,15 +12,15 @@ import numpy as np
 import openai
 import pytest
 
+from devtools.standin.server import HTTPError, StandinServer, ToolCall
 from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import LLMCallError
-from mem0bench.systems.bridge import BRIDGE_API_KEY, LLMBridge
-from mem0bench.systems.support import LibraryLog
-from tests.standin.server import HTTPError, StandinServer, ToolCall
+from mem0bench.systems.external.bridge import BRIDGE_API_KEY, LLMBridge
+from mem0bench.systems.external.support import LibraryLog
 
 SECRET = "test-fake-SECRET-bridge-0123456789"
 TOOLS = [

@@ -9,58 +9,17 @@ same port.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e import REPO, TEST_KEY, cli_env, read_jsonl
-from tests.reliability import finish_cli, small_sample, start_cli
-from tests.standin.server import StandinServer
+from devtools.e2e import TEST_KEY, cli_env, read_jsonl
+from devtools.reliability import finish_cli, small_sample, start_cli
+from devtools.standin.server import StandinServer
+from devtools.unreachable import CONCURRENCY, QUESTIONS, kill_server, run_args, start_server
 
 pytestmark = pytest.mark.slow
-
-WINDOW_S = 3
-QUESTIONS = 4
-CONCURRENCY = 4
-# Calls would retry for a long time on their own (100 retries each with backoff up to 2 s: minutes per
-# call, item after item): only the window can stop the run early.
-SETTINGS = (
-    f"llm.unreachable_after_s={WINDOW_S}", "llm.max_retries=100", f"llm.max_concurrency={CONCURRENCY}",
-    "llm.backoff_base_s=0.5", "llm.backoff_max_s=2", "llm.timeout_s=5", "run.progress=false",
-    f"eval.max_questions={QUESTIONS}", "judge.runs=1",
-)  # fmt: skip
-
-
-def _args(dataset: Path, run_dir: Path) -> list[str]:
-    return [
-        "run", "+exp=mem0", f"dataset.path={dataset}", "dataset.conversations=[mini-1]",
-        f"hydra.run.dir={run_dir}", *SETTINGS,
-    ]  # fmt: skip
-
-
-def _start_server(port: int = 0) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "STANDIN_KEY": TEST_KEY}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.standin.server", "--port", str(port), "--latency-ms", "20",
-         "--api-key-env", "STANDIN_KEY"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    line = proc.stdout.readline()
-    if not line.strip().isdigit():
-        proc.kill()
-        raise AssertionError(f"the stand-in did not start: {proc.stderr.read()[-2000:]}")
-    return proc, int(line)
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
 
 
 def _paid_calls(run_dir: Path) -> list[int]:
@@ -76,10 +35,10 @@ def _answers(run_dir: Path) -> dict[str, str]:
 def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, locomo_mini):
     dataset = small_sample(tmp_path, locomo_mini)
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
-    server, port = _start_server()
+    server, port = start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
     env = cli_env(base_url, cache)
-    args = _args(dataset, run_dir)
+    args = run_args(dataset, run_dir)
     try:
         proc = start_cli(args, env)
         # Mid-ingestion: a few memory operations have been written, the conversation is not done.
@@ -89,12 +48,12 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
             assert proc.poll() is None, proc.stderr.read()[-3000:]
             assert time.monotonic() < deadline, "ingestion never got going"
             time.sleep(0.01)
-        _kill(server)
+        kill_server(server)
         killed = time.monotonic()
         first = finish_cli(proc, timeout=240)
         stopped_after = time.monotonic() - killed
     finally:
-        _kill(server)
+        kill_server(server)
 
     assert first.returncode == 1, first.stderr[-3000:]
     assert "Traceback" not in first.stderr
@@ -120,12 +79,12 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     assert paid_before > 0
 
     # The server comes back on the same port: the same command finishes the run.
-    server, again = _start_server(port)
+    server, again = start_server(port)
     try:
         assert again == port
         second = finish_cli(start_cli(args, env), timeout=300)
     finally:
-        _kill(server)
+        kill_server(server)
     assert second.returncode == 0, second.stderr[-3000:]
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "complete" and "reason" not in manifest
@@ -136,7 +95,7 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     reference_dir = tmp_path / "reference"
     with StandinServer(api_key=TEST_KEY, latency_ms=20) as reference:
         ref_env = cli_env(reference.base_url, tmp_path / "reference-cache")
-        ref = finish_cli(start_cli(_args(dataset, reference_dir), ref_env), timeout=300)
+        ref = finish_cli(start_cli(run_args(dataset, reference_dir), ref_env), timeout=300)
     assert ref.returncode == 0, ref.stderr[-3000:]
     paid = _paid_calls(run_dir)
     assert len(paid) == 2

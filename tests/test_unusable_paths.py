@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
+from devtools.standin.server import StandinServer
 from mem0bench.paths import cache_home, data_home
-from tests.e2e import FAST, TEST_KEY, cli_env, run_cli
-from tests.standin.server import StandinServer
 
 
 def _one_error_line(result) -> str:

@@ -32,10 +32,10 @@ def compare_main(argv: list[str]) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from mem0bench.common.files import atomic_write
-    from mem0bench.pipeline.compare import CompareError, compare_pairs, pair_rows, panel_ranking
-    from mem0bench.pipeline.rundir import write_json
-    from mem0bench.pipeline.schema import SchemaError, read_metrics, read_predictions
     from mem0bench.pipeline.statistics import BootstrapSettings
+    from mem0bench.pipeline.tools.compare import CompareError, compare_pairs, pair_rows, panel_ranking
+    from mem0bench.rundir.directory import write_json
+    from mem0bench.rundir.schema import SchemaError, read_metrics, read_predictions
 
     try:
         settings = BootstrapSettings(args.bootstrap or 2000, args.seed)

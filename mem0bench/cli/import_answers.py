@@ -41,14 +41,16 @@ def _import(args: argparse.Namespace) -> int:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
     from mem0bench.pipeline.experiment import public_config, select_questions
-    from mem0bench.pipeline.import_run import write_imported_run
-    from mem0bench.pipeline.imported import match_records, parse_fields, read_records
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
+    from mem0bench.pipeline.tools.import_run import write_imported_run
+    from mem0bench.pipeline.tools.imported import match_records, parse_fields, read_records
+    from mem0bench.rundir.directory import RunDirectory
 
     if args.out.exists() and any(args.out.iterdir()):
         raise ConfigurationError(f"{args.out} exists and is not empty: import into a new folder")
@@ -64,7 +66,9 @@ def _import(args: argparse.Namespace) -> int:
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
         cfg = compose(config_name="run", overrides=overrides)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
+    resolved = plain(cfg)
+    scope = ExperimentSpec.from_mapping(resolved).scope
+    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {
@@ -75,7 +79,7 @@ def _import(args: argparse.Namespace) -> int:
     result = match_records(records, dataset, fields, questions)
     if not result.answers:
         raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
-    config = public_config(cfg)
+    config = public_config(resolved)
     # The method block describes where the answers came from: there is no system to instantiate.
     config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
     rundir = RunDirectory(args.out)

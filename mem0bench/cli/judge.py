@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 
+from mem0bench.cli.config import experiment_spec, plain
 from mem0bench.cli.errors import report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
@@ -48,10 +49,11 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     from mem0bench.common.files import atomic_write
     from mem0bench.llm.probes import Probe, probe
     from mem0bench.pipeline.attempt import RunOptions
-    from mem0bench.pipeline.experiment import bootstrap_settings, build_client, judge_settings
-    from mem0bench.pipeline.rejudge import Rejudger
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.spec import judge_settings
     from mem0bench.pipeline.summary import print_summary
+    from mem0bench.pipeline.tools.rejudge import Rejudger
+    from mem0bench.rundir.directory import RunDirectory
 
     config_file = run_dir / "config.yaml"
     if not config_file.exists():
@@ -63,7 +65,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     cfg = OmegaConf.load(config_file)
     if not isinstance(cfg, DictConfig):
         raise ConfigurationError(f"{config_file} is not a mapping: is {run_dir} a mem0bench run directory?")
-    own_judge = judge_settings(cfg)  # the judge that made the run's own metrics.json
+    own_judge = judge_settings(plain(cfg.judge))  # the judge that made the run's own metrics.json
     OmegaConf.set_struct(cfg, True)
     try:
         merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
@@ -71,19 +73,20 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
         raise ConfigurationError(f"bad override: {exc}".split("\n")[0]) from None
     assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
     cfg = merged
-    judge = judge_settings(cfg)
+    spec = experiment_spec(cfg)
+    judge = spec.judge
     # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
     subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)
-    client = build_client(cfg)
-    client.retry_cached_failures = bool(cfg.run.get("retry_failed", False))
+    client = build_client(spec)
+    client.retry_cached_failures = spec.run.retry_failed
     try:
         await client.preflight(extra_models=[judge.model])
         await probe(client, [Probe(judge.model, judge.mode, "judge.mode")])
         rundir = RunDirectory(run_dir)
         rejudger = Rejudger(
             client=client, rundir=rundir, judge=judge,
-            options=RunOptions(progress=bool(cfg.run.progress), bootstrap=bootstrap_settings(cfg)),
-            method_name=str(cfg.method.name), results_subdir=subdir,
+            options=RunOptions(progress=spec.run.progress, bootstrap=spec.eval),
+            method_name=spec.method_name, results_subdir=subdir,
         )  # fmt: skip
         try:
             outcome = await rejudger.run()
@@ -101,7 +104,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
             rundir.file(f"{subdir}/config.yaml" if subdir else "config.yaml"), OmegaConf.to_yaml(produced)
         )
         manifest = rundir.manifest()
-        judges = {**manifest.get("judges", {}), subdir or ".": OmegaConf.to_container(cfg.judge)}
+        judges = {**manifest.get("judges", {}), subdir or ".": spec.config["judge"]}
         kept = {"reason": manifest["reason"]} if "reason" in manifest else {}  # the run's own story stays
         rundir.finish(manifest.get("status", "complete"), judges=judges, **kept)
         rundir.close()

@@ -12,15 +12,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.paths import data_home
+
+if TYPE_CHECKING:
+    from mem0bench.pipeline.spec import ExperimentSpec
 
 
 def judge_check_main(argv: list[str]) -> int:
@@ -35,39 +39,44 @@ def judge_check_main(argv: list[str]) -> int:
     return report_errors(lambda: asyncio.run(_check(args)))
 
 
-def _compose(overrides: list[str]) -> Any:
+def _compose(overrides: list[str]) -> ExperimentSpec:
+    """The run config with `overrides`, parsed into the experiment spec."""
     from hydra import compose, initialize_config_dir
 
+    from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
+    from mem0bench.pipeline.spec import ExperimentSpec
 
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            return compose(config_name="run", overrides=["judge.runs=1", *overrides])
+            cfg = compose(config_name="run", overrides=["judge.runs=1", *overrides])
+        data = plain(cfg)
     except Exception as exc:  # Hydra raises several types for a bad override
         raise ConfigurationError(describe_hydra_error(exc)) from None
+    return ExperimentSpec.from_mapping(data)
 
 
 async def _check(args: argparse.Namespace) -> int:
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-    from mem0bench.pipeline.calibration import build_calibration_set
-    from mem0bench.pipeline.experiment import build_client, judge_settings
+    from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.tools.calibration import build_calibration_set
 
-    cfg = _compose(args.overrides)
-    judge = judge_settings(cfg)
-    dataset = load_dataset(resolve_dataset_path(cfg.dataset.path, data_home(cfg.dataset.data_dir)))
-    if cfg.dataset.get("answer_key"):
-        key = read_answer_key(cfg.dataset.answer_key, dataset)
-        dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
+    spec = _compose(args.overrides)
+    judge, scope = spec.judge, spec.scope
+    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
+    if scope.answer_key:
+        key = read_answer_key(scope.answer_key, dataset)
+        dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
     try:
         items = build_calibration_set(dataset, args.per_category)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
     opinion_answers = _second_opinion_answers(args.second_opinion) if args.second_opinion else []
-    if cfg.run.dry_run:
-        _print_price(cfg, judge, items, opinion_answers)
+    if spec.dry_run:
+        _print_price(spec.llm.prices, judge, items, opinion_answers)
         return 0
-    client = build_client(cfg)
+    client = build_client(spec)
     try:
         await client.preflight(extra_models=[judge.model])
         result = await _judge_all(client, judge, items, opinion_answers, args.second_opinion)
@@ -79,8 +88,8 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 def _second_opinion_answers(run_dir: Path) -> list[Any]:
-    from mem0bench.pipeline.resume import latest_answers
-    from mem0bench.pipeline.rundir import RunDirectory
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import latest_answers
 
     if not (run_dir / "answers.jsonl").is_file():
         raise ConfigurationError(f"{run_dir}: no answers.jsonl: is it a mem0bench run directory?")
@@ -89,9 +98,9 @@ def _second_opinion_answers(run_dir: Path) -> list[Any]:
 
 
 def _imported_labels(run_dir: Path) -> dict[str, bool]:
-    from mem0bench.pipeline.resume import read_judgements
-    from mem0bench.pipeline.rundir import RunDirectory
     from mem0bench.pipeline.statistics import IMPORTED_PREFIX
+    from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.resume import read_judgements
 
     labels = {
         j.qid: j.label == "CORRECT"
@@ -103,7 +112,9 @@ def _imported_labels(run_dir: Path) -> dict[str, bool]:
     return labels
 
 
-def _print_price(cfg: Any, judge: Any, items: list[Any], answers: list[Any]) -> None:
+def _print_price(
+    prices: Mapping[str, Mapping[str, float]], judge: Any, items: list[Any], answers: list[Any]
+) -> None:
     from mem0bench.pipeline.plan import REPLY_TOKENS
     from mem0bench.prompts.judge import build_judge_messages
     from mem0bench.tokens import count_tokens
@@ -118,7 +129,6 @@ def _print_price(cfg: Any, judge: Any, items: list[Any], answers: list[Any]) -> 
     calls = len(texts) * judge.runs
     prompt *= judge.runs
     completion = calls * REPLY_TOKENS["judge"]
-    prices = {k: dict(v) for k, v in cfg.llm.prices.items()}
     price = prices.get(judge.model, {"prompt": 0.0, "completion": 0.0})
     usd = (prompt * price["prompt"] + completion * price["completion"]) / 1e6
     print(
@@ -132,9 +142,9 @@ def _print_price(cfg: Any, judge: Any, items: list[Any], answers: list[Any]) -> 
 async def _judge_all(
     client: Any, judge: Any, items: list[Any], answers: list[Any], opinion: Path | None
 ) -> Any:
-    from mem0bench.pipeline.calibration import error_rates, second_opinion
     from mem0bench.pipeline.judge import judge_once
-    from mem0bench.pipeline.records import AnswerRecord
+    from mem0bench.pipeline.tools.calibration import error_rates, second_opinion
+    from mem0bench.rundir.records import AnswerRecord
 
     records = [
         AnswerRecord(
@@ -219,7 +229,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 def _write(out: Path, result: dict[str, Any]) -> None:
     from mem0bench.common.files import atomic_write
-    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.rundir.directory import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "judge_check.json", result)

@@ -1,7 +1,7 @@
 """`python -m mem0bench memories RUN_DIR --conversation conv-26 [--speaker NAME] [--json]
 [--history ID | --export-graphml PATH]`.
 
-Reads what Mem0 (and Mem0^g) left under RUN_DIR/state/<conversation>/ (mem0bench.memory.inspection) and
+Reads what Mem0 (and Mem0^g) left under RUN_DIR/state/<conversation>/ (mem0bench.systems.methods.inspection) and
 shows the memories (and relations), the history of one memory, or writes each speaker's
 graph as GraphML for a graph viewer. Needs no LLM and no server (FalkorDB runs are read from their snapshots).
 """
@@ -18,7 +18,8 @@ from typing import Any
 from mem0bench.cli.examples import with_examples
 from mem0bench.memory.graph import GraphSnapshot
 from mem0bench.memory.graph.graphml import write_graphml
-from mem0bench.memory.inspection import (
+from mem0bench.memory.records import MemoryOp
+from mem0bench.systems.methods.inspection import (
     InspectError,
     SpeakerState,
     load_speakers,
@@ -26,7 +27,6 @@ from mem0bench.memory.inspection import (
     speaker_graph,
     speaker_relations,
 )
-from mem0bench.memory.records import MemoryOp
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: int = 90) -> str:

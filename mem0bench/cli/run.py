@@ -36,7 +36,7 @@ def _take_secrets(argv: list[str]) -> list[str]:
 
 def record_failed_job(run_dir: Path, reason: str) -> None:
     """A sweep job that stopped before its run began: a run.json that says so, and why."""
-    from mem0bench.pipeline.rundir import write_json
+    from mem0bench.rundir.directory import write_json
 
     if (run_dir / "run.json").exists():
         return
@@ -57,6 +57,7 @@ def run_main(argv: list[str]) -> int:
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="run", version_base="1.3")
     def _task(cfg: DictConfig) -> int:
+        from mem0bench.cli.config import plain
         from mem0bench.pipeline.experiment import main_from_config
 
         # Hydra's job logging is INFO at the root: keep the HTTP libraries' per-request lines out of it.
@@ -73,7 +74,8 @@ def run_main(argv: list[str]) -> int:
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         errors: list[str] = []
-        code = report_errors(lambda: main_from_config(cfg, run_dir), errors)
+        # The one place the run's config is a DictConfig: resolved to plain data, parsed into the spec.
+        code = report_errors(lambda: main_from_config(plain(cfg), run_dir), errors)
         exit_codes.append(code)
         if code and HydraConfig.get().mode != RunMode.MULTIRUN:
             sys.exit(code)

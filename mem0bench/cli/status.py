@@ -20,7 +20,8 @@ import yaml
 from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.pipeline.status import RunStatus, find_run_dirs, read_status, sweep_resume_command
+from mem0bench.pipeline.tools.status import RunStatus, read_status, sweep_resume_command
+from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
 
 
 def status_main(argv: list[str]) -> int:
@@ -40,7 +41,9 @@ def _show(paths: list[Path], *, as_json: bool) -> int:
         if not path.is_dir():
             raise ConfigurationError(f"{path}: no such directory")
         if not find_run_dirs(path):
-            raise ConfigurationError(f"{path}: not a mem0bench run directory (no run.json or config.yaml)")
+            raise ConfigurationError(
+                f"{path}: not a mem0bench run directory (no {', '.join(RUN_MARKERS)} at or below it)"
+            )
     code = 0
     for path in paths:
         runs, statuses = [], []

@@ -1,7 +1,7 @@
 """Typed settings for the LLM client and the embedding backend, built from the Hydra config dicts.
 
-`configs/llm/*.yaml` -> `LLMSettings.from_config(cfg)`; `configs/embedder/*.yaml` ->
-`EmbedderSettings.from_config(cfg)`. Unknown keys are rejected with a `ConfigurationError` naming the key,
+`configs/llm/*.yaml` -> `LLMSettings.from_config(section)`; `configs/embedder/*.yaml` ->
+`EmbedderSettings.from_config(section)` (each section as plain data). Unknown keys are rejected with a `ConfigurationError` naming the key,
 so a typo in a sweep (`llm.max_concurency=4`) fails before any money is spent instead of being ignored.
 
 The API key is never part of the settings' public form: it is read from the environment variable named by
@@ -30,14 +30,8 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 
 
 def _to_plain(value: Any) -> Any:
-    """OmegaConf containers (DictConfig/ListConfig) and mappings -> plain dicts/lists, recursively."""
-    try:  # pragma: no cover - only when hydra/omegaconf objects are passed
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-
-        if isinstance(value, DictConfig | ListConfig):
-            return OmegaConf.to_container(value, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
+    """Mappings and sequences -> plain dicts/lists, recursively (the commands hand over plain data: the
+    Hydra config is parsed above this package, in `pipeline.spec`)."""
     if isinstance(value, Mapping):
         return {str(k): _to_plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -132,7 +126,7 @@ class LLMSettings:
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], *, api_key: str | None = None) -> LLMSettings:
-        """Build from a config mapping (e.g. `cfg.llm`); unknown keys raise `ConfigurationError`."""
+        """Build from the `llm` config section; unknown keys raise `ConfigurationError`."""
         data = _check_keys(cls, mapping, "llm")
         if api_key is not None:
             data["api_key"] = api_key
@@ -201,7 +195,7 @@ class EmbedderSettings:
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any]) -> EmbedderSettings:
-        """Build from a config mapping (e.g. `cfg.embedder`); unknown keys raise `ConfigurationError`."""
+        """Build from the `embedder` config section; unknown keys raise `ConfigurationError`."""
         data = _check_keys(cls, mapping, "embedder")
         return cls(**data)
 

@@ -32,6 +32,10 @@ class IngestReport:
     """Size of the memory store for this conversation in cl100k_base tokens (None where n/a)."""
     failures: int = 0
     details: dict[str, int] = field(default_factory=dict)
+    restored: bool = False
+    """True when the memory was reopened from a saved state (nothing ingested by this call): the attempt
+    that built it keeps its ingest record, so the failures it recorded stay open until a retry fixes them
+    (`failures` then repeats the saved count)."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from mem0bench.pipeline.records import FailureRecord
+from mem0bench.rundir.records import FailureRecord
 
 __all__ = ["RETRY_FAILED_OVERRIDE", "rerun_advice"]
 

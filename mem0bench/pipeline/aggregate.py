@@ -14,16 +14,28 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from mem0bench.data.model import Category
 from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
-from mem0bench.pipeline.records import AnswerRecord, Judgement, label_score, score_label
+from mem0bench.rundir.records import AnswerRecord, Judgement, label_score, score_label
+from mem0bench.rundir.schema import PredictionRow
 from mem0bench.suites import suite_of
 
 LEXICAL = ("f1", "bleu1", "locomo_f1")
 
-Row = dict[str, Any]
+_BOOKKEEPING = ("session", "ingest_session")
+"""Which process answered: kept in answers.jsonl, not a result."""
+
+
+class Judged(Protocol):
+    """What J is computed from: a question's labels (one per judge run) and whether it has no answer."""
+
+    @property
+    def failure(self) -> str | None: ...
+
+    @property
+    def judge(self) -> tuple[str | None, ...]: ...
 
 
 JudgeScore = bool | float | None
@@ -43,26 +55,36 @@ def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> 
 
 def prediction_rows(
     answers: Sequence[AnswerRecord], labels: Mapping[str, list[JudgeScore]], runs: int
-) -> list[Row]:
-    """The per-question rows of predictions.jsonl, scores included."""
+) -> list[PredictionRow]:
+    """The per-question rows of predictions.jsonl, scores included; the answer row's other fields ride
+    along in `extra`."""
     rows = []
     for a in answers:
         judged: list[JudgeScore] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
-        row = a.to_dict()
-        for bookkeeping in ("session", "ingest_session"):  # which process answered: not a result
-            row.pop(bookkeeping, None)
-        lexical = suite_of(a.category_id).lexical
-        row.update(
-            f1=f1(a.prediction, a.gold) if lexical else None,
-            bleu1=bleu1(a.prediction, a.gold) if lexical else None,
-            locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id) if a.category_id <= 5 else None,
-            judge=[score_label(None if v is None else float(v)) for v in judged],
-            evidence_recall=evidence_recall(a.evidence, a.context_dia_ids),
-            answer_words=len(a.prediction.split()),
-        )
+        extra = {
+            k: v for k, v in a.to_dict().items() if k not in PredictionRow.REQUIRED and k not in _BOOKKEEPING
+        }
+        extra["evidence_recall"] = evidence_recall(a.evidence, a.context_dia_ids)
         if a.evidence_sessions:
-            row["session_recall"] = session_recall(a.evidence_sessions, a.context_dia_ids)
-        rows.append(row)
+            extra["session_recall"] = session_recall(a.evidence_sessions, a.context_dia_ids)
+        lexical = suite_of(a.category_id).lexical
+        rows.append(
+            PredictionRow(
+                qid=a.qid,
+                conversation=a.conversation,
+                question=a.question,
+                gold=a.gold,
+                category=a.category,
+                category_id=a.category_id,
+                prediction=a.prediction,
+                f1=f1(a.prediction, a.gold) if lexical else None,
+                bleu1=bleu1(a.prediction, a.gold) if lexical else None,
+                locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id) if a.category_id <= 5 else None,
+                judge=tuple(score_label(None if v is None else float(v)) for v in judged),
+                answer_words=len(a.prediction.split()),
+                extra=extra,
+            )
+        )
     return rows
 
 
@@ -83,7 +105,7 @@ def evidence_recall(evidence: Sequence[str], retrieved: Sequence[str]) -> float 
     return len(wanted & set(retrieved)) / len(wanted)
 
 
-def judge_figures(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
+def judge_figures(rows: Sequence[Judged], runs: int) -> dict[str, Any] | None:
     """J over the rows, standing only on successful judgements.
 
     A question without a prediction counts as WRONG in a judge run, but only in a run where the judge
@@ -92,13 +114,13 @@ def judge_figures(rows: Sequence[Row], runs: int) -> dict[str, Any] | None:
     """
     if not rows:
         return None
-    judged = [sum(1 for r in rows if not r.get("failure") and r["judge"][k] is not None) for k in range(runs)]
+    judged = [sum(1 for r in rows if not r.failure and r.judge[k] is not None) for k in range(runs)]
     matrix = [
-        [None if v is None or not judged[k] else _as_score(v) for k, v in enumerate(r["judge"])] for r in rows
+        [None if v is None or not judged[k] else _as_score(v) for k, v in enumerate(r.judge)] for r in rows
     ]
     summary = judge_summary(matrix, runs).to_dict()
     summary["judgements"] = sum(judged)
-    summary["failures"] = sum(1 for r in rows if not r.get("failure") for v in r["judge"] if v is None)
+    summary["failures"] = sum(1 for r in rows if not r.failure for v in r.judge if v is None)
     return summary
 
 
@@ -107,13 +129,13 @@ def _as_score(label: str) -> bool | float:
     return 0.5 if label == "PARTIAL" else label == "CORRECT"
 
 
-def _scores(rows: Sequence[Row], runs: int) -> dict[str, Any]:
+def _scores(rows: Sequence[PredictionRow], runs: int) -> dict[str, Any]:
     block: dict[str, Any] = {"n": len(rows)}
     for name in LEXICAL:
-        block[name] = mean([r[name] for r in rows if r[name] is not None])
+        block[name] = mean([v for r in rows if (v := getattr(r, name)) is not None])
     block["judge"] = judge_figures(rows, runs)
     # A score no row has is not applicable (no reference answer, or LOCOMO's F1 off LOCOMO): say so.
-    missing = [name for name in LEXICAL if all(r[name] is None for r in rows)]
+    missing = [name for name in LEXICAL if all(getattr(r, name) is None for r in rows)]
     if missing and rows:
         block["not_applicable"] = missing
     return block
@@ -126,22 +148,22 @@ def _p50_p95(values: Sequence[float | None]) -> dict[str, float | None] | None:
     return {"p50": percentile(present, 50), "p95": percentile(present, 95)}
 
 
-def latency_summary(rows: Sequence[Row]) -> dict[str, Any]:
+def latency_summary(rows: Sequence[PredictionRow]) -> dict[str, Any]:
     """Search and total p50/p95 over the rows none of whose calls came from the cache (a cached reply takes
     microseconds: in a sweep sharing the cache it would pass for a fast server). `n_uncached` says how
     many rows the percentiles rest on; with none, the percentiles are null. Rows of unknown provenance
     (`cached` missing, written by older versions) are not counted as uncached."""
-    uncached = [r for r in rows if r.get("cached") is False and not r.get("failure")]
+    uncached = [r for r in rows if r.cached is False and not r.failure]
     return {
-        "search": _p50_p95([r["search_latency_s"] for r in uncached]),
-        "total": _p50_p95([r["total_latency_s"] for r in uncached]),
+        "search": _p50_p95([r.search_latency_s for r in uncached]),
+        "total": _p50_p95([r.total_latency_s for r in uncached]),
         "n_uncached": len(uncached),
-        "n_cached": sum(1 for r in rows if r.get("cached") is True),
+        "n_cached": sum(1 for r in rows if r.cached is True),
     }
 
 
 def metrics(
-    rows: Sequence[Row],
+    rows: Sequence[PredictionRow],
     *,
     method: str,
     runs: int,
@@ -155,13 +177,13 @@ def metrics(
     overall.pop("n")
     categories = {}
     for category in Category:
-        in_category = [r for r in rows if r["category_id"] == int(category)]
+        in_category = [r for r in rows if r.category_id == int(category)]
         if in_category:
             categories[category.label] = _scores(in_category, runs)
     store = {k: v for k, v in memory_tokens.items() if v is not None}
-    recalls = [r["evidence_recall"] for r in rows if r["evidence_recall"] is not None]
-    by_session = [r["session_recall"] for r in rows if r.get("session_recall") is not None]
-    items = [r["context_items"] for r in rows if r.get("context_items") is not None]
+    recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
+    by_session = [r.session_recall for r in rows if r.session_recall is not None]
+    items = [r.context_items for r in rows if r.context_items is not None]
     return {
         "method": method,
         "n_questions": len(rows),
@@ -169,7 +191,7 @@ def metrics(
         "categories": categories,
         "latency_s": latency_summary(rows),
         "tokens": {
-            "context_mean": mean([r["context_tokens"] for r in rows if r["context_tokens"] is not None]),
+            "context_mean": mean([r.context_tokens for r in rows if r.context_tokens is not None]),
             "context_items_mean": mean(items) if items else None,
             "memory_store_per_conversation": store or None,
             "memory_store_mean": mean(list(store.values())) if store else None,
@@ -187,11 +209,11 @@ EMPTY_CONTEXT_WARN_SHARE = 0.5
 """Above this share of answered questions with an empty retrieved context, a run ends with a warning."""
 
 
-def empty_contexts(rows: Sequence[Row]) -> dict[str, Any]:
+def empty_contexts(rows: Sequence[PredictionRow]) -> dict[str, Any]:
     """Answered questions whose retrieved context was empty (no tokens, or no items where the system
     counts them): a system that lost its memories must not pass for one that remembers nothing."""
-    answered = [r for r in rows if not r.get("failure") and r.get("context_tokens") is not None]
-    empty = [r for r in answered if r["context_tokens"] == 0 or r.get("context_items") == 0]
+    answered = [r for r in rows if not r.failure and r.context_tokens is not None]
+    empty = [r for r in answered if r.context_tokens == 0 or r.context_items == 0]
     share = len(empty) / len(answered) if answered else None
     return {"n": len(empty), "of": len(answered), "share": share}
 

@@ -9,8 +9,8 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
-from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
+from mem0bench.rundir.records import AnswerRecord, keep_context
 from mem0bench.suites import suite_of
 
 

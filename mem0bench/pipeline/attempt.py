@@ -19,13 +19,13 @@ from mem0bench.pipeline.failures import FailureLog, count_failures, settle_failu
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord
-from mem0bench.pipeline.resume import PreviousWork, current_judgements, read_judgements
-from mem0bench.pipeline.rundir import RunDirectory
-from mem0bench.pipeline.schema import write_results
 from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
-from mem0bench.pipeline.usage import UsageFile, paid_cost_usd, sum_usage
 from mem0bench.prompts.answer import AnswerPrompt
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord
+from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
+from mem0bench.rundir.schema import write_results
+from mem0bench.rundir.usage import UsageFile, paid_cost_usd, sum_usage
 
 __all__ = ["Attempt", "RunOptions", "new_attempt_id"]
 

@@ -1,21 +1,23 @@
-"""From a composed Hydra config to a finished run: build the pieces, check them, run, report."""
+"""From the experiment spec (the config, parsed once) to a finished run: build, check, run, report."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
@@ -25,33 +27,27 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
-from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
-from mem0bench.pipeline.attempt import RunOptions
-from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.failures import RunAborted
-from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
-from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
-from mem0bench.pipeline.progress import parse_mode
-from mem0bench.pipeline.rundir import RunDirectory, discard_unused_run_dir
 from mem0bench.pipeline.runner import Runner
-from mem0bench.pipeline.sample import SAMPLES, Sample, sample_questions
-from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
+from mem0bench.pipeline.sample import Sample, sample_questions
+from mem0bench.pipeline.spec import ExperimentSpec, ScopeSpec, SystemSpec
 from mem0bench.pipeline.summary import print_summary
-from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
+from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
+from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
 from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
 
 
-def public_config(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved config as plain data, with every secret-looking key removed (at any depth)."""
-    data = OmegaConf.to_container(cfg, resolve=True)
+def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config (plain data), with every secret-looking key removed (at any depth)."""
+    data = dict(config)
 
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
@@ -63,9 +59,10 @@ def public_config(cfg: DictConfig) -> dict[str, Any]:
     return strip(data)
 
 
-def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -> dict[str, Any]:
+def saved_config(spec: ExperimentSpec) -> dict[str, Any]:
     """What config.yaml holds: the public config, plus how requests were adapted to the models used."""
-    config = public_config(cfg)
+    config = public_config(spec.config)
+    settings, judge = spec.llm, spec.judge
     adaptations = {
         model: note
         for model in dict.fromkeys([settings.model, judge.model])
@@ -76,30 +73,15 @@ def saved_config(cfg: DictConfig, settings: LLMSettings, judge: JudgeSettings) -
     return config
 
 
-def judge_settings(cfg: DictConfig) -> JudgeSettings:
-    data = config_section(cfg.judge)
-    known = set(JudgeSettings.__dataclass_fields__)
-    for key in data:
-        if key not in known:
-            raise ConfigurationError(f"unknown judge setting '{key}' (known: {', '.join(sorted(known))})")
-    try:
-        return JudgeSettings(**data)
-    except (TypeError, ValueError) as exc:
-        text = str(exc)
-        raise ConfigurationError(text if text.startswith("judge.") else f"judge: {text}") from None
-
-
-def build_client(cfg: DictConfig) -> LLMClient:
-    settings = LLMSettings.from_config(config_section(cfg.llm))
-    embedder = EmbedderSettings.from_config(config_section(cfg.embedder))
-    cache_path = cache_home(cfg.cache.dir) / "llm-cache.sqlite" if cfg.cache.enabled else None
+def build_client(spec: ExperimentSpec) -> LLMClient:
+    cache_path = cache_home(spec.cache.dir) / "llm-cache.sqlite" if spec.cache.enabled else None
     try:
         if cache_path is not None:
             cache_path.parent.mkdir(parents=True, exist_ok=True)
-        return LLMClient.from_settings(settings, embedder, cache_path=cache_path)
+        return LLMClient.from_settings(spec.llm, spec.embedder, cache_path=cache_path)
     except (OSError, sqlite3.Error) as exc:
         raise ConfigurationError(
-            f"cannot use the cache folder {cache_path.parent if cache_path else cfg.cache.dir} "
+            f"cannot use the cache folder {cache_path.parent if cache_path else spec.cache.dir} "
             f"({_os_reason(exc)}): set cache.dir=... (or MEM0BENCH_CACHE_DIR) to a writable folder"
         ) from None
 
@@ -124,22 +106,22 @@ def check_run_dir(run_dir: Path) -> None:
         ) from None
 
 
-def build_system(cfg: DictConfig, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
+def build_system(system: SystemSpec, client: LLMClient, rundir: RunDirectory) -> MemorySystem:
     context = SystemContext(
         client=client,
         state_dir=rundir.state_dir,
-        graph={**config_section(cfg.graph), "run_id": rundir.path.name},
+        graph={**system.graph, "run_id": rundir.path.name},
     )
     try:
         # A partial first: Hydra would otherwise try to turn the context object into config.
-        factory = instantiate(cfg.method, _partial_=True, _convert_="all")
+        factory = instantiate(copy.deepcopy(dict(system.settings)), _partial_=True, _convert_="all")
     except InstantiationException as exc:
         cause = exc.__cause__ or exc
-        raise ConfigurationError(f"method {cfg.method.get('name')}: {cause}") from None
+        raise ConfigurationError(f"method {system.settings.get('name')}: {cause}") from None
     try:
         return factory(context=context)
     except (TypeError, ValueError) as exc:
-        name = str(cfg.method.get("name"))
+        name = str(system.settings.get("name"))
         text = one_line(exc)
         raise ConfigurationError(text if text.startswith(f"{name}:") else f"method {name}: {text}") from None
 
@@ -162,72 +144,38 @@ def select_questions(
     return sample_questions(chosen, max_questions, how=sample, seed=f"{seed}:{conversation.sample_id}")
 
 
-def conversation_ids(value: Any) -> list[str] | None:
-    """`dataset.conversations`: null (all), one id as a string, or a list of ids; an empty list is an error."""
-    if value is None:
-        return None
-    if isinstance(value, str):  # `dataset.conversations=conv-26`: one id, not its characters
-        return [value]
-    ids = [str(v) for v in value]
-    if not ids:
-        raise ConfigurationError(
-            "dataset.conversations=[] selects no conversation: name at least one id, or leave it unset for all"
-        )
-    return ids
+def dataset_suite(scope: ScopeSpec) -> Suite:
+    """`dataset.suite` (absent: locomo); the spec has checked it against the LOCOMO-only settings."""
+    return get_suite(scope.suite)
 
 
-def dataset_suite(cfg: DictConfig) -> Suite:
-    """`dataset.suite` (absent: locomo), checked against the other settings that only LOCOMO has."""
-    try:
-        suite = get_suite(str(cfg.dataset.get("suite", "locomo")))
-    except ValueError as exc:
-        raise ConfigurationError(f"dataset.suite: {exc}") from None
-    if suite.name != "locomo":
-        if cfg.get("answer", {}).get("prompt", "default") != "default":
-            raise ConfigurationError(
-                f"answer.prompt={cfg.answer.prompt} is the Mem0 paper's LOCOMO wording; {suite.name} runs with "
-                "answer.prompt=default"
-            )
-        prompt = cfg.get("judge", {}).get("prompt", "lenient")
-        if suite.own_judge and prompt != "lenient":
-            raise ConfigurationError(
-                f"judge.prompt={prompt} is a LOCOMO grading; {suite.name} is graded by its own rubric per "
-                "category (leave judge.prompt at its default)"
-            )
-    return suite
-
-
-def dataset_request(cfg: DictConfig) -> DatasetRequest:
+def dataset_request(scope: ScopeSpec) -> DatasetRequest:
     """`dataset.*` as the suites read it (paths relative to cwd)."""
-    data = cfg.dataset
-    seed = data.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigurationError(f"dataset.seed must be an integer, not {seed!r}")
     return DatasetRequest(
-        path=data.path,
-        data_dir=data_home(data.data_dir),
-        conversations=conversation_ids(data.get("conversations")),
-        fold_captions=bool(data.get("fold_captions", True)),
-        host_path=data.get("host_path"),
-        mode=str(data.get("mode", "faithful")),
-        seed=seed,
+        path=scope.path,
+        data_dir=data_home(scope.data_dir),
+        conversations=None if scope.conversations is None else list(scope.conversations),
+        fold_captions=scope.fold_captions,
+        host_path=scope.host_path,
+        mode=scope.mode,
+        seed=scope.dataset_seed,
     )
 
 
-def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
-    """The dataset and, per conversation, the questions a run of `cfg` covers (paths relative to cwd)."""
-    suite = dataset_suite(cfg)
-    dataset = suite.load(dataset_request(cfg))
-    if cfg.dataset.get("answer_key"):
-        key = read_answer_key(cfg.dataset.answer_key, dataset)
-        dataset = apply_answer_key(dataset, key, cfg.dataset.get("answer_key_mode", "replace"))
+def load_scope(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
+    """The dataset and, per conversation, the questions a run of `scope` covers (paths relative to cwd)."""
+    suite = dataset_suite(scope)
+    dataset = suite.load(dataset_request(scope))
+    if scope.answer_key:
+        key = read_answer_key(scope.answer_key, dataset)
+        dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
     questions = {
         c.sample_id: select_questions(
             c,
-            include_adversarial=bool(cfg.eval.include_adversarial),
-            max_questions=cfg.eval.max_questions,
-            sample=str(cfg.eval.get("sample", "first")),  # type: ignore[arg-type]
-            seed=int(cfg.eval.get("seed", 0)),
+            include_adversarial=scope.include_adversarial,
+            max_questions=scope.max_questions,
+            sample=scope.sample,
+            seed=scope.seed,
             suite=suite,
         )
         for c in dataset.conversations
@@ -240,125 +188,68 @@ def load_scope(cfg: DictConfig) -> tuple[Dataset, dict[str, list[Question]]]:
     return dataset, questions
 
 
-def print_other_modes(cfg: DictConfig, judge: JudgeSettings) -> None:
+def print_other_modes(spec: ExperimentSpec) -> None:
     """Locomo-Plus: what the mode not chosen would cost, so the dry run prices both."""
-    if dataset_suite(cfg).name != "locomo_plus":
+    if spec.scope.suite != "locomo_plus":
         return
-    other = "grouped" if str(cfg.dataset.get("mode", "faithful")) == "faithful" else "faithful"
-    alt = cfg.copy()
-    with open_dict(alt):
-        alt.dataset.mode = other
-    dataset, questions = load_scope(alt)
-    calls, usd = plan_total(alt, dataset, questions, judge)
+    other = "grouped" if spec.scope.mode == "faithful" else "faithful"
+    alt = replace(spec, scope=replace(spec.scope, mode=other))
+    dataset, questions = load_scope(alt.scope)
+    calls, usd = plan_total(alt, dataset, questions)
     print(f"with dataset.mode={other}: about {calls:,.0f} calls, ${usd:.2f}; {scale_line(dataset)}")
 
 
-def run_options(cfg: DictConfig) -> RunOptions:
-    """`run.*` checked: a bad value stops the run before anything happens, in one line."""
-    run = cfg.run
-    try:
-        rate = float(run.max_failure_rate)
-    except (TypeError, ValueError):
-        raise ConfigurationError(
-            f"run.max_failure_rate must be a number between 0 and 1, not {run.max_failure_rate!r}"
-        ) from None
-    if not 0.0 <= rate <= 1.0:
-        raise ConfigurationError(f"run.max_failure_rate must be between 0 and 1, not {rate}")
-    try:
-        progress = parse_mode(run.progress)
-    except ValueError as exc:
-        raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run", "retry_failed"):
-        if not isinstance(run.get(name), bool):
-            raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
-    answer_prompt = cfg.get("answer", {}).get("prompt", "default")
-    if answer_prompt not in ANSWER_PROMPTS:
-        raise ConfigurationError(
-            f"answer.prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {answer_prompt!r}"
-        )
-    limit = cfg.eval.max_questions
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ConfigurationError(f"eval.max_questions must be null or an integer >= 1, not {limit!r}")
-    if cfg.eval.get("sample", "first") not in SAMPLES:
-        raise ConfigurationError(f"eval.sample must be one of {', '.join(SAMPLES)}, not {cfg.eval.sample!r}")
-    seed = cfg.eval.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
-    return RunOptions(
-        strict=bool(run.strict),
-        max_failure_rate=rate,
-        progress=progress,
-        answer_prompt=cast(AnswerPrompt, answer_prompt),
-        bootstrap=bootstrap_settings(cfg),
-        retry_failed=bool(run.retry_failed),
-    )
-
-
-def bootstrap_settings(cfg: DictConfig) -> BootstrapSettings:
-    """`eval.bootstrap` and `eval.bootstrap_seed` checked (configs written before they existed: defaults)."""
-    try:
-        return BootstrapSettings(
-            replicates=cfg.eval.get("bootstrap", DEFAULT_REPLICATES), seed=cfg.eval.get("bootstrap_seed", 0)
-        )
-    except ValueError as exc:
-        raise ConfigurationError(str(exc)) from None
-
-
-async def run_experiment(cfg: DictConfig, run_dir: Path) -> int:
+async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     """The `run` command's body. Returns the process exit code.
 
-    Order: what can be checked offline (run options, judge settings, the method's hyperparameters) is
-    checked first, then the key, the server and the models (one GET /models), then the dataset; only then
-    does the run directory get its files and the first LLM call go out.
+    Order: what can be checked offline (the spec: run options, judge settings, the method's
+    hyperparameters) is checked first, then the key, the server and the models (one GET /models), then the
+    dataset; only then does the run directory get its files and the first LLM call go out.
     """
     # faiss announces at import, at INFO, each CPU build it tries: keep that out of the console and log.
     logging.getLogger("faiss").setLevel(logging.WARNING)
     # The folders actually used, in config.yaml too (null there means "the per-user default").
-    cfg.cache.dir = str(cache_home(cfg.cache.dir))
-    cfg.dataset.data_dir = str(data_home(cfg.dataset.data_dir))
-    options = run_options(cfg)
-    judge = judge_settings(cfg)
-    conversation_ids(cfg.dataset.conversations)  # an empty selection stops here, before the server is asked
-    dataset_suite(cfg)  # so does a suite that cannot run with these settings
+    spec = spec.with_folders()
+    options, judge = spec.run, spec.judge
     encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
-    if cfg.run.dry_run:
-        dataset, questions = load_scope(cfg)
-        print_plan(cfg, dataset, questions, judge)
-        print_other_modes(cfg, judge)
+    if spec.dry_run:
+        dataset, questions = load_scope(spec.scope)
+        print_plan(spec, dataset, questions)
+        print_other_modes(spec)
         return 0
 
-    client = build_client(cfg)
+    client = build_client(spec)
     client.retry_cached_failures = options.retry_failed
     system: MemorySystem | None = None
     rundir: RunDirectory | None = None
     try:
         check_run_dir(run_dir)
         rundir = RunDirectory(run_dir)
-        system = build_system(cfg, client, rundir)
+        system = build_system(spec.system, client, rundir)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
         await client.preflight(extra_models=[judge.model, *judge.panel])
-        dataset, questions = load_scope(cfg)
+        dataset, questions = load_scope(spec.scope)
         await probe(
             client,
             [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])],
         )
         rundir.start(
-            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(cfg, client.settings, judge))),
-            method=str(cfg.method.name),
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(spec))),
+            method=spec.method_name,
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
             system_packages=system.packages,
             server=server_record(client),
-            scope=run_scope(cfg, questions),
+            scope=run_scope(spec.scope, questions),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
-            rundir=rundir, judge=judge, options=options, method_name=str(cfg.method.name),
+            rundir=rundir, judge=judge, options=options, method_name=spec.method_name,
         )  # fmt: skip
         # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
         # this process is about to overwrite: keep it in usage.json.
         runner.attempt.usage.earlier = with_heartbeat_cost(rundir.path, runner.attempt.usage.earlier)
-        estimates = stage_estimates(cfg, dataset, questions, judge)
+        estimates = stage_estimates(spec, dataset, questions)
         runner.attempt.progress.plan({stage: e.calls for stage, e in estimates.items()})
         with _stopped_by_sigterm(), beating(rundir.path, runner.attempt.id, runner.attempt.progress.snapshot):
             try:
@@ -423,9 +314,11 @@ def _stopped_by_sigterm() -> Iterator[None]:
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def main_from_config(cfg: DictConfig, run_dir: Path) -> int:
+def main_from_config(config: Mapping[str, Any], run_dir: Path) -> int:
+    """The `run` command from its composed config (resolved, as plain data): parsed into the spec here,
+    once; a folder the run never started in is removed however it ends."""
     try:
-        return asyncio.run(run_experiment(cfg, run_dir))
+        return asyncio.run(run_experiment(ExperimentSpec.from_mapping(config), run_dir))
     except asyncio.CancelledError:  # SIGTERM (see _stopped_by_sigterm): reported like Ctrl-C
         raise KeyboardInterrupt from None
     finally:

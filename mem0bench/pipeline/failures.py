@@ -16,8 +16,9 @@ from typing import Any
 
 from mem0bench.llm.types import CallFailure
 from mem0bench.memory.base import MemorySystem, StepFailure
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.schema import PredictionRow
 
 FAILURE_STAGES = ("ingest", "search", "answer", "judge")
 
@@ -107,7 +108,7 @@ class FailureTally:
 
 def count_failures(
     answers: Sequence[AnswerRecord],
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[PredictionRow],
     ingests: Mapping[str, IngestRecord],
     runs: int,
 ) -> FailureTally:
@@ -116,7 +117,7 @@ def count_failures(
     ingest_steps = sum(row.failures for row in ingests.values() if not row.failed)
     stage_of = Counter(a.failed_stage for a in answers if a.failure)
     degraded = sum(len(a.degraded) for a in answers if not a.failure)
-    missing_labels = sum(1 for r in rows if not r.get("failure") for v in r["judge"] if v is None)
+    missing_labels = sum(1 for r in rows if not r.failure for v in r.judge if v is None)
     counts = {
         "ingest": ingest_steps + failed_conversations,
         "search": stage_of.get("search", 0) + degraded,

@@ -11,7 +11,6 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, ReplyShapeError, StructuredMode
-from mem0bench.pipeline.records import AnswerRecord, Judgement
 from mem0bench.prompts.judge import (
     GRADED_JUDGE_SPEC,
     JUDGE_PROMPTS,
@@ -21,6 +20,7 @@ from mem0bench.prompts.judge import (
     Verdict,
     build_judge_messages,
 )
+from mem0bench.rundir.records import AnswerRecord, Judgement
 from mem0bench.suites import suite_of
 
 

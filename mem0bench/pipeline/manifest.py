@@ -9,18 +9,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from omegaconf import DictConfig
-
 from mem0bench.data.model import Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.pipeline.spec import ScopeSpec
 
 __all__ = ["run_scope", "server_record"]
 
 
-def run_scope(cfg: DictConfig, questions: dict[str, list[Question]]) -> dict[str, Any]:
+def run_scope(scope: ScopeSpec, questions: dict[str, list[Question]]) -> dict[str, Any]:
     """What run.json says about the run's scope, so that tables can tell runs apart: conversations and
     questions, how they were chosen, and the answer key the answers are scored against."""
-    key = cfg.dataset.get("answer_key")
+    key = scope.answer_key
     key_sha = None
     if key:
         with contextlib.suppress(OSError):
@@ -28,13 +27,11 @@ def run_scope(cfg: DictConfig, questions: dict[str, list[Question]]) -> dict[str
     return {
         "conversations": len(questions),
         "questions": sum(len(qs) for qs in questions.values()),
-        "include_adversarial": bool(cfg.eval.include_adversarial),
-        "max_questions": cfg.eval.max_questions,
-        "sample": str(cfg.eval.get("sample", "first")),
-        "seed": cfg.eval.get("seed", 0),
-        "answer_key": {"path": str(key), "sha256": key_sha, "mode": str(cfg.dataset.get("answer_key_mode"))}
-        if key
-        else None,
+        "include_adversarial": scope.include_adversarial,
+        "max_questions": scope.max_questions,
+        "sample": scope.sample,
+        "seed": scope.seed,
+        "answer_key": {"path": str(key), "sha256": key_sha, "mode": scope.answer_key_mode} if key else None,
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mem0bench.pipeline.records import FailureRecord
+from mem0bench.rundir.records import FailureRecord
 
 
 @dataclass(frozen=True)

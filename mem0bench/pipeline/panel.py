@@ -9,14 +9,16 @@ about several runs: `compare` answers it from the two runs' panels.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mem0bench.data.model import Category
 from mem0bench.metrics.judge_stats import fleiss_kappa
 from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.records import AnswerRecord, Judgement, score_label
-from mem0bench.pipeline.resume import current_judgements
+from mem0bench.rundir.records import AnswerRecord, Judgement, score_label
+from mem0bench.rundir.resume import current_judgements
+from mem0bench.rundir.schema import PredictionRow
 
 __all__ = ["panel_block"]
 
@@ -40,11 +42,19 @@ def _majority(labels: Labels) -> bool | None:
     return None if not present else sum(present) > len(present) / 2
 
 
+@dataclass(frozen=True)
+class _Labels:
+    """One question's labels by one panel judge, in the shape `judge_figures` reads."""
+
+    failure: str | None
+    judge: tuple[str | None, ...]
+
+
 def panel_block(
     judges: Sequence[JudgeSettings],
     judgements: list[Judgement],
     answers: Sequence[AnswerRecord],
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[PredictionRow],
 ) -> dict[str, Any]:
     matrices = {j.name: (j, _matrix(j, judgements, answers)) for j in judges}
     out: dict[str, Any] = {}
@@ -53,16 +63,16 @@ def panel_block(
         # The figures of the main judge's, computed the same way (`judge_figures`): a failed answer is
         # WRONG, a judge run with no successful label has no figure, and the count of labels is given.
         as_rows = {
-            qid: {
-                "failure": qid in failed,
-                "judge": [score_label(None if v is None else float(v)) for v in labels],
-            }
+            qid: _Labels(
+                failure="failed" if qid in failed else None,
+                judge=tuple(score_label(None if v is None else float(v)) for v in labels),
+            )
             for qid, labels in matrix.items()
         }
         block: dict[str, Any] = {"overall": judge_figures(list(as_rows.values()), judge.runs)}
         categories = {}
         for category in Category:
-            qids = [r["qid"] for r in rows if r["category_id"] == int(category)]
+            qids = [r.qid for r in rows if r.category_id == int(category)]
             if qids:
                 categories[category.label] = judge_figures([as_rows[q] for q in qids], judge.runs)
         block["categories"] = categories

@@ -11,10 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hydra.utils import get_class
-from omegaconf import DictConfig
 
 from mem0bench.data.model import Dataset, Question
-from mem0bench.llm.settings import LLMSettings
 from mem0bench.memory.base import MemorySystem
 from mem0bench.memory.costs import (
     FACTS_PER_PAIR,
@@ -24,18 +22,18 @@ from mem0bench.memory.costs import (
     CostPlan,
     PlanLine,
 )
-from mem0bench.pipeline.configs import config_section
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
 
 LOCOMO_TURNS = 5_882
 """Turns of the released LOCOMO file: the yardstick the dry run measures other suites' ingestion against."""
 
 
-def system_cost_plan(cfg: DictConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+def system_cost_plan(system: SystemSpec, dataset: Dataset, n_questions: int) -> CostPlan:
     """The configured system's own estimate, from its class (the system is not constructed)."""
-    system_class: type[MemorySystem] = get_class(str(cfg.method._target_))
-    return system_class.cost_plan(config_section(cfg.method), dataset, n_questions)
+    system_class: type[MemorySystem] = get_class(str(system.target))
+    return system_class.cost_plan(dict(system.settings), dataset, n_questions)
 
 
 def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list[PlanLine]:
@@ -54,22 +52,20 @@ def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list
     return lines
 
 
-def _lines(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
-) -> list[PlanLine]:
+def _lines(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> list[PlanLine]:
     n_questions = sum(len(qs) for qs in questions.values())
-    return plan_lines(system_cost_plan(cfg, dataset, n_questions), n_questions, judge)
+    return plan_lines(system_cost_plan(spec.system, dataset, n_questions), n_questions, spec.judge)
 
 
-def _pricer(cfg: DictConfig, judge: JudgeSettings) -> Callable[[PlanLine], float]:
+def _pricer(spec: ExperimentSpec) -> Callable[[PlanLine], float]:
     """USD of a plan line at the configured prices (local embeddings are free)."""
-    settings = LLMSettings.from_config(config_section(cfg.llm))
+    settings = spec.llm
     # OpenAI's prices apply to OpenAI's server only (as in the client's ledger).
     prices = {k: dict(v) for k, v in settings.prices.items()} if settings.priced() else {}
-    chat = prices.get(str(cfg.llm.model), {"prompt": 0.0, "completion": 0.0})
-    judge_price = prices.get(judge.model, chat)
-    embed_price = prices.get(str(cfg.embedder.model), {"prompt": 0.0, "completion": 0.0})
-    if cfg.embedder.backend != "openai":
+    chat = prices.get(settings.model, {"prompt": 0.0, "completion": 0.0})
+    judge_price = prices.get(spec.judge.model, chat)
+    embed_price = prices.get(spec.embedder.model, {"prompt": 0.0, "completion": 0.0})
+    if spec.embedder.backend != "openai":
         embed_price = {"prompt": 0.0, "completion": 0.0}
 
     def usd(line: PlanLine) -> float:
@@ -88,22 +84,22 @@ class StageEstimate:
 
 
 def stage_estimates(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
+    spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]
 ) -> dict[str, StageEstimate]:
     """The plan summed per stage (ingest, search, answer, judge): what the progress ETA and `status` use."""
-    usd = _pricer(cfg, judge)
+    usd = _pricer(spec)
     totals: dict[str, StageEstimate] = {}
-    for line in _lines(cfg, dataset, questions, judge):
+    for line in _lines(spec, dataset, questions):
         held = totals.get(line.stage, StageEstimate(0.0, 0.0))
         totals[line.stage] = StageEstimate(held.calls + line.calls, held.usd + usd(line))
     return totals
 
 
 def plan_total(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
+    spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]
 ) -> tuple[float, float]:
     """Calls and USD of the whole plan."""
-    estimates = stage_estimates(cfg, dataset, questions, judge)
+    estimates = stage_estimates(spec, dataset, questions)
     return sum(e.calls for e in estimates.values()), sum(e.usd for e in estimates.values())
 
 
@@ -119,19 +115,17 @@ def scale_line(dataset: Dataset) -> str:
     )
 
 
-def print_plan(
-    cfg: DictConfig, dataset: Dataset, questions: dict[str, list[Question]], judge: JudgeSettings
-) -> None:
-    line_usd = _pricer(cfg, judge)
+def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> None:
+    line_usd = _pricer(spec)
     total_calls = total_usd = 0.0
     suite = get_suite(dataset.suite)
-    print(f"dry run: {cfg.method.name} on {suite.title}, {len(dataset.conversations)} conversations, "
+    print(f"dry run: {spec.method_name} on {suite.title}, {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
     print(scale_line(dataset))
     if suite.notes:
         print(f"note: {suite.notes}")
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
-    for line in _lines(cfg, dataset, questions, judge):
+    for line in _lines(spec, dataset, questions):
         usd = line_usd(line)
         total_calls += line.calls
         total_usd += usd

@@ -29,10 +29,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tqdm import tqdm
+
+from mem0bench.rundir.heartbeat import ProgressSnapshot
 
 # The client's accounting stages behind each progress stage (search is part of answering a question).
 LEDGER_STAGES = {"ingest": ("ingest",), "answer": ("search", "answer"), "judge": ("judge",)}
@@ -47,19 +48,6 @@ DEFAULT_CALLS_PER_ITEM = {"answer": 2.0, "judge": 1.0}
 
 RATE_WINDOW_S = 60.0
 """The run ETA uses the call rate of the last minute."""
-
-
-@dataclass(frozen=True)
-class ProgressSnapshot:
-    """Where a live run stands (what the heartbeat file carries for `mem0bench status`)."""
-
-    done: dict[str, int]
-    totals: dict[str, int]
-    units: dict[str, str]
-    eta_s: float | None
-    """Seconds left for every stage still to come (None before there is anything to measure)."""
-    calls: int
-    cost_usd: float
 
 
 def parse_mode(value: Any) -> ProgressMode:

@@ -45,8 +45,9 @@ from mem0bench.pipeline.failures import (
 )
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.outcome import RunOutcome
-from mem0bench.pipeline.records import AnswerRecord, FailureRecord, IngestRecord
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.resume import answer_stands
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
@@ -110,8 +111,10 @@ class Runner:
         steps = self.system_failures.take(lambda r: r.sample_id == sid and not r.qid)
         for row in steps:
             self.attempt.failures.record(ingest_step_failure(row, sid))
-        if not final or scope.usage:
-            # This attempt is the record: it ingested the whole conversation (or the system chose to).
+        if not final or (scope.usage and not report.restored):
+            # This attempt is the record: it ingested the whole conversation (or the system chose to). A
+            # restore is not, even when reopening made (cached) calls: the attempt that built the state
+            # keeps its record, and with it its open failures.
             kinds = Counter(r.kind for r in steps)
             self._append_ingest(
                 IngestRecord(
@@ -145,14 +148,8 @@ class Runner:
         return ingest.session if ingest is not None else None
 
     def _needs_answer(self, done: AnswerRecord | None, sample_id: str) -> bool:
-        if done is None or done.failure is not None:
-            return True
-        if done.ingest_session != self._ingest_attempt(sample_id):
-            return True  # answered from a memory that has since been built again
-        if self.options.retry_failed and done.degraded:
-            return True
-        # A prediction made from a context degraded by a transient failure is made again.
-        return any(d.split(":", 1)[0].strip() in TRANSIENT_KINDS for d in done.degraded)
+        ingest = self.attempt.ingests.get(sample_id)
+        return not answer_stands(done, ingest, retry_failed=self.options.retry_failed)
 
     async def _answer(
         self, conversation: Conversation, question: Question, not_ingested: str | None

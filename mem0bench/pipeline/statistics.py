@@ -12,15 +12,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from mem0bench.data.model import Category
-from mem0bench.pipeline.records import Judgement, label_score
-from mem0bench.pipeline.schema import SCORE_NAMES
+from mem0bench.rundir.records import Judgement, label_score
+from mem0bench.rundir.schema import SCORE_NAMES, PredictionRow
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
 
@@ -60,15 +60,15 @@ def row_judge_mean(labels: Sequence[str | None]) -> float:
     return sum(present) / len(present) if present else float("nan")
 
 
-def _intervals(rows: Sequence[Mapping[str, Any]], settings: BootstrapSettings) -> dict[str, Any]:
+def _intervals(rows: Sequence[PredictionRow], settings: BootstrapSettings) -> dict[str, Any]:
     # Imported here, as the runner imports the scorers: mem0bench.metrics pulls in NLTK.
     from mem0bench.metrics.uncertainty import cluster_bootstrap
 
     values = np.array(
-        [[r["f1"], r["bleu1"], r["locomo_f1"], row_judge_mean(r["judge"])] for r in rows], dtype=float
+        [[r.f1, r.bleu1, r.locomo_f1, row_judge_mean(r.judge)] for r in rows], dtype=float
     ).reshape(len(rows), len(SCORE_NAMES))
     found = cluster_bootstrap(
-        values, [r["conversation"] for r in rows], replicates=settings.replicates, seed=settings.seed
+        values, [r.conversation for r in rows], replicates=settings.replicates, seed=settings.seed
     )
     return {
         "stderr": {name: i.stderr for name, i in zip(SCORE_NAMES, found)},
@@ -76,18 +76,18 @@ def _intervals(rows: Sequence[Mapping[str, Any]], settings: BootstrapSettings) -
     }
 
 
-def _length(rows: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
-    words = np.array([r["answer_words"] for r in rows], dtype=float)
+def _length(rows: Sequence[PredictionRow]) -> dict[str, float] | None:
+    words = np.array([r.answer_words for r in rows], dtype=float)
     if not words.size:
         return None
     q1, median, q3 = np.percentile(words, [25, 50, 75])
     return {"mean": float(words.mean()), "q1": float(q1), "median": float(median), "q3": float(q3)}
 
 
-def _by_length(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def _by_length(rows: Sequence[PredictionRow]) -> dict[str, dict[str, Any]]:
     out = {}
     for name, lo, hi in LENGTH_BUCKETS:
-        means = [row_judge_mean(r["judge"]) for r in rows if lo <= r["answer_words"] <= hi]
+        means = [row_judge_mean(r.judge) for r in rows if lo <= r.answer_words <= hi]
         labelled = [m for m in means if m == m]  # NaN (never labelled) left out
         out[name] = {
             "n": len(means),
@@ -98,7 +98,7 @@ def _by_length(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def add_statistics(
     metrics: dict[str, Any],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[PredictionRow],
     settings: BootstrapSettings,
     *,
     judge_name: str,
@@ -109,7 +109,7 @@ def add_statistics(
     out["overall"]["answer_length"] = _length(rows)
     categories = {}
     for name, block in metrics["categories"].items():
-        in_category = [r for r in rows if Category(r["category_id"]).label == name]
+        in_category = [r for r in rows if Category(r.category_id).label == name]
         categories[name] = {
             **block,
             **_intervals(in_category, settings),
@@ -127,7 +127,7 @@ def add_statistics(
 
 
 def imported_judge_block(
-    judgements: Iterable[Judgement], rows: Sequence[Mapping[str, Any]]
+    judgements: Iterable[Judgement], rows: Sequence[PredictionRow]
 ) -> dict[str, Any] | None:
     """An imported file's own judge (one run), summarised like ours, overall and per category; None if the
     run has no imported labels."""
@@ -141,12 +141,12 @@ def imported_judge_block(
         return None
     from mem0bench.metrics import judge_summary
 
-    def summary(subset: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return judge_summary([[labels.get(r["qid"])] for r in subset], 1).to_dict()
+    def summary(subset: Sequence[PredictionRow]) -> dict[str, Any]:
+        return judge_summary([[labels.get(r.qid)] for r in subset], 1).to_dict()
 
     categories = {}
     for category in Category:
-        subset = [r for r in rows if r["category_id"] == int(category)]
+        subset = [r for r in rows if r.category_id == int(category)]
         if subset:
             categories[category.label] = summary(subset)
     return {"name": f"{name} (imported)", "overall": summary(rows), "categories": categories}

@@ -10,7 +10,7 @@ from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.aggregate import empty_context_warning
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.outcome import RunOutcome
-from mem0bench.pipeline.rundir import RunDirectory
+from mem0bench.rundir.directory import RunDirectory
 
 
 def print_summary(

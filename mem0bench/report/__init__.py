@@ -3,7 +3,7 @@
 from mem0bench.report.collect import (
     ReportError,
     RunSummary,
-    find_run_dirs,
+    find_results,
     load_run,
     load_runs,
     run_label,
@@ -15,7 +15,7 @@ from mem0bench.report.tables import table1, table2, write_table
 __all__ = [
     "ReportError",
     "RunSummary",
-    "find_run_dirs",
+    "find_results",
     "load_run",
     "load_runs",
     "plot_judge_by_category",

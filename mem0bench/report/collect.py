@@ -14,13 +14,14 @@ import yaml
 
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.text import one_line
-from mem0bench.pipeline.schema import SchemaError, read_metrics
+from mem0bench.rundir.find import find_run_dirs
+from mem0bench.rundir.schema import Metrics, SchemaError, read_metrics
 
 __all__ = [
     "ReportError",
     "RunSummary",
     "UnfinishedRun",
-    "find_run_dirs",
+    "find_results",
     "find_unfinished",
     "flatten",
     "load_run",
@@ -48,7 +49,7 @@ class RunSummary:
 
     path: Path
     method: str
-    metrics: dict[str, Any]
+    metrics: Metrics
     config: dict[str, Any] = field(default_factory=dict)
     status: str | None = None
     """run.json's status ('complete', ...), None if the run has no run.json."""
@@ -61,31 +62,18 @@ class RunSummary:
         return f"{self.path.parent.name}/{self.path.name}" if self.path.name.isdigit() else self.path.name
 
 
-def _natural_key(path: Path) -> list[Any]:
-    """Sort key that orders sweep folders 0, 1, 2, ..., 10 rather than 0, 1, 10, 2."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(path))]
-
-
-def find_run_dirs(paths: Iterable[str | PathLike[str]]) -> list[Path]:
-    """Run directories (folders holding metrics.json) at or below each path, in argument order, each
-    path's runs sorted naturally; duplicates dropped. Raises ReportError if a path holds none."""
+def find_results(paths: Iterable[str | PathLike[str]]) -> list[Path]:
+    """The run directories (`rundir.find_run_dirs`) at or below each path that hold a metrics.json, in
+    argument order, each path's runs in natural order; duplicates dropped. Raises ReportError if a path
+    holds none."""
     found: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
             raise ReportError(f"{path}: no such file or directory")
-        if path.is_file():
-            if path.name != METRICS:
-                raise ReportError(f"{path}: not a run directory or a {METRICS}")
-            runs = [path.parent]
-        elif (path / METRICS).is_file():
-            runs = [path]
-        else:
-            candidates = sorted((m.parent for m in path.rglob(METRICS) if m.is_file()), key=_natural_key)
-            runs = []
-            for run in candidates:  # a metrics.json nested inside a run belongs to that run
-                if not any(run != r and r in run.parents for r in runs):
-                    runs.append(run)
+        if path.is_file() and path.name != METRICS:
+            raise ReportError(f"{path}: not a run directory or a {METRICS}")
+        runs = [run for run in find_run_dirs(path) if (run / METRICS).is_file()]
         if not runs:
             raise ReportError(f"{path}: no run directory found (no {METRICS} at or below it)")
         found.extend(r for r in runs if r not in found)
@@ -121,7 +109,7 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
     """Load one run directory. metrics.json is required; config.yaml and run.json are optional."""
     folder = Path(path)
     try:
-        metrics = read_metrics(folder / METRICS).to_dict()
+        metrics = read_metrics(folder / METRICS)
     except SchemaError as exc:
         raise ReportError(str(exc)) from None
     config: dict[str, Any] = {}
@@ -136,7 +124,7 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
         config = flatten(tree)
     manifest = _read_json(folder / RUN_INFO) if (folder / RUN_INFO).is_file() else {}
     status = manifest.get("status")
-    method = metrics.get("method") or config.get("method.name") or folder.name
+    method = metrics.method or config.get("method.name") or folder.name
     return RunSummary(
         path=folder, method=str(method), metrics=metrics, config=config, status=status, manifest=manifest
     )
@@ -159,17 +147,11 @@ def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]
         path = Path(given)
         if not path.is_dir():
             continue
-        infos = (
-            [path / RUN_INFO]
-            if (path / RUN_INFO).is_file()
-            else sorted(path.rglob(RUN_INFO), key=_natural_key)
-        )
-        for info in infos:
-            folder = info.parent
+        for folder in find_run_dirs(path):
             if (folder / METRICS).is_file() or any(u.path == folder for u in found):
                 continue
             try:
-                manifest = json.loads(info.read_text(encoding="utf-8"))
+                manifest = json.loads((folder / RUN_INFO).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                 manifest = {}
             manifest = manifest if isinstance(manifest, dict) else {}
@@ -180,8 +162,8 @@ def find_unfinished(paths: Iterable[str | PathLike[str]]) -> list[UnfinishedRun]
 
 
 def load_runs(paths: Iterable[str | PathLike[str]]) -> list[RunSummary]:
-    """find_run_dirs then load_run on each."""
-    return [load_run(p) for p in find_run_dirs(paths)]
+    """find_results then load_run on each."""
+    return [load_run(p) for p in find_results(paths)]
 
 
 def _is_hyperparameter(key: str) -> bool:

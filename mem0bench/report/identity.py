@@ -43,7 +43,7 @@ def run_scope(run: RunSummary) -> RunScope:
     if key is None and run.config.get("dataset.answer_key"):
         key = {"path": run.config.get("dataset.answer_key"), "sha256": None}
     return {
-        "questions": run.metrics.get("n_questions"),
+        "questions": run.metrics.n_questions,
         "conversations": _conversations(run),
         "dataset": dataset.get("path") or run.config.get("dataset.path"),
         "dataset_sha256": dataset.get("sha256"),
@@ -52,7 +52,7 @@ def run_scope(run: RunSummary) -> RunScope:
         "judge_model": run.config.get("judge.model"),
         "judge_prompt": run.config.get("judge.prompt"),
         "judge_runs": run.config.get("judge.runs"),
-        "judgements": ((run.metrics.get("overall") or {}).get("judge") or {}).get("judgements"),
+        "judgements": (run.metrics.overall.judge or {}).get("judgements"),
     }
 
 

@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentF
 
 from mem0bench.report.collect import RunSummary, unique_labels, varying_hyperparameters
 from mem0bench.report.tables import Labels, categories_in
+from mem0bench.rundir.schema import Scores
 
 __all__ = [
     "judge_by_category_figure",
@@ -38,9 +39,9 @@ CI_CAPTION = (
 )
 
 
-def _judge(scores: Any) -> tuple[float, float]:
+def _judge(scores: Scores | None) -> tuple[float, float]:
     """(mean, std) of J in %, NaN where missing."""
-    judge = scores.get("judge") if isinstance(scores, dict) else None
+    judge = scores.judge if scores is not None else None
     if not isinstance(judge, dict):
         return math.nan, math.nan
     mean, std = judge.get("mean"), judge.get("std")
@@ -55,10 +56,8 @@ def _ci_errors(
     lows: list[float] = []
     highs: list[float] = []
     for (key, _), mean in zip(cats, means):
-        block = (
-            run.metrics.get("overall") if key == "overall" else (run.metrics.get("categories") or {}).get(key)
-        )
-        ci = ((block or {}).get("ci95") or {}).get("judge")
+        block = run.metrics.scores(key)
+        ci = (block.ci95 or {}).get("judge") if block is not None else None
         if not ci or math.isnan(mean) or None in ci:
             lows.append(0.0)
             highs.append(0.0)
@@ -95,18 +94,14 @@ class _Cell:
         return self.n == 0 or math.isnan(self.mean)
 
 
-def _cell(scores: Any) -> _Cell:
+def _cell(run: RunSummary, key: str) -> _Cell:
+    """A run's J in one category, or overall (whose n is the run's question count); n 0 when the run has
+    no question in the category."""
+    scores = run.metrics.scores(key)
     mean, std = _judge(scores)
-    n = scores.get("n") if isinstance(scores, dict) else 0
-    return _Cell(mean, std, int(n) if isinstance(n, int | float) else None)
-
-
-def _scores(run: RunSummary, key: str) -> Any:
-    """A run's scores in one category, or overall (whose n is the run's question count)."""
-    if key == "overall":
-        overall = run.metrics.get("overall")
-        return {"n": run.metrics.get("n_questions"), **overall} if isinstance(overall, dict) else None
-    return (run.metrics.get("categories") or {}).get(key)
+    if scores is None:
+        return _Cell(mean, std, 0)
+    return _Cell(mean, std, run.metrics.n_questions if key == "overall" else scores.n)
 
 
 def _n_text(ns: Sequence[int | None]) -> str:
@@ -129,7 +124,7 @@ def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "offic
     fig = Figure(figsize=(min(14.0, max(8.0, 1.1 * n_cats + 0.35 * n_cats * n_runs)), 5.2))
     ax = fig.add_subplot()
     colors = _colors(n_runs)
-    cells = [[_cell(_scores(run, key)) for key, _ in cats] for run in runs]
+    cells = [[_cell(run, key) for key, _ in cats] for run in runs]
     for i, (run, row, name) in enumerate(zip(runs, cells, names)):
         xs = x - 0.4 + width * (i + 0.5)
         means = [c.mean for c in row]
@@ -233,9 +228,9 @@ def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
     points: list[tuple[float, float, str, Any]] = []
     skipped: list[str] = []
     for i, (run, name) in enumerate(zip(runs, names)):
-        latency = (run.metrics.get("latency_s") or {}).get("total") or {}
+        latency = run.metrics.latency.get("total") or {}
         p95 = latency.get("p95") if isinstance(latency, dict) else None
-        mean, std = _judge(run.metrics.get("overall"))
+        mean, std = _judge(run.metrics.overall)
         if not isinstance(p95, (int, float)) or p95 <= 0 or math.isnan(mean):
             skipped.append(name)
             continue

@@ -139,12 +139,12 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     categories, in the suites' order, under their official names."""
     if labels not in ("official", "paper"):
         raise ValueError(f"labels must be 'official' or 'paper', got {labels!r}")
-    present = {key for r in runs for key in (_get(r.metrics, "categories") or {})}
+    present = {key for r in runs for key in r.metrics.categories}
     locomo = {c.label for c in Category if c.family == "locomo"}
     if present and not present & locomo:
         return [(c.label, c.label) for c in Category if c.label in present]
     cats = list(OFFICIAL_CATEGORIES if labels == "official" else PAPER_CATEGORIES)
-    if any(_get(r.metrics, "categories", ADVERSARIAL[0]) for r in runs):
+    if any(r.metrics.scores(ADVERSARIAL[0]) is not None for r in runs):
         cats.append(ADVERSARIAL)
     return cats
 
@@ -183,18 +183,18 @@ def table1(runs: Sequence[RunSummary], labels: Labels = "official", *, numeric: 
     rows = _lead_columns(runs, hyper)
     for row, run in zip(rows, runs):
         for key, label in [*cats, OVERALL]:
-            scores = (
-                _get(run.metrics, "overall") if key == "overall" else _get(run.metrics, "categories", key)
-            )
-            absent = _get(scores, "not_applicable") or ()  # no reference answer: "n/a", never a 0 or a gap
-            row[f"{label} F1"] = NOT_APPLICABLE if "f1" in absent and not numeric else pct(_get(scores, "f1"))
-            row[f"{label} BLEU-1"] = (
-                NOT_APPLICABLE if "bleu1" in absent and not numeric else pct(_get(scores, "bleu1"))
-            )
-            _judge_cells(row, f"{label} J", _get(scores, "judge"), numeric)
-            _interval_cells(row, f"{label} J 95% CI", _get(scores, "ci95", "judge"), numeric)
-        row["judge"] = _get(run.metrics, "judge_name") or (None if numeric else MISSING)
-        imported = _get(run.metrics, "imported_judge")
+            scores = run.metrics.scores(key)
+            # no reference answer: "n/a", never a 0 or a gap
+            absent = (None if scores is None else scores.extra.get("not_applicable")) or ()
+            f1 = None if scores is None else scores.f1
+            bleu = None if scores is None else scores.bleu1
+            row[f"{label} F1"] = NOT_APPLICABLE if "f1" in absent and not numeric else pct(f1)
+            row[f"{label} BLEU-1"] = NOT_APPLICABLE if "bleu1" in absent and not numeric else pct(bleu)
+            _judge_cells(row, f"{label} J", None if scores is None else scores.judge, numeric)
+            ci = None if scores is None else (scores.ci95 or {}).get("judge")
+            _interval_cells(row, f"{label} J 95% CI", ci, numeric)
+        row["judge"] = run.metrics.judge_name or (None if numeric else MISSING)
+        imported = run.metrics.imported_judge
         if imported:  # the file's own judge, kept apart once ours has labelled the same answers
             _judge_cells(row, f"overall J by {imported.get('name')}", _get(imported, "overall"), numeric)
     return pd.DataFrame(rows) if numeric else pd.DataFrame(rows).fillna(MISSING)
@@ -229,24 +229,22 @@ def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame
     rows = _lead_columns(runs, hyper)
     for row, run in zip(rows, runs):
         m = run.metrics
-        row["context tokens (mean)"] = tokens(_get(m, "tokens", "context_mean"))
-        items = _num(_get(m, "tokens", "context_items_mean"))
+        row["context tokens (mean)"] = tokens(_get(m.tokens, "context_mean"))
+        items = _num(_get(m.tokens, "context_items_mean"))
         row["context items (mean)"] = items if numeric else ("n/a" if items is None else f"{items:.1f}")
-        empty, answered = _num(_get(m, "empty_contexts", "n")), _num(_get(m, "empty_contexts", "of"))
+        empty, answered = _num(_get(m.empty_contexts, "n")), _num(_get(m.empty_contexts, "of"))
         row["empty contexts"] = (
             empty
             if numeric
             else ("n/a" if empty is None or answered is None else f"{empty:.0f}/{answered:.0f}")
         )
-        row["memory tokens (mean / conversation)"] = tokens(_memory_mean(_get(m, "tokens")))
+        row["memory tokens (mean / conversation)"] = tokens(_memory_mean(m.tokens))
         for stage in ("search", "total"):
             for q in ("p50", "p95"):
                 row[f"{stage} {q} (s)"] = (
-                    seconds(_get(m, "latency_s", stage, q))
-                    if numeric
-                    else _fmt_latency(_get(m, "latency_s"), stage, q)
+                    seconds(_get(m.latency, stage, q)) if numeric else _fmt_latency(m.latency, stage, q)
                 )
-        _judge_cells(row, "overall J (%)", _get(m, "overall", "judge"), numeric)
+        _judge_cells(row, "overall J (%)", m.overall.judge, numeric)
     return pd.DataFrame(rows)
 
 

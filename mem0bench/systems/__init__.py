@@ -1,6 +1,11 @@
-"""Adapters for other teams' memory systems (third-party libraries), behind the same MemorySystem protocol.
+"""Every memory system the harness runs, behind memory's MemorySystem protocol, in three rooms:
 
-One subpackage per system; each imports its library lazily (an optional extra), so the package imports
-without any of them. `bridge` serves the libraries' LLM calls through the harness's client; `support`
-holds what every adapter needs besides (log capture, telemetry switches, a missing extra named).
+* `methods`: the Mem0 paper's own systems, Mem0 and Mem0^g, written here.
+* `baselines`: the paper's comparison points we also write ourselves: RAG over chunks, the full
+  conversation, and the emulation of ChatGPT's memory feature.
+* `external`: other teams' libraries (mem0's open-source library, Zep's graphiti, LangMem, A-Mem), each
+  imported lazily from an optional extra; `bridge` serves their LLM calls through the harness's client.
+
+A config names a system by its class path (`_target_`); `aliases` maps the paths older run folders
+recorded to today's.
 """

@@ -1,0 +1,778 @@
+"""A local OpenAI-compatible stand-in server for tests: real HTTP on 127.0.0.1, no network, no model.
+
+It exists to test plumbing (HTTP, retries, rate limits, caching, structured output, accounting), never to
+produce good scores: it knows nothing about mem0bench's prompts.
+
+* POST /v1/chat/completions
+    - `tools` + `tool_choice`: a `tool_calls` reply whose arguments are generated from the function's JSON
+      schema (objects with their required properties, strings of words from the last user message, enums
+      picked deterministically, arrays of 0..3 items, numbers, integers, booleans);
+    - `response_format: json_schema` (or llama.cpp's `json_object` with a `schema`): JSON content generated
+      the same way;
+    - otherwise: a short text of words from the prompt.
+  Everything is deterministic from a hash of the request body. Usage: cl100k tokens of the message
+  contents (+ tool schema) and of the output.
+* POST /v1/embeddings: hashed bag-of-words vectors (1536 dims, or `dimensions`), L2-normalized, so texts
+  sharing words are similar; `encoding_format` "float" or "base64".
+* GET /v1/models: the configured model ids.
+
+Auth: with `api_key` set, a missing or wrong `Authorization: Bearer` -> 401.
+
+Faults, deterministic (seeded, by request counter), settable at start and at run time (`configure()`):
+`rate_429` (with `Retry-After: retry_after_s`, or none if `retry_after_header=False`), `rate_5xx`,
+`rate_timeout` (hold the request `hold_s` seconds before answering), `rate_reset` (close the socket without
+a reply), `rate_malformed` (invalid JSON / schema-violating arguments or non-JSON content), `rate_empty`
+(`choices: []`), `latency_ms`. Plus `script([...])` (exact replies in order) and `set_handler(fn)`.
+
+Run as a process: `python -m devtools.standin.server --port 0 --latency-ms 50` prints the port when ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import random
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_SHARED_TIKTOKEN = Path(__file__).resolve().parents[3] / "shared" / "tiktoken"
+if _SHARED_TIKTOKEN.is_dir():
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(_SHARED_TIKTOKEN))
+
+DEFAULT_MODELS = ("gpt-4o-mini", "text-embedding-3-small")
+_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+# ---- scripted replies ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HTTPError:
+    """Reply with an HTTP error. `retry_after` -> a `Retry-After` header (seconds, or a raw string)."""
+
+    status: int
+    retry_after: float | str | None = None
+    message: str = "stand-in error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Close the connection without replying."""
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Sleep `seconds`, then answer normally (`then`: a scripted reply, or None for the default)."""
+
+    seconds: float
+    then: Any = None
+
+
+@dataclass(frozen=True)
+class Empty:
+    """A 200 reply with `choices: []`."""
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A 200 reply with exactly this JSON body."""
+
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool-call reply; `arguments` a dict (dumped as JSON) or a raw string (may be invalid JSON)."""
+
+    arguments: dict[str, Any] | str
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain content reply."""
+
+    content: str | None
+
+
+Handler = Callable[[str, dict[str, Any]], Any]
+"""set_handler(fn): fn(endpoint, request_body) -> a reply (as for `script`) or None for the default."""
+
+
+# ---- schema-driven generation ----------------------------------------------------------------------
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema and seen < 20:
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return {}
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(node, dict) else {}
+        schema = node
+        seen += 1
+    return schema if isinstance(schema, dict) else {}
+
+
+def _phrase(rng: random.Random, words: list[str], lo: int = 1, hi: int = 4) -> str:
+    if not words:
+        words = ["ok"]
+    return " ".join(rng.choice(words) for _ in range(rng.randint(lo, hi)))
+
+
+def generate(
+    schema: Any, rng: random.Random, words: list[str], root: dict[str, Any] | None = None, depth: int = 0
+) -> Any:
+    """A value that satisfies common JSON-schema constraints, drawn deterministically from `rng`."""
+    if not isinstance(schema, dict):
+        return _phrase(rng, words)
+    root = schema if root is None else root
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][rng.randrange(len(schema["enum"]))]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            options = [s for s in schema[key] if not (isinstance(s, dict) and s.get("type") == "null")]
+            return generate((options or schema[key])[0], rng, words, root, depth + 1)
+    if isinstance(schema.get("allOf"), list) and schema["allOf"]:
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            part = _resolve(part, root)
+            for k, v in part.items():
+                if k == "properties":
+                    merged.setdefault("properties", {}).update(v)
+                elif k == "required":
+                    merged.setdefault("required", []).extend(v)
+                else:
+                    merged[k] = v
+        return generate(merged, rng, words, root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "object":
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        out: dict[str, Any] = {}
+        for name, sub in props.items():
+            if name in required or (depth < 3 and rng.random() < 0.5):
+                out[name] = generate(sub, rng, words, root, depth + 1)
+        return out
+    if kind == "array":
+        lo = int(schema.get("minItems", 0))
+        hi = int(schema.get("maxItems", max(lo, 3)))
+        n = rng.randint(lo, max(lo, min(hi, 3 if depth < 3 else lo)))
+        items = schema.get("items", {})
+        return [generate(items, rng, words, root, depth + 1) for _ in range(n)]
+    if kind == "integer":
+        lo = int(schema.get("minimum", 0))
+        hi = int(schema.get("maximum", lo + 100))
+        return rng.randint(lo, max(lo, hi))
+    if kind == "number":
+        lo = float(schema.get("minimum", 0.0))
+        hi = float(schema.get("maximum", lo + 1.0))
+        return round(rng.uniform(lo, hi), 3)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    text = _phrase(rng, words)
+    min_len = int(schema.get("minLength", 0))
+    while len(text) < min_len:
+        text += " " + _phrase(rng, words)
+    if "maxLength" in schema:
+        text = text[: int(schema["maxLength"])]
+    return text
+
+
+def _violate(schema: dict[str, Any], value: Any, rng: random.Random) -> Any:
+    """A value that breaks the schema: a required property dropped, or the wrong type."""
+    if isinstance(value, dict):
+        required = [r for r in schema.get("required") or [] if r in value]
+        if required and rng.random() < 0.5:
+            broken = dict(value)
+            broken.pop(required[rng.randrange(len(required))])
+            return broken
+        return ["not", "an", "object"]
+    return {"unexpected": value}
+
+
+# ---- the server ------------------------------------------------------------------------------------
+class _Encoder:
+    _enc: Any = None
+
+    @classmethod
+    def count(cls, text: str) -> int:
+        if cls._enc is None:
+            try:
+                import tiktoken
+
+                cls._enc = tiktoken.get_encoding("cl100k_base")
+            except Exception:  # pragma: no cover - no tiktoken data: approximate
+                cls._enc = False
+        if cls._enc is False:
+            return max(1, len(text) // 4) if text else 0
+        return len(cls._enc.encode(text, disallowed_special=()))
+
+
+def _message_text(messages: Iterable[Any]) -> str:
+    parts = []
+    for m in messages or []:
+        if not isinstance(m, dict):
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, list):
+            parts.extend(p.get("text", "") for p in c if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def _last_user_words(messages: list[Any]) -> list[str]:
+    for m in reversed(messages or []):
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            words = _WORD.findall(m["content"])
+            if words:
+                return words
+    return _WORD.findall(_message_text(messages)) or ["ok"]
+
+
+def bag_of_words_vector(text: str, dim: int) -> np.ndarray:
+    """Hashed bag-of-words, signed, L2-normalized; deterministic across processes."""
+    vec = np.zeros(dim, dtype=np.float32)
+    words = [w.lower() for w in _WORD.findall(text)] or ["<empty>"]
+    for w in words:
+        h = hashlib.blake2b(w.encode(), digest_size=8).digest()
+        idx, sign = struct.unpack("<IB", h[:5])
+        vec[idx % dim] += 1.0 if sign & 1 else -1.0
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
+class StandinServer:
+    """The stand-in server; start with `start()` or as a context manager. Thread-safe setters."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        models: Iterable[str] = DEFAULT_MODELS,
+        extra_models: Iterable[str] = (),
+        api_key: str | None = None,
+        seed: int = 0,
+        latency_ms: float = 0.0,
+        rate_429: float = 0.0,
+        retry_after_s: float | None = 1.0,
+        retry_after_header: bool = True,
+        rate_5xx: float = 0.0,
+        rate_timeout: float = 0.0,
+        hold_s: float = 2.0,
+        rate_reset: float = 0.0,
+        rate_malformed: float = 0.0,
+        rate_empty: float = 0.0,
+        embedding_dim: int = 1536,
+        models_endpoint: bool = True,
+        reasoning_models: Iterable[str] = (),
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        self.models = [*models, *extra_models]
+        self.api_key = api_key
+        self.seed = seed
+        self.latency_ms = latency_ms
+        self.rate_429 = rate_429
+        self.retry_after_s = retry_after_s
+        self.retry_after_header = retry_after_header
+        self.rate_5xx = rate_5xx
+        self.rate_timeout = rate_timeout
+        self.hold_s = hold_s
+        self.rate_reset = rate_reset
+        self.rate_malformed = rate_malformed
+        self.rate_empty = rate_empty
+        self.embedding_dim = embedding_dim
+        self.models_endpoint = models_endpoint
+        # Models that, like OpenAI's reasoning models, reject `max_tokens` and a non-default temperature.
+        self.reasoning_models = set(reasoning_models)
+        self._lock = threading.Lock()
+        self._script: deque[Any] = deque()
+        self._handler: Handler | None = None
+        self._counter = 0
+        self.counts: Counter[tuple[str, int]] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.requests: deque[tuple[str, dict[str, Any]]] = deque(maxlen=2000)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the stand-in server is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (ends in /v1)."""
+        return f"{self.url}/v1"
+
+    def start(self) -> StandinServer:
+        server = self
+
+        class _Handler(_RequestHandler):
+            standin = server
+
+        httpd = _Server((self.host, self._requested_port), _Handler)
+        httpd.daemon_threads = True
+        httpd.block_on_close = False  # type: ignore[attr-defined]
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> StandinServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- run-time control (thread-safe)
+    def configure(self, **settings: Any) -> None:
+        """Change fault rates, latency, models, key, ... while running (names as in the constructor)."""
+        with self._lock:
+            for name, value in settings.items():
+                if name.startswith("_") or not hasattr(self, name) or callable(getattr(self, name)):
+                    raise AttributeError(f"unknown stand-in setting {name!r}")
+                setattr(self, name, value)
+
+    def script(self, replies: Iterable[Any]) -> None:
+        """Queue exact chat replies, consumed in order before any default behaviour.
+
+        Items: `dict` (tool-call arguments / JSON content / text, as the request asks), `str` (tool-call
+        arguments string, or content), `ToolCall`, `Text`, `Empty`, `Raw`, `HTTPError`, `Reset`, `Hold`,
+        or an `int` HTTP status.
+        """
+        with self._lock:
+            self._script.extend(replies)
+
+    def set_handler(self, fn: Handler | None) -> None:
+        """`fn(endpoint, body)` decides replies (as `script` items); None from it means the default."""
+        with self._lock:
+            self._handler = fn
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.counts.clear()
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    def count(self, endpoint: str | None = None, status: int | None = None) -> int:
+        """Requests seen, filtered by endpoint ("chat", "embeddings", "models") and/or status."""
+        with self._lock:
+            return sum(
+                n
+                for (ep, st), n in self.counts.items()
+                if (endpoint is None or ep == endpoint) and (status is None or st == status)
+            )
+
+    # -- decisions (called from handler threads)
+    def _next_action(self, endpoint: str, body: dict[str, Any]) -> Any:
+        with self._lock:
+            self._counter += 1
+            n = self._counter
+            handler = self._handler
+            scripted = self._script.popleft() if endpoint == "chat" and self._script else None
+            rates = (self.rate_429, self.rate_5xx, self.rate_timeout, self.rate_reset)
+            rate_malformed, rate_empty = self.rate_malformed, self.rate_empty
+            seed = self.seed
+        if scripted is not None:
+            return scripted
+        if handler is not None:
+            decided = handler(endpoint, body)
+            if decided is not None:
+                return decided
+        draw = random.Random(f"{seed}:{n}").random()
+        edge = 0.0
+        for rate, action in zip(rates, ("429", "5xx", "timeout", "reset"), strict=True):
+            edge += rate
+            if draw < edge:
+                return action
+        if endpoint == "chat":
+            for rate, action in ((rate_malformed, "malformed"), (rate_empty, "empty")):
+                edge += rate
+                if draw < edge:
+                    return action
+        return None
+
+
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when many clients connect at once, and a dropped
+    # SYN costs the client a 1 s retransmit: a real API server does not behave like that.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as separate writes: without this, Nagle and delayed ACKs add ~40 ms a call.
+    disable_nagle_algorithm = True
+    standin: StandinServer
+    server_version = "standin/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default logging
+        pass
+
+    # -- helpers
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    def _error(
+        self, status: int, message: str, headers: dict[str, str] | None = None, endpoint: str = ""
+    ) -> None:
+        self._count(endpoint, status)
+        kind = (
+            "rate_limit_exceeded"
+            if status == 429
+            else "invalid_request_error"
+            if status < 500
+            else "server_error"
+        )
+        self._send_json(status, {"error": {"message": message, "type": kind, "code": None}}, headers)
+
+    def _count(self, endpoint: str, status: int) -> None:
+        with self.standin._lock:
+            self.standin.counts[(endpoint, status)] += 1
+
+    def _reset(self, endpoint: str) -> None:
+        self._count(endpoint, 0)
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
+        self.close_connection = True
+
+    def _authorized(self) -> bool:
+        expected = self.standin.api_key
+        if not expected:
+            return True
+        return self.headers.get("Authorization", "") == f"Bearer {expected}"
+
+    def _read_body(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    # -- routes
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            if not self._authorized():
+                return self._error(401, "Incorrect API key provided.", endpoint="models")
+            if not self.standin.models_endpoint:
+                return self._error(404, "not found", endpoint="models")
+            self._count("models", 200)
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "standin"} for m in self.standin.models
+            ]
+            return self._send_json(200, {"object": "list", "data": data})
+        return self._error(404, f"no route {path}", endpoint="other")
+
+    def do_POST(self) -> None:  # noqa: N802
+        path = self.path.split("?")[0].rstrip("/")
+        endpoint = {
+            "/v1/chat/completions": "chat",
+            "/chat/completions": "chat",
+            "/v1/embeddings": "embeddings",
+            "/embeddings": "embeddings",
+        }.get(path)
+        body = self._read_body()
+        if endpoint is None:
+            return self._error(404, f"no route {path}", endpoint="other")
+        if not self._authorized():
+            return self._error(401, "Incorrect API key provided.", endpoint=endpoint)
+        if body is None:
+            return self._error(400, "the body is not a JSON object", endpoint=endpoint)
+        st = self.standin
+        with st._lock:
+            st.in_flight += 1
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+            st.requests.append((endpoint, body))
+            latency = st.latency_ms
+        try:
+            if latency:
+                time.sleep(latency / 1000.0)
+            action = st._next_action(endpoint, body)
+            self._act(endpoint, body, action)
+        finally:
+            with st._lock:
+                st.in_flight -= 1
+
+    def _act(self, endpoint: str, body: dict[str, Any], action: Any) -> None:
+        st = self.standin
+        if isinstance(action, Hold):
+            time.sleep(action.seconds)
+            action = action.then
+        if isinstance(action, int) and not isinstance(action, bool):
+            action = HTTPError(action)
+        if action == "429":
+            headers = {}
+            if st.retry_after_header and st.retry_after_s is not None:
+                headers["Retry-After"] = f"{st.retry_after_s:g}"
+            return self._error(429, "Rate limit reached (stand-in).", headers, endpoint)
+        if action == "5xx":
+            return self._error(500, "The server had an error (stand-in).", endpoint=endpoint)
+        if action == "timeout":
+            time.sleep(st.hold_s)
+            action = None
+        if action == "reset" or isinstance(action, Reset):
+            return self._reset(endpoint)
+        if isinstance(action, HTTPError):
+            headers = dict(action.headers)
+            if action.retry_after is not None:
+                ra = action.retry_after
+                headers["Retry-After"] = ra if isinstance(ra, str) else f"{ra:g}"
+            return self._error(action.status, action.message, headers, endpoint)
+        if isinstance(action, Raw):
+            self._count(endpoint, 200)
+            return self._send_json(200, action.body)
+        if endpoint == "embeddings":
+            return self._embeddings(body)
+        return self._chat(body, action)
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return self._error(400, "input must be a string or a list of strings", endpoint="embeddings")
+        dim = int(body.get("dimensions") or self.standin.embedding_dim)
+        as_b64 = body.get("encoding_format") == "base64"
+        data = []
+        tokens = 0
+        for i, text in enumerate(inputs):
+            vec = bag_of_words_vector(text, dim)
+            tokens += _Encoder.count(text)
+            emb: Any = base64.b64encode(vec.astype("<f4").tobytes()).decode() if as_b64 else vec.tolist()
+            data.append({"object": "embedding", "index": i, "embedding": emb})
+        self._count("embeddings", 200)
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", ""),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
+    def _chat(self, body: dict[str, Any], action: Any) -> None:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return self._error(400, "messages must be a non-empty list", endpoint="chat")
+        if body.get("model") in self.standin.reasoning_models:
+            if "max_tokens" in body:
+                return self._error(
+                    400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                    "Use 'max_completion_tokens' instead.", endpoint="chat",
+                )  # fmt: skip
+            if body.get("temperature", 1) != 1:
+                return self._error(
+                    400, f"Unsupported value: 'temperature' does not support {body['temperature']} with this "
+                    "model. Only the default (1) value is supported.", endpoint="chat",
+                )  # fmt: skip
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        rng = random.Random(digest)
+        words = _last_user_words(messages)
+        tools = body.get("tools") or []
+        fmt = body.get("response_format") or {}
+        prompt_text = _message_text(messages)
+        if tools:
+            prompt_text += json.dumps(tools)
+        if fmt:
+            prompt_text += json.dumps(fmt)
+        prompt_tokens = _Encoder.count(prompt_text)
+
+        tool_fn: dict[str, Any] | None = None
+        if tools:
+            wanted = (
+                (body.get("tool_choice") or {}).get("function", {}).get("name")
+                if isinstance(body.get("tool_choice"), dict)
+                else None
+            )
+            fns = [t.get("function", {}) for t in tools if isinstance(t, dict)]
+            tool_fn = next((f for f in fns if f.get("name") == wanted), fns[0] if fns else None)
+        json_schema = None
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            json_schema = (fmt.get("json_schema") or {}).get("schema") or {}
+        elif isinstance(fmt, dict) and fmt.get("type") == "json_object":  # llama.cpp's form: schema inside
+            json_schema = fmt.get("schema") or {"type": "object"}
+
+        content: str | None = None
+        tool_call: tuple[str, str] | None = None
+        if action == "empty" or isinstance(action, Empty):
+            self._count("chat", 200)
+            return self._send_json(200, self._envelope(body, [], prompt_tokens, 0))
+        if isinstance(action, ToolCall):
+            args = action.arguments if isinstance(action.arguments, str) else json.dumps(action.arguments)
+            tool_call = (action.name or (tool_fn or {}).get("name") or "function", args)
+        elif isinstance(action, Text):
+            content = action.content
+        elif isinstance(action, dict):
+            if tool_fn is not None:
+                tool_call = (tool_fn.get("name", "function"), json.dumps(action))
+            else:
+                content = json.dumps(action)
+        elif isinstance(action, str) and action not in ("malformed",):
+            if tool_fn is not None:
+                tool_call = (tool_fn.get("name", "function"), action)
+            else:
+                content = action
+        elif tool_fn is not None:
+            schema = tool_fn.get("parameters") or {"type": "object"}
+            value = generate(schema, rng, words)
+            if action == "malformed":
+                text = (
+                    json.dumps(_violate(schema, value, rng)) if rng.random() < 0.5 else json.dumps(value)[:-1]
+                )
+            else:
+                text = json.dumps(value)
+            tool_call = (tool_fn.get("name", "function"), text)
+        elif json_schema is not None:
+            value = generate(json_schema, rng, words)
+            content = "Sure! here it is" if action == "malformed" else json.dumps(value)
+        else:
+            content = " ".join(rng.choice(words) for _ in range(rng.randint(3, 8)))
+
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        finish = "stop"
+        out_text = content or ""
+        if tool_call is not None:
+            message["content"] = None
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{digest[:24]}",
+                    "type": "function",
+                    "function": {"name": tool_call[0], "arguments": tool_call[1]},
+                }
+            ]
+            finish = "tool_calls"
+            out_text = tool_call[0] + tool_call[1]
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        self._count("chat", 200)
+        self._send_json(200, self._envelope(body, [choice], prompt_tokens, _Encoder.count(out_text)))
+
+    @staticmethod
+    def _envelope(body: dict[str, Any], choices: list[Any], prompt: int, completion: int) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-standin",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", ""),
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stand-in as a process; prints the port on stdout when ready; stops on SIGINT/SIGTERM."""
+    import signal
+
+    p = argparse.ArgumentParser(prog="python -m devtools.standin.server", description=__doc__.splitlines()[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--latency-ms", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--api-key-env", default=None, help="require the key held by this environment variable")
+    p.add_argument("--model", action="append", default=[], help="an extra model id to list (repeatable)")
+    p.add_argument("--embedding-dim", type=int, default=1536)
+    for name in ("429", "5xx", "timeout", "reset", "malformed", "empty"):
+        p.add_argument(f"--rate-{name}", type=float, default=0.0)
+    p.add_argument("--retry-after-s", type=float, default=1.0)
+    p.add_argument("--no-retry-after-header", action="store_true")
+    p.add_argument("--hold-s", type=float, default=2.0)
+    a = p.parse_args(argv)
+    server = StandinServer(
+        a.host,
+        a.port,
+        extra_models=a.model,
+        api_key=os.environ.get(a.api_key_env) if a.api_key_env else None,
+        seed=a.seed,
+        latency_ms=a.latency_ms,
+        rate_429=a.rate_429,
+        retry_after_s=a.retry_after_s,
+        retry_after_header=not a.no_retry_after_header,
+        rate_5xx=a.rate_5xx,
+        rate_timeout=a.rate_timeout,
+        hold_s=a.hold_s,
+        rate_reset=a.rate_reset,
+        rate_malformed=a.rate_malformed,
+        rate_empty=a.rate_empty,
+        embedding_dim=a.embedding_dim,
+    ).start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    print(server.port, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

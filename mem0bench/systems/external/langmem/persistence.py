@@ -1,0 +1,126 @@
+"""A conversation's LangGraph InMemoryStore on disk, so `memories`, resume and a later `retrieve` work.
+
+InMemoryStore keeps everything in memory. After a conversation is ingested its items (namespace, key,
+value, timestamps) and their index vectors are written under `state_dir/<sample_id>/langmem/`, with our
+own annotations of each memory (the session date and dia_id of the message that last wrote it), and a
+`done.json` marker written last. Loading restores the items and vectors into a fresh store directly (the
+store's `_data` and `_vectors` maps, which LangGraph documents as stable names), so a restore makes no
+embedding call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.memory.saved_state import DoneMarker, conversation_folder
+
+__all__ = ["Annotation", "Snapshot", "clear", "load", "save"]
+
+FORMAT = 1
+"""Bump when the layout on disk changes (an older snapshot is then rebuilt)."""
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """What we know of a memory that LangMem does not keep: the message that last wrote it."""
+
+    date: str
+    dia_id: str
+    speaker: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"date": self.date, "dia_id": self.dia_id, "speaker": self.speaker}
+
+
+@dataclass
+class Snapshot:
+    """The store's annotations and the ingest's summary (what `done.json` holds besides the format)."""
+
+    annotations: dict[tuple[tuple[str, ...], str], Annotation] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def folder(state_dir: Path, sample_id: str) -> Path:
+    return conversation_folder(state_dir, sample_id, "langmem")
+
+
+def _marker(directory: Path) -> DoneMarker:
+    return DoneMarker(directory / "done.json", FORMAT)
+
+
+def clear(directory: Path) -> None:
+    """Withdraw the done marker (the snapshot is being rebuilt)."""
+    _marker(directory).withdraw()
+
+
+def save(directory: Path, store: Any, snapshot: Snapshot, fingerprint: str) -> None:
+    """Write the store's items, vectors and annotations; the done marker (naming `fingerprint`) last."""
+    directory.mkdir(parents=True, exist_ok=True)
+    clear(directory)
+    items = []
+    for namespace, by_key in sorted(store._data.items()):
+        for key, item in sorted(by_key.items()):
+            items.append(
+                {
+                    "namespace": list(namespace),
+                    "key": key,
+                    "value": item.value,
+                    "created_at": item.created_at.isoformat(),
+                    "updated_at": item.updated_at.isoformat(),
+                }
+            )
+    rows: list[list[Any]] = []
+    vectors: list[list[float]] = []
+    for namespace, by_key in sorted(store._vectors.items()):
+        for key, by_path in sorted(by_key.items()):
+            for path, vector in sorted(by_path.items()):
+                rows.append([list(namespace), key, path])
+                vectors.append(list(vector))
+    matrix = np.asarray(vectors, dtype=np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
+    notes = [
+        {"namespace": list(ns), "key": key, **ann.to_dict()}
+        for (ns, key), ann in sorted(snapshot.annotations.items())
+    ]
+    body = {"items": items, "vector_rows": rows, "annotations": notes}
+    atomic_write(directory / "store.json", json.dumps(body, ensure_ascii=False))
+    atomic_write_npy(directory / "vectors.npy", matrix)
+    _marker(directory).write(fingerprint, snapshot.meta)
+
+
+def load(directory: Path, store: Any, fingerprint: str) -> Snapshot | None:
+    """Fill `store` (fresh) from a finished snapshot; None if absent, stale, incomplete or unreadable."""
+    meta = _marker(directory).read(fingerprint)
+    if meta is None:
+        return None
+    try:
+        body = json.loads((directory / "store.json").read_text(encoding="utf-8"))
+        matrix = np.load(directory / "vectors.npy", allow_pickle=False)
+        rows = body["vector_rows"]
+        if len(rows) and matrix.shape[0] != len(rows):
+            return None
+        from langgraph.store.base import Item
+
+        for raw in body["items"]:
+            namespace = tuple(raw["namespace"])
+            store._data[namespace][raw["key"]] = Item(
+                value=raw["value"],
+                key=raw["key"],
+                namespace=namespace,
+                created_at=raw["created_at"],
+                updated_at=raw["updated_at"],
+            )
+        for (namespace, key, path), vector in zip(rows, matrix):
+            store._vectors[tuple(namespace)][key][path] = [float(x) for x in vector]
+        annotations = {
+            (tuple(a["namespace"]), a["key"]): Annotation(a["date"], a["dia_id"], a["speaker"])
+            for a in body["annotations"]
+        }
+    except (OSError, ValueError, KeyError, TypeError, ImportError):
+        return None
+    return Snapshot(annotations=annotations, meta=meta)

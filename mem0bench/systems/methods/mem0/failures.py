@@ -1,0 +1,75 @@
+"""Failed steps of an ingestion: failures.jsonl rows, and which failures a replay of the stream can fix.
+
+A failed call is recorded and its pair or fact skipped; the stream goes on. A *transient* failure (rate limit,
+timeout, connection, server error) withholds the stream's done marker, so the next ingest replays the stream:
+the response cache makes the successful calls free and the failed ones are retried. Deterministic failures
+(malformed output, bad request) would fail again, so they do not block the marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
+
+from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
+from mem0bench.memory.base import StepFailure
+
+if TYPE_CHECKING:
+    from mem0bench.memory.stream import PairContext
+    from mem0bench.systems.methods.mem0.streams import StreamState
+
+__all__ = ["RecordFailure", "describe", "failure_row", "has_transient"]
+
+
+def has_transient(rows: Iterable[StepFailure]) -> bool:
+    """True if any failure is of a kind that a replay could get past."""
+    return any(row.kind in TRANSIENT_KINDS for row in rows)
+
+
+def describe(error: LLMCallError) -> tuple[str, str]:
+    """(kind, message) of a failed call."""
+    failure = getattr(error, "failure", None)
+    return getattr(failure, "kind", "unknown"), getattr(failure, "message", str(error))
+
+
+def failure_row(
+    *,
+    system: str,
+    sample_id: str,
+    speaker: str,
+    ctx: PairContext | None,
+    stage: str,
+    kind: str,
+    message: str,
+    fact: str | None = None,
+    pair_index: int | None = None,
+) -> StepFailure:
+    """One failed ingestion step; `ctx` (the failed pair) supplies the pair index and dia_ids when known."""
+    return StepFailure(
+        system=system,
+        sample_id=ctx.sample_id if ctx else sample_id,
+        stage=stage,
+        kind=kind,
+        message=message,
+        speaker=speaker,
+        pair_index=ctx.index if ctx else pair_index,
+        dia_ids=tuple(t.dia_id for t in ctx.pair) if ctx else (),
+        fact=fact,
+    )
+
+
+class RecordFailure(Protocol):
+    """`Mem0.record_failure`: what the ingestion steps call when a step fails."""
+
+    def __call__(
+        self,
+        key: str,
+        ctx: PairContext | None,
+        stage: str,
+        kind: str,
+        message: str,
+        *,
+        fact: str | None = None,
+        state: StreamState | None = None,
+        pair_index: int | None = None,
+    ) -> StepFailure: ...

@@ -1,0 +1,378 @@
+"""Mem0 as a MemorySystem: streams of message pairs through extraction and Algorithm 1, with resume.
+
+Per message pair (m_{t-1}, m_t) of a stream, extraction sees the summary S, the previous m messages with
+their session dates, the pair and its session date, and returns candidate facts (`extraction`). Each fact, in
+order, is compared with the s most similar memories of the current store and the LLM picks ADD, UPDATE,
+REPLACE, DELETE or NOOP (`update`; ``update=batched`` decides a pair's facts in one call). S is refreshed on a deterministic schedule (`summary`). Streams (one per speaker,
+see `streams`) run concurrently; a stream processes its pairs strictly in order, and is saved with a done
+marker when it ends (`persistence`), unless a transient failure asks for a replay (`failures`). Every
+memory keeps the session date of the pair that created it (``created_at``) and of its last accepted update
+(``updated_at``, shown to the answer model), and the dia_ids of its sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mem0bench.data.model import Conversation, Dataset, Question, Turn
+from mem0bench.llm import timing
+from mem0bench.llm.types import LLMCallError
+from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.memory.costs import CostPlan, MethodConfig
+from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.records import MemoryRecord
+from mem0bench.memory.stream import PairContext, message_pairs
+from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
+from mem0bench.systems.methods.mem0.extraction import extract_facts
+from mem0bench.systems.methods.mem0.failures import describe, failure_row, has_transient
+from mem0bench.systems.methods.mem0.persistence import (
+    OpsLog,
+    is_done,
+    load_store,
+    mark_done,
+    ops_log_path,
+    read_meta,
+    save_snapshot,
+    withdraw_done,
+)
+from mem0bench.systems.methods.mem0.retrieval import (
+    Section,
+    dia_ids_of,
+    render_hits,
+    render_memories,
+    search_sections,
+)
+from mem0bench.systems.methods.mem0.streams import SHARED, StreamSpec, StreamState, speaker_slug, stream_specs
+from mem0bench.systems.methods.mem0.summary import SummarySchedule, refresh_summary
+from mem0bench.systems.methods.mem0.update import MemoryUpdater
+from mem0bench.tokens import count_tokens
+
+__all__ = ["Mem0"]
+
+
+class Mem0(SystemBase):
+    """Mem0 as a MemorySystem.
+
+    Extension points for subclasses (Mem0^g):
+      * ``async ingest_pair_extra(ctx)``: runs concurrently with the memory step of every pair.
+      * ``async begin_stream_extra(sample_id, key)``: a stream starts from scratch (reset any state).
+      * ``async finish_stream_extra(sample_id, key, stream_dir)``: a stream ended; save extra state
+        (before the ``done`` marker is written).
+      * ``stream_complete_extra(sample_id, key)``: False withholds the ``done`` marker (a transient
+        failure of the extra work), so the next ingest replays the stream.
+      * ``async load_stream_extra(sample_id, key, stream_dir)``: a finished stream is restored.
+      * ``stream_key(speaker)``, ``stream_keys(sample_id)``, ``stream_title(...)``, ``stream_dir(...)``,
+        ``search_memories(...)``, ``render_all_memories(...)``, ``record_failure(...)`` for reuse.
+    ``key`` is the speaker's name, or 'shared' when ``per_speaker`` is false.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "mem0",
+        m: int = 10,
+        s: int = 10,
+        top_k: int = 30,
+        summary_every: int = 5,
+        summary_lag: int = 1,
+        per_speaker: bool = True,
+        update: str = "per_fact",
+        context: SystemContext,
+    ) -> None:
+        for label, value, low in (
+            ("m", m, 0),
+            ("s", s, 1),
+            ("top_k", top_k, 1),
+            ("summary_every", summary_every, 1),
+            ("summary_lag", summary_lag, 1),
+        ):
+            if int(value) < low:
+                raise ValueError(f"{label} must be >= {low}, got {value}")
+        super().__init__()
+        self.name = name
+        self.m = int(m)
+        self.s = int(s)
+        self.top_k = int(top_k)
+        self.summary_every = int(summary_every)
+        self.summary_lag = int(summary_lag)
+        self.per_speaker = bool(per_speaker)
+        self.client = context.client
+        self.state_dir = Path(context.state_dir)
+        self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
+        self._specs: dict[str, dict[str, StreamSpec]] = {}
+        """Per conversation, the streams' specs by key, speaker_a first once retrieval has run."""
+        self._updater = MemoryUpdater(self.client, self.s, self.record_failure, str(update))
+        self.update = self._updater.mode
+
+    # ---- layout -------------------------------------------------------------------------------------
+
+    def stream_key(self, speaker: str) -> str:
+        """The store key of the stream a PairContext belongs to (ctx.speaker -> key)."""
+        return speaker if self.per_speaker else SHARED
+
+    def stream_keys(self, sample_id: str) -> list[str]:
+        """The keys of the conversation's stores in this process, in section order (speaker_a first)."""
+        stores = self._stores.get(sample_id, {})
+        return [key for key in self._specs.get(sample_id, {}) if key in stores]
+
+    def stream_title(self, sample_id: str, key: str) -> str:
+        """Whose memories a stream holds, as the answer context names them."""
+        spec = self._specs.get(sample_id, {}).get(key)
+        if spec is None:
+            raise KeyError(f"{sample_id}: no stream {key!r}")
+        return spec.title
+
+    def stream_dir(self, sample_id: str, key: str) -> Path:
+        """Where a stream's snapshot lives: state_dir/<sample_id>/<speaker slug>/."""
+        spec = self._specs.get(sample_id, {}).get(key)
+        slug = spec.slug if spec else (SHARED if key == SHARED else speaker_slug(key))
+        return self.state_dir / sample_id / slug
+
+    # ---- hooks for subclasses -----------------------------------------------------------------------
+
+    @classmethod
+    def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+        return mem0_cost_plan(method, dataset, n_questions, graph=False)
+
+    async def ingest_pair_extra(self, ctx: PairContext) -> None:
+        """Extra per-pair work, run concurrently with the memory step (Mem0^g's graph). No-op here."""
+
+    async def begin_stream_extra(self, sample_id: str, key: str) -> None:
+        """A stream (re)starts from its first pair."""
+
+    async def finish_stream_extra(self, sample_id: str, key: str, stream_dir: Path) -> None:
+        """A stream ended; save extra state into `stream_dir` (the done marker comes after)."""
+
+    def stream_complete_extra(self, sample_id: str, key: str) -> bool:
+        """False if the extra work of a finished stream should be replayed (no done marker)."""
+        return True
+
+    async def load_stream_extra(self, sample_id: str, key: str, stream_dir: Path) -> None:
+        """A finished stream was restored from `stream_dir`."""
+
+    # ---- ingest -------------------------------------------------------------------------------------
+
+    async def ingest(self, conversation: Conversation) -> IngestReport:
+        """Build (or restore) every stream of the conversation; streams run concurrently."""
+        sid = conversation.sample_id
+        specs = stream_specs(conversation, self.per_speaker)
+        self._stores.setdefault(sid, {})
+        self._specs.setdefault(sid, {}).update({spec.key: spec for spec in specs})
+        metas = await asyncio.gather(*(self._restore_or_run(conversation, spec) for spec in specs))
+        return self._report(sid, specs, metas)
+
+    def ingest_units(self, conversation: Conversation) -> int:
+        """Progress units of a conversation's ingestion: its message pairs, once per stream."""
+        return len(message_pairs(conversation)) * len(stream_specs(conversation, self.per_speaker))
+
+    async def _restore_or_run(self, conversation: Conversation, spec: StreamSpec) -> dict[str, Any]:
+        sid = conversation.sample_id
+        directory = self.stream_dir(sid, spec.key)
+        if is_done(directory):
+            meta = self._load_stream(sid, spec.key, directory)
+            await self.load_stream_extra(sid, spec.key, directory)
+            return meta
+        return await self._run_stream(conversation, spec)
+
+    def _load_stream(self, sample_id: str, key: str, directory: Path) -> dict[str, Any]:
+        self._stores.setdefault(sample_id, {})[key] = load_store(directory)
+        meta = read_meta(directory)
+        self._specs.setdefault(sample_id, {})[key] = StreamSpec.from_meta(key, meta)
+        return meta
+
+    async def _run_stream(self, conversation: Conversation, spec: StreamSpec) -> dict[str, Any]:
+        """Every pair of the stream, in order, from an empty store; then the snapshot."""
+        sid = conversation.sample_id
+        state = StreamState(sid, spec, FaissVectorStore())
+        self._stores[sid][spec.key] = state.store
+        await self.begin_stream_extra(sid, spec.key)
+
+        dates = {s.index: s for s in conversation.sessions}
+        pairs = message_pairs(conversation)
+        pair_lines = [[f"[{dates[si].date_text}] {t.speaker}: {t.text}" for t in pair] for si, pair in pairs]
+        schedule = SummarySchedule(
+            self.summary_every,
+            self.summary_lag,
+            pair_lines,
+            partial(self._refresh_summary, state, conversation),
+            state.summaries,
+        )
+        history: list[tuple[Turn, str]] = []  # every turn seen so far with its session date text
+        ops_log = OpsLog(ops_log_path(self.state_dir, sid, spec.slug))
+        try:
+            with ops_log:
+                state.ops_log = ops_log
+                for p, (session_index, pair) in enumerate(pairs):
+                    session = dates[session_index]
+                    summary = await schedule.summary_for(p)
+                    previous = history[-self.m :] if self.m > 0 else []
+                    ctx = PairContext(
+                        sample_id=sid,
+                        speaker=spec.user,
+                        other=spec.other,
+                        index=p,
+                        session_index=session_index,
+                        session_date=session.date_time,
+                        session_date_text=session.date_text,
+                        pair=pair,
+                        previous=tuple(t for t, _ in previous),
+                        previous_dates=tuple(d for _, d in previous),
+                        summary=summary,
+                    )
+                    await asyncio.gather(self._memory_step(ctx, state), self.ingest_pair_extra(ctx))
+                    history.extend((t, session.date_text) for t in pair)
+                    state.pairs += 1
+                    report_ingested()
+                state.ops_log = None
+        finally:
+            schedule.cancel()
+        ops_log.commit()
+        return await self._finish_stream(state)
+
+    async def _memory_step(self, ctx: PairContext, state: StreamState) -> None:
+        """Extraction (one embedding call for all facts), then Algorithm 1 (per fact, or batched)."""
+        facts = await extract_facts(self.client, ctx, state, self.record_failure)
+        await self._updater.apply_pair(ctx, state, facts)
+
+    async def _refresh_summary(
+        self, state: StreamState, conversation: Conversation, previous: str, lines: list[str], pair_index: int
+    ) -> str:
+        """One summary refresh; on failure the previous summary (recorded)."""
+        speakers = (conversation.speaker_a, conversation.speaker_b)
+        try:
+            return await refresh_summary(self.client, speakers, previous, lines)
+        except LLMCallError as error:
+            kind, message = describe(error)
+            self.record_failure(
+                state.spec.key, None, "summary", kind, message, state=state, pair_index=pair_index
+            )
+            return previous
+
+    async def _finish_stream(self, state: StreamState) -> dict[str, Any]:
+        sid, key = state.sample_id, state.spec.key
+        directory = self.stream_dir(sid, key)
+        directory.mkdir(parents=True, exist_ok=True)
+        withdraw_done(directory)
+        await self.finish_stream_extra(sid, key, directory)
+        meta = save_snapshot(directory, state)
+        # A transient failure anywhere in the stream withholds the marker: the next ingest replays it.
+        if not has_transient(state.failures) and self.stream_complete_extra(sid, key):
+            mark_done(directory)
+        return meta
+
+    def _report(self, sample_id: str, specs: list[StreamSpec], metas: list[dict[str, Any]]) -> IngestReport:
+        details: Counter[str] = Counter()
+        failures = 0
+        for meta in metas:
+            details["pairs"] += int(meta.get("pairs", 0))
+            for kind, n in meta.get("op_counts", {}).items():
+                details[f"ops.{kind}"] += int(n)
+            for failure in meta.get("failures", []):
+                details[f"failures.{failure['stage']}"] += 1
+                failures += 1
+        details["memories"] = sum(len(self._stores[sample_id][spec.key]) for spec in specs)
+        return IngestReport(
+            sample_id=sample_id,
+            memory_tokens=count_tokens(self.render_all_memories(sample_id)),
+            failures=failures,
+            details=dict(sorted(details.items())),
+        )
+
+    def render_all_memories(self, sample_id: str) -> str:
+        """Every final memory, rendered as in the answer context (the memory store's size)."""
+        stores = self._stores[sample_id]
+        keys = self.stream_keys(sample_id)
+        return render_memories([(self.stream_title(sample_id, key), stores[key].records()) for key in keys])
+
+    # ---- failures -----------------------------------------------------------------------------------
+
+    def record_failure(
+        self,
+        key: str,
+        ctx: PairContext | None,
+        stage: str,
+        kind: str,
+        message: str,
+        *,
+        fact: str | None = None,
+        state: StreamState | None = None,
+        pair_index: int | None = None,
+    ) -> StepFailure:
+        """Record one failed step on `self.failures` (and in the stream's meta)."""
+        row = failure_row(
+            system=self.name,
+            sample_id=state.sample_id if state else "",
+            speaker=key,
+            ctx=ctx,
+            stage=stage,
+            kind=kind,
+            message=message,
+            fact=fact,
+            pair_index=pair_index,
+        )
+        self.failures.append(row)
+        if state is not None:
+            state.failures.append(row)
+        return row
+
+    # ---- retrieval ----------------------------------------------------------------------------------
+
+    def _ensure_loaded(self, conversation: Conversation) -> dict[str, FaissVectorStore[MemoryRecord]]:
+        """The conversation's stores, loaded from their snapshots if this process lacks them."""
+        sid = conversation.sample_id
+        specs = stream_specs(conversation, self.per_speaker)
+        for spec in specs:
+            if spec.key in self._stores.get(sid, {}):
+                continue
+            directory = self.state_dir / sid / spec.slug
+            if not is_done(directory):
+                raise RuntimeError(f"{self.name}: {sid} is not ingested (no snapshot at {directory})")
+            self._load_stream(sid, spec.key, directory)
+        # Sections always come in speaker_a, speaker_b order, however the stores were loaded.
+        known = self._specs[sid]
+        ordered = {spec.key: known[spec.key] for spec in specs}
+        self._specs[sid] = ordered | {k: v for k, v in known.items() if k not in ordered}
+        return self._stores[sid]
+
+    def search_memories(self, sample_id: str, vector: np.ndarray, k: int | None = None) -> list[Section]:
+        """(section title, top-k hits best first) for each store of an ingested conversation."""
+        stores = self._stores[sample_id]
+        titled = [(self.stream_title(sample_id, key), stores[key]) for key in self.stream_keys(sample_id)]
+        return search_sections(titled, vector, self.top_k if k is None else k)
+
+    async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
+        """Top_k memories of each speaker's store, rendered with their timestamps."""
+        self._ensure_loaded(conversation)
+        with timing.measure() as measured:
+            vector = (await self.client.embed([question.question], stage="search"))[0]
+            results = self.search_memories(conversation.sample_id, np.asarray(vector, dtype=np.float32))
+            text = render_hits(results)
+        return RetrievedContext(
+            kind="memories",
+            text=text,
+            tokens=count_tokens(text),
+            source_dia_ids=dia_ids_of(record.source_dia_ids for _, hits in results for record, _ in hits),
+            search_latency_s=measured.latency_s,
+            local_search_s=measured.local_s,
+            items=sum(len(hits) for _, hits in results),
+        )
+
+    def snapshot(self, sample_id: str) -> dict[str, list[MemoryRecord]]:
+        """The current memories of each store of a conversation (key: speaker name, or 'shared')."""
+        if sample_id not in self._stores:
+            self._load_from_disk(sample_id)
+        return {key: store.records() for key, store in self._stores.get(sample_id, {}).items()}
+
+    def _load_from_disk(self, sample_id: str) -> None:
+        root = self.state_dir / sample_id
+        if not root.is_dir():
+            return
+        for directory in sorted(p for p in root.iterdir() if is_done(p)):
+            self._load_stream(sample_id, read_meta(directory)["key"], directory)
