@@ -178,8 +178,8 @@ def test_rejudging_it_rewrites_the_same_results_and_config(tmp_path: Path) -> No
     """`judge RUN_DIR` with the run's own judge and every label in place: no label is asked for, the
     rows and scores are the old ones, and config.yaml (read and written again) is the file the old code
     wrote."""
-    from tests.e2e import TEST_KEY, cli_env, read_jsonl, run_cli
-    from tests.standin.server import StandinServer
+    from devtools.e2e import TEST_KEY, cli_env, read_jsonl, run_cli
+    from devtools.standin.server import StandinServer
 
     root = _copy(tmp_path)
     with StandinServer(api_key=TEST_KEY, latency_ms=1) as server:

@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
+from mem0bench.cli.config import experiment_spec
 from mem0bench.cli.run import CONFIG_DIR
 from mem0bench.pipeline.experiment import build_system
 from mem0bench.pipeline.tools.status import read_status
@@ -75,6 +76,8 @@ def test_a_saved_config_with_the_old_class_builds_todays_system(tmp_path, locomo
         state_dir = tmp_path / "state"
         path = run_dir
 
-    system = build_system(cfg, client=None, rundir=_Rundir())  # type: ignore[arg-type]
+    spec = experiment_spec(cfg)
+    assert spec.system.target == "mem0bench.systems.baselines.rag.RAG"
+    system = build_system(spec.system, client=None, rundir=_Rundir())  # type: ignore[arg-type]
     assert isinstance(system, RAG)
     assert cfg.method._target_ == "baselines.rag.RAG"  # the saved config itself is not rewritten
