@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
     frozenset({"data", "llm", "metrics"}),
-    frozenset({"prompts"}),
+    frozenset({"prompts", "suites"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
     frozenset({"rundir"}),

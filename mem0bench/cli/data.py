@@ -1,11 +1,14 @@
 """`mem0bench data ...`: dataset statistics and download.
 
     mem0bench data stats [--path FILE] [--json]
-    mem0bench data download [--dir DIR]
+    mem0bench data download [--dir DIR] [--suite NAME]
 
 Without ``--path``, ``stats`` reads ``locomo10.json`` in the per-user data folder (``$MEM0BENCH_DATA_DIR``,
 else ``~/.local/share/mem0bench``; see ``mem0bench.paths``), downloading it (sha256-checked) if it is
-missing. Dataset problems print ``error: <one line>`` on stderr and exit 2.
+missing. ``download --suite NAME`` fetches the files of a suite (`mem0bench.suites`: locomo, locomo_plus,
+longmemeval_s, longmemeval_m, longmemeval_oracle), printing each file's source, the licence the source
+states (or that it states none), its path and sha256. Dataset problems print ``error: <one line>`` on
+stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import sys
 from pathlib import Path
 
 from mem0bench.cli.examples import with_examples
-from mem0bench.data.download import download_locomo, resolve_dataset_path
+from mem0bench.data.download import download_locomo, file_sha256, resolve_dataset_path
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.stats import dataset_stats, format_stats_table
 from mem0bench.paths import data_home
+from mem0bench.suites import SUITES, get_suite
+from mem0bench.suites.files import fetch_source
 
 DEFAULT_DATA_DIR = data_home()
 
@@ -45,12 +50,17 @@ def _parser() -> argparse.ArgumentParser:
         help="count tokens without the image captions folded into the turns' text",
     )
 
-    download = sub.add_parser("download", help="download locomo10.json and check its sha256")
+    download = sub.add_parser(
+        "download", help="download a suite's files (LOCOMO's by default) and check them"
+    )
     download.add_argument(
         "--dir",
         metavar="DIR",
         default=str(DEFAULT_DATA_DIR),
         help=f"destination folder (default: {DEFAULT_DATA_DIR})",
+    )
+    download.add_argument(
+        "--suite", default=None, metavar="NAME", help=f"one of {', '.join(SUITES)}; shows each file's licence"
     )
     return parser
 
@@ -71,12 +81,31 @@ def data_main(argv: list[str]) -> int:
             else:
                 print(f"dataset  {path}")
                 print(format_stats_table(stats))
-        else:
+        elif args.suite is None:  # the original command: one line, the path of locomo10.json
             dest = download_locomo(Path(args.dir).expanduser())
             print(dest)
+        else:
+            return _download_suite(args.suite, Path(args.dir).expanduser())
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _download_suite(name: str, folder: Path) -> int:
+    try:
+        suite = get_suite(name)
+    except ValueError as exc:
+        print(f"error: --suite: {exc}", file=sys.stderr)
+        return 2
+    for source in suite.sources:
+        print(f"{source.filename}  from {source.url}")
+        print(f"  licence: {source.licence}")
+        path = fetch_source(source, folder)
+        pinned = "checked against the pinned sha256" if source.sha256 else "recorded (the source pins none)"
+        print(f"  {path}\n  sha256 {file_sha256(path)} ({pinned})")
+    if suite.notes:
+        print(f"note: {suite.notes}")
     return 0
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 from mem0bench.common.text import one_line
 from mem0bench.data.errors import DatasetError
 
-__all__ = ["LOCOMO_URL", "LOCOMO_SHA256", "LOCOMO_FILENAME", "download_locomo", "resolve_dataset_path"]
+__all__ = [
+    "LOCOMO_URL",
+    "LOCOMO_SHA256",
+    "LOCOMO_FILENAME",
+    "download_file",
+    "download_locomo",
+    "resolve_dataset_path",
+]
 
 LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
 LOCOMO_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
@@ -60,9 +67,22 @@ def download_locomo(
         DatasetError: the download failed (e.g. no network; the message says to pass
             `option` instead) or the bytes do not have the expected sha256.
     """
-    dest_dir = Path(dest_dir)
-    dest = dest_dir / LOCOMO_FILENAME
-    if dest.is_file() and file_sha256(dest) == sha256:
+    return download_file(Path(dest_dir), LOCOMO_FILENAME, url, sha256, timeout=timeout, option=option)
+
+
+def download_file(
+    dest_dir: Path,
+    filename: str,
+    url: str,
+    sha256: str | None,
+    *,
+    timeout: float = 30,
+    option: str = "dataset.path=FILE",
+) -> Path:
+    """`dest_dir/filename`, downloaded from `url` unless already there with the expected sha256 (with
+    `sha256` None, a file already there is kept as it is and a download is taken as it comes)."""
+    dest = dest_dir / filename
+    if dest.is_file() and (sha256 is None or file_sha256(dest) == sha256):
         return dest
     created = not dest_dir.exists()
     try:
@@ -78,11 +98,11 @@ def download_locomo(
         raise
 
 
-def _fetch(dest: Path, url: str, timeout: float, sha256: str, option: str) -> Path:
+def _fetch(dest: Path, url: str, timeout: float, sha256: str | None, option: str) -> Path:
     """Download ``url`` into a temporary file beside ``dest``, check it, rename it to ``dest``."""
     dest_dir = dest.parent
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{LOCOMO_FILENAME}.", suffix=".part", dir=dest_dir)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest_dir)
     tmp = Path(tmp_name)
     try:
         h = hashlib.sha256()
@@ -95,11 +115,11 @@ def _fetch(dest: Path, url: str, timeout: float, sha256: str, option: str) -> Pa
             reason = getattr(e, "reason", None) or e
             raise DatasetError(
                 f"download failed ({_one_line(reason)}); without network, pass {option} pointing at a "
-                "copy of locomo10.json instead",
+                f"copy of {dest.name} instead",
                 file=url,
             ) from None
         actual = h.hexdigest()
-        if actual != sha256:
+        if sha256 is not None and actual != sha256:
             raise DatasetError(
                 f"downloaded file has sha256 {actual}, expected {sha256}; the upstream file may have "
                 f"changed: pass {option} to use a copy you trust",

@@ -1,4 +1,9 @@
-"""The LOCOMO data model: frozen dataclasses, built only by the loader."""
+"""The benchmark data model: frozen dataclasses, built only by the suites' loaders.
+
+Every suite (LOCOMO, Locomo-Plus, LongMemEval: `mem0bench.suites`) loads into these same objects: a
+conversation is what a system ingests, its questions are asked after it. Categories of all suites share one
+enum with disjoint numbers, so a run file's `category_id` says which suite's grading applies.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +17,33 @@ from typing import Any
 
 
 class Category(IntEnum):
-    """LOCOMO's official question categories (its own evaluation code and counts)."""
+    """Question categories under their official names. 1-5: LOCOMO's (its own evaluation code and counts);
+    6: Locomo-Plus's cognitive questions (its "sixth LOCOMO category"); 11-17: LongMemEval's six question
+    types, plus its abstention questions (`question_id` ending in `_abs`) as a category of their own."""
 
     MULTI_HOP = 1
     TEMPORAL = 2
     OPEN_DOMAIN = 3
     SINGLE_HOP = 4
     ADVERSARIAL = 5
+    COGNITIVE = 6
+    SINGLE_SESSION_USER = 11
+    SINGLE_SESSION_ASSISTANT = 12
+    SINGLE_SESSION_PREFERENCE = 13
+    MULTI_SESSION = 14
+    TEMPORAL_REASONING = 15
+    KNOWLEDGE_UPDATE = 16
+    ABSTENTION = 17
 
     @property
     def label(self) -> str:
-        """The official snake_case name: multi_hop, temporal, open_domain, single_hop, adversarial."""
+        """The official name in snake_case: multi_hop, temporal, ..., single_session_user, abstention."""
         return self.name.lower()
+
+    @property
+    def family(self) -> str:
+        """The data family whose category it is: locomo, locomo_plus or longmemeval."""
+        return "locomo" if self <= 5 else "locomo_plus" if self == 6 else "longmemeval"
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,12 @@ class Question:
     category: Category
     evidence: tuple[str, ...] = ()
     adversarial_answer: str | None = None
+    evidence_sessions: tuple[int, ...] = ()
+    """Session-level evidence (LongMemEval's `answer_session_ids`, as session indexes); empty for LOCOMO,
+    whose evidence is turn-level only."""
+    asked_on: str | None = None
+    """When the question is asked, as the file writes dates (LongMemEval's `question_date`, Locomo-Plus's
+    trigger time); None for LOCOMO, whose questions carry no date."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +128,8 @@ class Dataset:
     path: str
     sha256: str
     conversations: tuple[Conversation, ...]
+    suite: str = "locomo"
+    """The suite that loaded it (`mem0bench.suites`): names its categories, grading and answer intro."""
 
     @property
     def questions(self) -> tuple[Question, ...]:

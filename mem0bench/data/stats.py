@@ -23,7 +23,9 @@ def dataset_stats(ds: Dataset) -> dict[str, Any]:
     ``tokens_mean``, ``tokens_max`` and ``sha256`` (of the file).
     """
     convs = ds.conversations
-    categories = {c.label: 0 for c in Category}
+    # The categories of the dataset's own family (LOCOMO's five for LOCOMO), zeros included.
+    families = {q.category.family for q in ds.questions} or {"locomo"}
+    categories = {c.label: 0 for c in Category if c.family in families}
     for q in ds.questions:
         categories[q.category.label] += 1
     tokens = {c.sample_id: count_tokens("\n".join(c.render_lines())) for c in convs}

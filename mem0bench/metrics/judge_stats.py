@@ -1,7 +1,8 @@
 """Statistics over LLM-judge labels repeated over several runs.
 
 A label matrix has one row per question and one column per run. Each label is True
-(CORRECT), False (WRONG) or None (the judge failed for that question in that run).
+(CORRECT), False (WRONG) or None (the judge failed for that question in that run); a graded judge
+(Locomo-Plus) also gives 0.5 (PARTIAL), so a label is a score in {0, 0.5, 1}.
 Failed labels are excluded from every denominator and counted in ``failures``.
 """
 
@@ -22,7 +23,8 @@ __all__ = [
     "per_run_accuracy",
 ]
 
-Label = bool | None
+Label = bool | float | None
+_SCORES = (0.0, 0.5, 1.0)
 LabelMatrix = Sequence[Sequence[Label]]
 
 
@@ -33,8 +35,8 @@ def _check(matrix: LabelMatrix, runs: int) -> None:
         if len(row) != runs:
             raise ValueError(f"question {i} has {len(row)} labels, expected {runs}")
         for label in row:
-            if label is not None and not isinstance(label, (bool, np.bool_)):
-                raise TypeError(f"question {i}: label must be True, False or None, got {label!r}")
+            if label is not None and not isinstance(label, (bool, np.bool_)) and label not in _SCORES:
+                raise TypeError(f"question {i}: label must be True, False, 0.5 or None, got {label!r}")
 
 
 def per_run_accuracy(matrix: LabelMatrix, runs: int) -> list[float]:
@@ -42,29 +44,28 @@ def per_run_accuracy(matrix: LabelMatrix, runs: int) -> list[float]:
     _check(matrix, runs)
     out: list[float] = []
     for r in range(runs):
-        labels = [row[r] for row in matrix if row[r] is not None]
-        out.append(sum(bool(x) for x in labels) / len(labels) if labels else math.nan)
+        labels = [float(x) for row in matrix if (x := row[r]) is not None]
+        out.append(sum(labels) / len(labels) if labels else math.nan)
     return out
 
 
 def majority_accuracy(matrix: LabelMatrix, runs: int) -> float:
-    """Fraction of questions whose majority label is CORRECT.
+    """Mean over questions of each question's most frequent label (CORRECT 1, PARTIAL 0.5, WRONG 0).
 
-    The majority is taken over a question's non-None labels; ties count as WRONG;
-    questions with no label at all are excluded. NaN if no question is labelled.
+    The majority is taken over a question's non-None labels; ties go to the lower label (with two labels:
+    ties count as WRONG); questions with no label at all are excluded. NaN if no question is labelled.
     """
     _check(matrix, runs)
     votes = []
     for row in matrix:
-        labels = [bool(x) for x in row if x is not None]
+        labels = [float(x) for x in row if x is not None]
         if labels:
-            correct = sum(labels)
-            votes.append(correct > len(labels) - correct)
+            votes.append(max(sorted(set(labels)), key=labels.count))  # first (lowest) of the most frequent
     return sum(votes) / len(votes) if votes else math.nan
 
 
 def fleiss_kappa(matrix: LabelMatrix, runs: int) -> float | None:
-    """Fleiss' kappa (2 categories, runs as raters) over questions labelled in every run.
+    """Fleiss' kappa (the labels as categories, runs as raters) over questions labelled in every run.
 
     None if runs < 2 or no question is fully labelled. When expected agreement is 1
     (every label identical) kappa is 0/0; we define it as 1.0 since agreement is perfect.
@@ -72,11 +73,13 @@ def fleiss_kappa(matrix: LabelMatrix, runs: int) -> float | None:
     _check(matrix, runs)
     if runs < 2:
         return None
-    full = [[bool(x) for x in row] for row in matrix if all(x is not None for x in row)]
+    full = [[float(x) for x in row] for row in matrix if all(x is not None for x in row)]  # type: ignore[arg-type]
     if not full:
         return None
     n = runs
-    counts = np.array([[sum(row), n - sum(row)] for row in full], dtype=float)  # (N, 2)
+    # Two columns (CORRECT, WRONG) when no PARTIAL was given: the binary kappa exactly as before.
+    kinds = (1.0, 0.0, 0.5) if any(x == 0.5 for row in full for x in row) else (1.0, 0.0)
+    counts = np.array([[row.count(k) for k in kinds] for row in full], dtype=float)  # (N, categories)
     p_i = ((counts**2).sum(axis=1) - n) / (n * (n - 1))
     p_bar = float(p_i.mean())
     p_j = counts.sum(axis=0) / (len(full) * n)

@@ -4,6 +4,10 @@ All figures are question-weighted (micro) means over the rows. A failed answer i
 prediction (0 on every lexical score, WRONG in every judge run) and counted under failures: the system
 produced no answer, and hiding the question would flatter it. A judge failure is not a label: it is left
 out of that run's accuracy and counted.
+
+Suites other than LOCOMO: a graded judge's PARTIAL counts 0.5 in J (still on the 0-1 scale); where a
+suite has no reference answer (Locomo-Plus) the lexical scores are null with `not_applicable` naming them,
+never 0; LOCOMO's own F1 is LOCOMO's only. LongMemEval's session-level evidence gives `session_recall`.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from typing import Any, Protocol
 
 from mem0bench.data.model import Category
 from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, label_score, score_label
 from mem0bench.rundir.schema import PredictionRow
+from mem0bench.suites import suite_of
+
+LEXICAL = ("f1", "bleu1", "locomo_f1")
 
 _BOOKKEEPING = ("session", "ingest_session")
 """Which process answered: kept in answers.jsonl, not a result."""
@@ -31,28 +38,36 @@ class Judged(Protocol):
     def judge(self) -> tuple[str | None, ...]: ...
 
 
-def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> dict[str, list[bool | None]]:
-    """qid -> one entry per run: True (CORRECT), False (WRONG), None (missing or failed)."""
-    labels: dict[str, list[bool | None]] = defaultdict(lambda: [None] * runs)
+JudgeScore = bool | float | None
+"""A judge run's label as a score: True/False for CORRECT/WRONG (binary), 0.5 for a graded PARTIAL."""
+
+
+def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> dict[str, list[JudgeScore]]:
+    """qid -> one entry per run: True (CORRECT), False (WRONG), 0.5 (PARTIAL), None (missing or failed)."""
+    labels: dict[str, list[JudgeScore]] = defaultdict(lambda: [None] * runs)
     for j in judgements:
         if j.signature != signature or not 0 <= j.run < runs or j.label is None:
             continue
-        labels[j.qid][j.run] = j.label == "CORRECT"
+        score = label_score(j.label)
+        labels[j.qid][j.run] = score if score == 0.5 else j.label == "CORRECT"
     return labels
 
 
 def prediction_rows(
-    answers: Sequence[AnswerRecord], labels: Mapping[str, list[bool | None]], runs: int
+    answers: Sequence[AnswerRecord], labels: Mapping[str, list[JudgeScore]], runs: int
 ) -> list[PredictionRow]:
     """The per-question rows of predictions.jsonl, scores included; the answer row's other fields ride
     along in `extra`."""
     rows = []
     for a in answers:
-        judged: list[bool | None] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
+        judged: list[JudgeScore] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
         extra = {
             k: v for k, v in a.to_dict().items() if k not in PredictionRow.REQUIRED and k not in _BOOKKEEPING
         }
         extra["evidence_recall"] = evidence_recall(a.evidence, a.context_dia_ids)
+        if a.evidence_sessions:
+            extra["session_recall"] = session_recall(a.evidence_sessions, a.context_dia_ids)
+        lexical = suite_of(a.category_id).lexical
         rows.append(
             PredictionRow(
                 qid=a.qid,
@@ -62,15 +77,24 @@ def prediction_rows(
                 category=a.category,
                 category_id=a.category_id,
                 prediction=a.prediction,
-                f1=f1(a.prediction, a.gold),
-                bleu1=bleu1(a.prediction, a.gold),
-                locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id),
-                judge=tuple(None if v is None else ("CORRECT" if v else "WRONG") for v in judged),
+                f1=f1(a.prediction, a.gold) if lexical else None,
+                bleu1=bleu1(a.prediction, a.gold) if lexical else None,
+                locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id) if a.category_id <= 5 else None,
+                judge=tuple(score_label(None if v is None else float(v)) for v in judged),
                 answer_words=len(a.prediction.split()),
                 extra=extra,
             )
         )
     return rows
+
+
+def session_recall(sessions: Sequence[int], retrieved: Sequence[str]) -> float | None:
+    """Share of the evidence sessions with at least one retrieved turn (dia_ids 'D<session>:<turn>')."""
+    wanted = set(sessions)
+    if not wanted:
+        return None
+    found = {int(head[1:]) for d in retrieved if (head := d.split(":", 1)[0])[1:].isdigit()}
+    return len(wanted & found) / len(wanted)
 
 
 def evidence_recall(evidence: Sequence[str], retrieved: Sequence[str]) -> float | None:
@@ -92,7 +116,7 @@ def judge_figures(rows: Sequence[Judged], runs: int) -> dict[str, Any] | None:
         return None
     judged = [sum(1 for r in rows if not r.failure and r.judge[k] is not None) for k in range(runs)]
     matrix = [
-        [None if v is None or not judged[k] else v == "CORRECT" for k, v in enumerate(r.judge)] for r in rows
+        [None if v is None or not judged[k] else _as_score(v) for k, v in enumerate(r.judge)] for r in rows
     ]
     summary = judge_summary(matrix, runs).to_dict()
     summary["judgements"] = sum(judged)
@@ -100,14 +124,21 @@ def judge_figures(rows: Sequence[Judged], runs: int) -> dict[str, Any] | None:
     return summary
 
 
+def _as_score(label: str) -> bool | float:
+    """A row's judge label for the statistics: True/False, or 0.5 for PARTIAL."""
+    return 0.5 if label == "PARTIAL" else label == "CORRECT"
+
+
 def _scores(rows: Sequence[PredictionRow], runs: int) -> dict[str, Any]:
-    return {
-        "n": len(rows),
-        "f1": mean([r.f1 for r in rows]),
-        "bleu1": mean([r.bleu1 for r in rows]),
-        "locomo_f1": mean([r.locomo_f1 for r in rows]),
-        "judge": judge_figures(rows, runs),
-    }
+    block: dict[str, Any] = {"n": len(rows)}
+    for name in LEXICAL:
+        block[name] = mean([v for r in rows if (v := getattr(r, name)) is not None])
+    block["judge"] = judge_figures(rows, runs)
+    # A score no row has is not applicable (no reference answer, or LOCOMO's F1 off LOCOMO): say so.
+    missing = [name for name in LEXICAL if all(getattr(r, name) is None for r in rows)]
+    if missing and rows:
+        block["not_applicable"] = missing
+    return block
 
 
 def _p50_p95(values: Sequence[float | None]) -> dict[str, float | None] | None:
@@ -151,6 +182,7 @@ def metrics(
             categories[category.label] = _scores(in_category, runs)
     store = {k: v for k, v in memory_tokens.items() if v is not None}
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
+    by_session = [r.session_recall for r in rows if r.session_recall is not None]
     items = [r.context_items for r in rows if r.context_items is not None]
     return {
         "method": method,
@@ -167,6 +199,7 @@ def metrics(
         },
         "cost_usd": cost_usd,
         "evidence_recall": mean(recalls) if recalls else None,
+        **({"session_recall": mean(by_session)} if by_session else {}),
         "empty_contexts": empty_contexts(rows),
         "failures": dict(failures),
     }

@@ -15,6 +15,7 @@ from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.records import AnswerRecord, keep_context
+from mem0bench.suites import suite_of
 from mem0bench.systems.external.failure_kinds import bridged_kind
 
 
@@ -37,7 +38,14 @@ async def answer_question(
         "category": question.category.label,
         "category_id": int(question.category),
         "evidence": question.evidence,
+        "evidence_sessions": question.evidence_sessions,
     }
+    suite = suite_of(int(question.category))
+    intro = (
+        suite.answer_intro.format(asked_on=question.asked_on or "the day after the last session")
+        if suite.answer_intro
+        else None
+    )
     with measure() as whole:
         try:
             try:
@@ -56,7 +64,9 @@ async def answer_question(
                 )  # fmt: skip
             with measure() as timing:
                 if template is None:
-                    messages = build_answer_messages(question.question, context, prompt=prompt)
+                    messages = build_answer_messages(
+                        question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
+                    )
                     reply = await client.chat(messages, stage="answer")
                 else:
                     messages = template.render(question=question.question, context=context.text)

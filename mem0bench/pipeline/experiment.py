@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,6 @@ from omegaconf import OmegaConf
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.folder_lock import folder_lock
 from mem0bench.common.text import one_line
-from mem0bench.data import load_dataset, resolve_dataset_path
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
@@ -35,7 +35,7 @@ from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.manifest import run_scope, server_record
-from mem0bench.pipeline.plan import print_plan, stage_estimates
+from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
 from mem0bench.pipeline.profile import check_profile, hydra_choices
 from mem0bench.pipeline.runner import Runner
 from mem0bench.pipeline.sample import Sample, sample_questions
@@ -44,6 +44,7 @@ from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
+from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import encoding
 
 SECRET_KEYS = ("api_key",)
@@ -177,20 +178,39 @@ def select_questions(
     max_questions: int | None,
     sample: Sample = "first",
     seed: int = 0,
+    suite: Suite | None = None,
 ) -> list[Question]:
-    """LOCOMO categories 1-4 (the paper's scope), plus 5 on request; optionally N of them (the first N,
-    or a seeded sample that keeps each category's share: `sample`)."""
-    chosen = [q for q in conversation.questions if include_adversarial or int(q.category) != 5]
+    """The suite's scored categories (LOCOMO: 1-4, the paper's scope), plus its optional ones (LOCOMO's 5)
+    on request; optionally N of them (the first N, or a seeded sample that keeps each category's share:
+    `sample`)."""
+    suite = suite or get_suite("locomo")
+    scope = {*suite.scored, *(suite.optional if include_adversarial else ())}
+    chosen = [q for q in conversation.questions if q.category in scope]
     return sample_questions(chosen, max_questions, how=sample, seed=f"{seed}:{conversation.sample_id}")
+
+
+def dataset_suite(scope: ScopeSpec) -> Suite:
+    """`dataset.suite` (absent: locomo); the spec has checked it against the LOCOMO-only settings."""
+    return get_suite(scope.suite)
+
+
+def dataset_request(scope: ScopeSpec) -> DatasetRequest:
+    """`dataset.*` as the suites read it (paths relative to cwd)."""
+    return DatasetRequest(
+        path=scope.path,
+        data_dir=data_home(scope.data_dir),
+        conversations=None if scope.conversations is None else list(scope.conversations),
+        fold_captions=scope.fold_captions,
+        host_path=scope.host_path,
+        mode=scope.mode,
+        seed=scope.dataset_seed,
+    )
 
 
 def load_scope(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
     """The dataset and, per conversation, the questions a run of `scope` covers (paths relative to cwd)."""
-    dataset = load_dataset(
-        resolve_dataset_path(scope.path, data_home(scope.data_dir)),
-        conversations=None if scope.conversations is None else list(scope.conversations),
-        fold_captions=scope.fold_captions,
-    )
+    suite = dataset_suite(scope)
+    dataset = suite.load(dataset_request(scope))
     if scope.answer_key:
         key = read_answer_key(scope.answer_key, dataset)
         dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
@@ -201,6 +221,7 @@ def load_scope(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
             max_questions=scope.max_questions,
             sample=scope.sample,
             seed=scope.seed,
+            suite=suite,
         )
         for c in dataset.conversations
     }
@@ -210,6 +231,17 @@ def load_scope(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
             "(eval.include_adversarial=true adds category 5)"
         )
     return dataset, questions
+
+
+def print_other_modes(spec: ExperimentSpec) -> None:
+    """Locomo-Plus: what the mode not chosen would cost, so the dry run prices both."""
+    if spec.scope.suite != "locomo_plus":
+        return
+    other = "grouped" if spec.scope.mode == "faithful" else "faithful"
+    alt = replace(spec, scope=replace(spec.scope, mode=other))
+    dataset, questions = load_scope(alt.scope)
+    calls, usd = plan_total(alt, dataset, questions)
+    print(f"with dataset.mode={other}: about {calls:,.0f} calls, ${usd:.2f}; {scale_line(dataset)}")
 
 
 async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
@@ -231,6 +263,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     if spec.dry_run:
         dataset, questions = load_scope(spec.scope)
         print_plan(spec, dataset, questions)
+        print_other_modes(spec)
         return 0
 
     client = build_client(spec)

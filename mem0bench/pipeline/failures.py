@@ -151,7 +151,7 @@ def settle_failures_file(
     rundir: RunDirectory,
     *,
     answers: Sequence[AnswerRecord],
-    labels: Mapping[str, list[bool | None]],
+    labels: Mapping[str, list[bool | float | None]],
     ingests: Mapping[str, IngestRecord],
     runs: int,
     attempt: str,

@@ -14,13 +14,16 @@ from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, Message, ReplySh
 from mem0bench.prompts.files import JUDGE_FIELDS, PromptFile, load_prompt_file, read_verdict
 from mem0bench.prompts.judge import (
     ADVERSARIAL_GOLD,
+    GRADED_JUDGE_SPEC,
     JUDGE_PROMPTS,
     JUDGE_SPEC,
+    GradedVerdict,
     JudgePrompt,
     Verdict,
     build_judge_messages,
 )
 from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.suites import suite_of
 
 
 @dataclass(frozen=True)
@@ -94,15 +97,31 @@ class JudgeSettings:
 
 
 async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerRecord, run: int) -> Judgement:
-    """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG."""
-    messages = settings.messages(
-        answer.question, answer.gold, answer.prediction, adversarial=answer.category == "adversarial"
-    )
+    """One judge run on one answer. A reply that never parses becomes a recorded failure, not WRONG. The
+    answer's category names its suite, whose own grading (if any) replaces `settings.prompt`'s; a judge
+    prompt file replaces both."""
+    adversarial = answer.category == "adversarial"
+    suite = suite_of(answer.category_id)
+    rubric = next((r for c, r in suite.rubrics.items() if int(c) == answer.category_id), None)
+    graded = suite.grading == "graded"
     template = settings.template
+    if template is None:
+        messages = build_judge_messages(
+            answer.question,
+            answer.gold,
+            answer.prediction,
+            prompt=settings.prompt,
+            adversarial=adversarial,
+            rubric=rubric.text if rubric else None,
+            reference=rubric.reference if rubric else "Gold answer",
+            graded=graded,
+        )
+    else:
+        messages = settings.messages(answer.question, answer.gold, answer.prediction, adversarial=adversarial)
     salt = f"judge-run-{run}" if template is None else f"judge-run-{run}|{template.salt}"
     if template is not None and template.verdict != "tool":
         return await _judge_plain(client, settings, messages, salt, answer, run, template)
-    spec = dataclasses.replace(JUDGE_SPEC, mode=settings.mode)
+    spec = dataclasses.replace(GRADED_JUDGE_SPEC if graded else JUDGE_SPEC, mode=settings.mode)
     with measure() as scope:
         try:
             reply = await client.structured(messages, spec, stage="judge", salt=salt, model=settings.model)
@@ -112,7 +131,7 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
                 failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
             )  # fmt: skip
     try:
-        verdict = parse_reply(Verdict, reply.data)
+        verdict = parse_reply(GradedVerdict, reply.data) if graded else parse_reply(Verdict, reply.data)
     except ReplyShapeError as exc:  # the client validated the same schema: only a server bypassing it
         return Judgement(
             qid=answer.qid, run=run, label=None, signature=settings.signature,

@@ -16,13 +16,13 @@ from mem0bench.data.model import Category
 from mem0bench.metrics.judge_stats import fleiss_kappa
 from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, score_label
 from mem0bench.rundir.resume import current_judgements
 from mem0bench.rundir.schema import PredictionRow
 
 __all__ = ["panel_block"]
 
-Labels = list[bool | None]
+Labels = list[bool | float | None]
 
 
 def _matrix(
@@ -65,7 +65,7 @@ def panel_block(
         as_rows = {
             qid: _Labels(
                 failure="failed" if qid in failed else None,
-                judge=tuple(None if v is None else "CORRECT" if v else "WRONG" for v in labels),
+                judge=tuple(score_label(None if v is None else float(v)) for v in labels),
             )
             for qid, labels in matrix.items()
         }

@@ -24,6 +24,10 @@ from mem0bench.memory.costs import (
 )
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
+from mem0bench.suites import get_suite
+
+LOCOMO_TURNS = 5_882
+"""Turns of the released LOCOMO file: the yardstick the dry run measures other suites' ingestion against."""
 
 
 def system_cost_plan(system: SystemSpec, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -91,14 +95,38 @@ def stage_estimates(
     return totals
 
 
+def plan_total(
+    spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]
+) -> tuple[float, float]:
+    """Calls and USD of the whole plan."""
+    estimates = stage_estimates(spec, dataset, questions)
+    return sum(e.calls for e in estimates.values()), sum(e.usd for e in estimates.values())
+
+
+def scale_line(dataset: Dataset) -> str:
+    """What will be ingested, against LOCOMO's size: the line that makes a big suite's cost obvious.
+    Tokens are estimated from characters (4 a token): counting LongMemEval_M's ~750M would take minutes."""
+    sessions = sum(len(c.sessions) for c in dataset.conversations)
+    turns = sum(len(s.turns) for c in dataset.conversations for s in c.sessions)
+    chars = sum(len(t.text) for c in dataset.conversations for s in c.sessions for t in s.turns)
+    return (
+        f"ingests {len(dataset.conversations):,} conversations, {sessions:,} sessions, {turns:,} turns, "
+        f"~{chars / 4:,.0f} tokens: {turns / LOCOMO_TURNS:,.1f}x the turns of all of LOCOMO"
+    )
+
+
 def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> None:
     line_usd = _pricer(spec)
     total_calls = total_usd = 0.0
-    print(f"dry run: {spec.method_name} on {len(dataset.conversations)} conversations, "
+    suite = get_suite(dataset.suite)
+    print(f"dry run: {spec.method_name} on {suite.title}, {len(dataset.conversations)} conversations, "
           f"{sum(len(q) for q in questions.values())} questions (no LLM call made)")  # fmt: skip
     note = spec.llm.price_note()
     if note:  # before the table, so the USD column's zeros are read with it
         print(note)
+    print(scale_line(dataset))
+    if suite.notes:
+        print(f"note: {suite.notes}")
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     for line in _lines(spec, dataset, questions):
         usd = line_usd(line)

@@ -255,6 +255,6 @@ def _failed_answer(
     return AnswerRecord(
         qid=question.qid, conversation=conversation.sample_id, question=question.question,
         gold=question.answer, category=question.category.label, category_id=int(question.category),
-        evidence=question.evidence, prediction="", context_tokens=None, search_latency_s=None,
-        total_latency_s=None, failure=reason, session=attempt, ingest_session=ingest_attempt,
+        evidence=question.evidence, evidence_sessions=question.evidence_sessions, prediction="",
+        context_tokens=None, search_latency_s=None, total_latency_s=None, failure=reason, session=attempt, ingest_session=ingest_attempt,
     )  # fmt: skip

@@ -23,6 +23,7 @@ from mem0bench.pipeline.sample import SAMPLES, Sample
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 from mem0bench.prompts.files import ANSWER_FIELDS, load_prompt_file
+from mem0bench.suites import get_suite
 from mem0bench.systems.aliases import current_target
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ScopeSpec",
     "SystemSpec",
     "bootstrap_settings",
+    "check_suite",
     "conversation_ids",
     "judge_settings",
     "run_options",
@@ -52,6 +54,14 @@ class ScopeSpec:
     max_questions: int | None
     sample: Sample
     seed: int
+    suite: str = "locomo"
+    """`dataset.suite`: which benchmark's files and grading (`mem0bench.suites`; absent: locomo)."""
+    host_path: str | None = None
+    """`dataset.host_path`: Locomo-Plus's LOCOMO file of host conversations (None: LOCOMO's own)."""
+    mode: str = "faithful"
+    """`dataset.mode`: Locomo-Plus's `faithful` or `grouped` stitching."""
+    dataset_seed: int = 0
+    """`dataset.seed`: Locomo-Plus's seed of the host choice (`seed` is the question sample's)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,7 @@ class ExperimentSpec:
         options = run_options(data)
         judge = judge_settings(_section(data, "judge"))
         scope = _scope(_section(data, "dataset"), _section(data, "eval"))
+        check_suite(scope, options.answer_prompt, judge.prompt)
         cache = _section(data, "cache")
         return cls(
             llm=LLMSettings.from_config(_section(data, "llm")),
@@ -232,8 +243,31 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
     )
 
 
+def check_suite(scope: ScopeSpec, answer_prompt: str, judge_prompt: str) -> None:
+    """`dataset.suite` against the other settings that only LOCOMO has: one line naming the key."""
+    try:
+        suite = get_suite(scope.suite)
+    except ValueError as exc:
+        raise ConfigurationError(f"dataset.suite: {exc}") from None
+    if suite.name == "locomo":
+        return
+    if answer_prompt != "default":
+        raise ConfigurationError(
+            f"answer.prompt={answer_prompt} is the Mem0 paper's LOCOMO wording; {suite.name} runs with "
+            "answer.prompt=default"
+        )
+    if suite.own_judge and judge_prompt != "lenient":
+        raise ConfigurationError(
+            f"judge.prompt={judge_prompt} is a LOCOMO grading; {suite.name} is graded by its own rubric per "
+            "category (leave judge.prompt at its default)"
+        )
+
+
 def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSpec:
     ids = conversation_ids(dataset.get("conversations"))
+    dataset_seed = dataset.get("seed", 0)
+    if isinstance(dataset_seed, bool) or not isinstance(dataset_seed, int):
+        raise ConfigurationError(f"dataset.seed must be an integer, not {dataset_seed!r}")
     return ScopeSpec(
         path=_optional_str(dataset.get("path")),
         data_dir=_optional_str(dataset.get("data_dir")),
@@ -245,6 +279,10 @@ def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSp
         max_questions=evaluation.get("max_questions"),
         sample=cast(Sample, str(evaluation.get("sample", "first"))),
         seed=int(evaluation.get("seed", 0)),
+        suite=str(dataset.get("suite", "locomo")),
+        host_path=_optional_str(dataset.get("host_path")),
+        mode=str(dataset.get("mode", "faithful")),
+        dataset_seed=dataset_seed,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mem0bench.data.model import Category
-from mem0bench.rundir.records import Judgement
+from mem0bench.rundir.records import Judgement, label_score
 from mem0bench.rundir.schema import SCORE_NAMES, PredictionRow
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
@@ -54,9 +54,10 @@ def answer_words(prediction: str) -> int:
 
 
 def row_judge_mean(labels: Sequence[str | None]) -> float:
-    """A question's share of CORRECT over its labelled judge runs; NaN when no run labelled it."""
-    present = [x for x in labels if x is not None]
-    return sum(x == "CORRECT" for x in present) / len(present) if present else float("nan")
+    """A question's mean judge score over its labelled runs (CORRECT 1, PARTIAL 0.5, WRONG 0); NaN when no
+    run labelled it."""
+    present = [score for x in labels if (score := label_score(x)) is not None]
+    return sum(present) / len(present) if present else float("nan")
 
 
 def _intervals(rows: Sequence[PredictionRow], settings: BootstrapSettings) -> dict[str, Any]:

@@ -58,7 +58,8 @@ _RULES = """How to answer:
 4. Turn relative times ("last year", "two months ago", "next Friday") into an absolute date or period,
    counted from the date of the session where they were said, and answer with that date, not the phrase.
 5. Names mentioned inside a memory or message are not necessarily the speakers; keep straight who did what.
-6. Answer in as few words as possible: under 5 to 6 words, no full sentence, no explanation."""
+"""
+_BRIEF = "6. Answer in as few words as possible: under 5 to 6 words, no full sentence, no explanation."
 
 
 # The paper profile's instructions, by kind of context (our words, the paper harness's content).
@@ -91,10 +92,23 @@ def _paper_rules(kind: ContextKind) -> str:
 
 
 def build_answer_messages(
-    question: str, context: RetrievedContext, *, prompt: AnswerPrompt = "default"
+    question: str,
+    context: RetrievedContext,
+    *,
+    prompt: AnswerPrompt = "default",
+    intro: str | None = None,
+    style: str | None = None,
 ) -> list[Message]:
-    """The chat messages that ask the answer model one question about one retrieved context."""
+    """The chat messages that ask the answer model one question about one retrieved context.
+
+    `intro` (a paragraph after the description of the context) and `style` (in place of the rule on a
+    5-6 word answer) come from a suite other than LOCOMO (`mem0bench.suites`); LOCOMO passes neither, and
+    its prompt is the same text as before suites existed."""
     if prompt == "paper":
+        if intro is not None or style is not None:
+            raise ValueError(
+                "answer.prompt=paper is the Mem0 paper's LOCOMO wording: use answer.prompt=default"
+            )
         text = (
             f"{_CONTEXT_INTRO[context.kind]}\n\n{_paper_rules(context.kind)}\n\n"
             f"<context>\n{context.text}\n</context>\n\n"
@@ -103,8 +117,9 @@ def build_answer_messages(
         return [{"role": "user", "content": text}]
     if prompt != "default":
         raise ValueError(f"answer.prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {prompt!r}")
+    head = _CONTEXT_INTRO[context.kind] + (f"\n\n{intro}" if intro else "")
     prompt_text = (
-        f"{_CONTEXT_INTRO[context.kind]}\n\n{_RULES}\n\n"
+        f"{head}\n\n{_RULES}{style or _BRIEF}\n\n"
         f"<context>\n{context.text}\n</context>\n\n"
         f"Question: {question}\nAnswer:"
     )

@@ -7,6 +7,9 @@ Three gradings (`judge.prompt`), most generous first:
 - `lenient` (our default): generous about length, wording and date formats, but the answer must refer to
   the same thing as the gold and must not contradict it.
 - `strict`: the same fact, nothing contradicting it, dates at the gold's precision.
+
+Suites other than LOCOMO bring their own grading per category (`mem0bench.suites`: `rubric`), and may grade
+on three levels (`graded`: CORRECT 1 / PARTIAL 0.5 / WRONG 0, with `GradedVerdict`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,19 @@ class Verdict(BaseModel):
 
 
 JUDGE_SPEC = spec_from_model("record_verdict", "Record whether the generated answer is correct.", Verdict)
+
+
+class GradedVerdict(BaseModel):
+    """The three-level judge's reply (CORRECT 1, PARTIAL 0.5, WRONG 0). Any other label breaks the schema:
+    the client asks for a repair, and a reply that never fits is a judge failure, never a WRONG."""
+
+    reasoning: str = Field(description="One short sentence on why.")
+    label: Literal["CORRECT", "PARTIAL", "WRONG"]
+
+
+GRADED_JUDGE_SPEC = spec_from_model(
+    "record_graded_verdict", "Record whether the reply is correct, partly correct or wrong.", GradedVerdict
+)
 
 _GRADING: dict[JudgePrompt, str] = {
     "lenient": (
@@ -64,18 +80,32 @@ ADVERSARIAL_GOLD = "The conversation does not contain this information."
 
 
 def build_judge_messages(
-    question: str, gold: str, prediction: str, *, prompt: JudgePrompt, adversarial: bool = False
+    question: str,
+    gold: str,
+    prediction: str,
+    *,
+    prompt: JudgePrompt,
+    adversarial: bool = False,
+    rubric: str | None = None,
+    reference: str = "Gold answer",
+    graded: bool = False,
 ) -> list[Message]:
-    """The messages for one judgement; `adversarial` swaps the gold answer for 'not stated'."""
+    """The messages for one judgement; `adversarial` swaps the gold answer for 'not stated'. A suite's own
+    `rubric` replaces the `prompt` grading, its reference is named `reference`, and `graded` asks for
+    CORRECT, PARTIAL or WRONG."""
     if prompt not in _GRADING:
         raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {prompt!r}")
     gold_line = ADVERSARIAL_GOLD if adversarial else gold
-    parts = [
-        "You are grading an answer to a question about a long conversation, against a gold answer.",
-        _GRADING[prompt],
-    ]
+    intro = "You are grading an answer to a question about a long conversation, against a gold answer."
+    if rubric is not None:
+        intro = (
+            "You are grading a reply to a question about a long conversation, "
+            f"against a reference ({reference.lower()})."
+        )
+    parts = [intro, rubric or _GRADING[prompt]]
     if adversarial:
         parts.append(_ADVERSARIAL_NOTE)
-    parts.append(f"Question: {question}\nGold answer: {gold_line}\nGenerated answer: {prediction}")
-    parts.append("Record your verdict with the record_verdict function.")
+    parts.append(f"Question: {question}\n{reference}: {gold_line}\nGenerated answer: {prediction}")
+    function = GRADED_JUDGE_SPEC.name if graded else JUDGE_SPEC.name
+    parts.append(f"Record your verdict with the {function} function.")
     return [{"role": "user", "content": "\n\n".join(parts)}]

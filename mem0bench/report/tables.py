@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 from tabulate import tabulate
 
+from mem0bench.data.model import Category
 from mem0bench.report.collect import (
     RunSummary,
     format_value,
@@ -38,6 +39,7 @@ __all__ = [
 
 Labels = Literal["official", "paper"]
 MISSING = "-"
+NOT_APPLICABLE = "n/a"
 
 # (metrics key, column label) in LOCOMO's official order (categories 1..4).
 OFFICIAL_CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -160,9 +162,14 @@ def _fmt_tokens(value: Any) -> str:
 
 def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> list[tuple[str, str]]:
     """(metrics key, column label) of the categories to show: 1..4 (in the chosen order), then
-    adversarial if any run has it."""
+    adversarial if any run has it. Runs of another suite only (Locomo-Plus, LongMemEval): their own
+    categories, in the suites' order, under their official names."""
     if labels not in ("official", "paper"):
         raise ValueError(f"labels must be 'official' or 'paper', got {labels!r}")
+    present = {key for r in runs for key in r.metrics.categories}
+    locomo = {c.label for c in Category if c.family == "locomo"}
+    if present and not present & locomo:
+        return [(c.label, c.label) for c in Category if c.label in present]
     cats = list(OFFICIAL_CATEGORIES if labels == "official" else PAPER_CATEGORIES)
     if any(r.metrics.scores(ADVERSARIAL[0]) is not None for r in runs):
         cats.append(ADVERSARIAL)
@@ -254,8 +261,12 @@ def table1(
     for row, run in zip(rows, runs):
         for key, label in [*cats, OVERALL]:
             scores = run.metrics.scores(key)
-            row[f"{label} F1"] = pct(None if scores is None else scores.f1)
-            row[f"{label} BLEU-1"] = pct(None if scores is None else scores.bleu1)
+            # no reference answer: "n/a", never a 0 or a gap
+            absent = (None if scores is None else scores.extra.get("not_applicable")) or ()
+            f1 = None if scores is None else scores.f1
+            bleu = None if scores is None else scores.bleu1
+            row[f"{label} F1"] = NOT_APPLICABLE if "f1" in absent and not numeric else pct(f1)
+            row[f"{label} BLEU-1"] = NOT_APPLICABLE if "bleu1" in absent and not numeric else pct(bleu)
             _judge_cells(row, f"{label} J", None if scores is None else scores.judge, numeric)
             if key == "overall" and judge_checks is not None:
                 _vague_cells(row, judge_check_for(run, judge_checks), numeric)

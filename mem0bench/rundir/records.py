@@ -7,7 +7,19 @@ from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
 
-Label = Literal["CORRECT", "WRONG"]
+Label = Literal["CORRECT", "PARTIAL", "WRONG"]
+"""PARTIAL only from a graded suite's judge (Locomo-Plus)."""
+LABEL_SCORES: dict[str, float] = {"CORRECT": 1.0, "PARTIAL": 0.5, "WRONG": 0.0}
+
+
+def label_score(label: str | None) -> float | None:
+    """A judge label as a score: CORRECT 1, PARTIAL 0.5, WRONG 0; None for none (or an unknown one)."""
+    return None if label is None else LABEL_SCORES.get(label)
+
+
+def score_label(score: float | None) -> str | None:
+    """The label of a score (the inverse of `label_score`)."""
+    return None if score is None else "CORRECT" if score == 1 else "PARTIAL" if score == 0.5 else "WRONG"
 
 
 def _from_dict(cls: type[T], row: dict[str, Any]) -> T:
@@ -70,6 +82,8 @@ class AnswerRecord:
     context: str | None = None
     """The retrieved context as the answer model saw it, for reading (the HTML report); cut after
     `CONTEXT_KEEP_CHARS` characters so a full-context run's rows stay small."""
+    evidence_sessions: tuple[int, ...] = ()
+    """Session-level evidence (LongMemEval); left out of the row when empty, so LOCOMO rows are unchanged."""
 
     @property
     def failed_stage(self) -> str | None:
@@ -81,7 +95,10 @@ class AnswerRecord:
         return parts[1].strip() if len(parts) == 3 else "unknown"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        if not self.evidence_sessions:
+            del row["evidence_sessions"]
+        return row
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> AnswerRecord:

@@ -58,11 +58,12 @@ class PredictionRow:
     category: str
     category_id: int
     prediction: str
-    f1: float
-    bleu1: float
-    locomo_f1: float
+    f1: float | None
+    bleu1: float | None
+    locomo_f1: float | None
+    """None where the score does not apply (a suite without reference answers; LOCOMO F1 off LOCOMO)."""
     judge: tuple[str | None, ...]
-    """One entry per judge run: CORRECT, WRONG or None (the judge failed on it)."""
+    """One entry per judge run: CORRECT, WRONG, PARTIAL (graded suites) or None (the judge failed on it)."""
     answer_words: int
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -73,9 +74,10 @@ class PredictionRow:
 
     @property
     def judge_mean(self) -> float | None:
-        """The share of this question's judge runs that said CORRECT (failed runs left out)."""
-        labels = [x for x in self.judge if x is not None]
-        return sum(x == "CORRECT" for x in labels) / len(labels) if labels else None
+        """The mean score of this question's judge runs: the share that said CORRECT, a PARTIAL counting
+        0.5 (failed runs left out)."""
+        labels = [0.5 if x == "PARTIAL" else float(x == "CORRECT") for x in self.judge if x is not None]
+        return sum(labels) / len(labels) if labels else None
 
     @property
     def judge_majority(self) -> bool | None:
@@ -111,6 +113,11 @@ class PredictionRow:
     @property
     def evidence_recall(self) -> float | None:
         return self.extra.get("evidence_recall")
+
+    @property
+    def session_recall(self) -> float | None:
+        """Session-level evidence recall (LongMemEval's rows only)."""
+        return self.extra.get("session_recall")
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str) -> PredictionRow:

@@ -1,0 +1,144 @@
+"""The suite seam: what a benchmark suite tells the harness, and the registry that holds the suites.
+
+A suite says how its files become our `Conversation`/`Question` objects (`load`), its categories under
+their official names with the counts of the released files (checked on load), which of them a run scores
+by default, how the judge grades them (binary CORRECT/WRONG, or graded 1 / 0.5 / 0 with PARTIAL) and in what
+words, whether the lexical scores (F1, BLEU-1) apply, and what the answer prompt must add. A new suite is
+one module that decorates its loader with `@register_suite(...)`, plus one `configs/dataset/<name>.yaml`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from mem0bench.data.model import Category, Dataset
+
+__all__ = [
+    "SUITES",
+    "DatasetRequest",
+    "Grading",
+    "Rubric",
+    "SourceFile",
+    "Suite",
+    "check_counts",
+    "register_suite",
+]
+
+log = logging.getLogger("mem0bench.suites")
+
+Grading = Literal["binary", "graded"]
+"""binary: CORRECT 1 / WRONG 0; graded: CORRECT 1 / PARTIAL 0.5 / WRONG 0."""
+
+
+@dataclass(frozen=True)
+class DatasetRequest:
+    """`dataset.*` of the config, checked: which files, which part of them, and the suite's own options."""
+
+    path: str | None
+    """The suite's main file; None: the file in `data_dir`, fetched there if missing."""
+    data_dir: Path
+    conversations: Sequence[str] | None = None
+    fold_captions: bool = True
+    host_path: str | None = None
+    """Locomo-Plus: the LOCOMO file holding the host conversations (None: LOCOMO's own resolution)."""
+    mode: str = "faithful"
+    """Locomo-Plus: `faithful` (one stitched copy of a host per item) or `grouped` (many cues per copy)."""
+    seed: int = 0
+    """Locomo-Plus: the seed of the host choice."""
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """The judge's grading of one category, in our words, and what the reference it sees is called."""
+
+    text: str
+    reference: str = "Gold answer"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file a suite is built from: where it comes from, its sha256 when pinned, what licence it states."""
+
+    filename: str
+    url: str
+    sha256: str | None
+    """None: the source publishes no fixed file (a hub dataset can change); the download records its hash."""
+    licence: str
+    hub_repo: str | None = None
+    """A Hugging Face dataset repository to fetch `filename` from (then `url` is for people to read)."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    load: Callable[[DatasetRequest], Dataset]
+    categories: tuple[Category, ...]
+    scored: tuple[Category, ...]
+    """Scored by default."""
+    optional: tuple[Category, ...] = ()
+    """Added by `eval.include_adversarial=true` (LOCOMO's category 5)."""
+    expected_counts: Mapping[Category, int] = field(default_factory=dict)
+    """Questions per category in the released files: a full load that differs is reported."""
+    grading: Grading = "binary"
+    rubrics: Mapping[Category, Rubric] = field(default_factory=dict)
+    """The suite's own grading per category; a category without one is graded by `judge.prompt`."""
+    lexical: bool = True
+    """F1, BLEU-1 and LOCOMO's F1 apply (there is a short reference answer)."""
+    answer_intro: str | None = None
+    """A paragraph the answer prompt adds after its description of the context ({asked_on} is filled)."""
+    answer_style: str | None = None
+    """Replaces the answer prompt's "under 5 to 6 words" rule where a suite wants another kind of reply."""
+    sources: tuple[SourceFile, ...] = ()
+    notes: str = ""
+    """One line the dry run and `data download` print (cost warnings, departures from the reference)."""
+
+    @property
+    def own_judge(self) -> bool:
+        """True when every scored category has the suite's own grading (judge.prompt does not apply)."""
+        return all(c in self.rubrics for c in (*self.scored, *self.optional))
+
+
+SUITES: dict[str, Suite] = {}
+
+
+def register_suite(**spec: object) -> Callable[[Callable[[DatasetRequest], Dataset]], Callable[..., Dataset]]:
+    """Decorate a loader to register it as suite `spec["name"]` (the other `Suite` fields as keywords)."""
+
+    def wrap(load: Callable[[DatasetRequest], Dataset]) -> Callable[[DatasetRequest], Dataset]:
+        suite = Suite(load=load, **spec)  # type: ignore[arg-type]
+        if suite.name in SUITES:
+            raise ValueError(f"suite {suite.name!r} is registered twice")
+        SUITES[suite.name] = suite
+        return load
+
+    return wrap
+
+
+def check_counts(
+    name: str, dataset: Dataset, *, whole_file: bool, found: Mapping[Category, int] | None = None
+) -> list[str]:
+    """For suite `name`: lines naming each category whose count differs from the released files' (only for a
+    whole file: a selection of conversations differs by design). Logged, and returned for tests."""
+    suite = SUITES[name]
+    if not whole_file or not suite.expected_counts:
+        return []
+    if found is None:  # by the questions' categories, unless the suite counts its own way
+        found = Counter(q.category for q in dataset.questions)
+    lines = [
+        f"{dataset.path}: {found.get(c, 0)} {c.label} questions where the release of {suite.title} has {n} "
+        "(another version of the file?)"
+        for c, n in suite.expected_counts.items()
+        if found.get(c, 0) != n
+    ]
+    # A file the release's size with other counts is another version of it: a warning on the console. A
+    # file of another size (a subset, a test fixture, one's own data) is only noted in the log.
+    same_size = sum(found.get(c, 0) for c in suite.expected_counts) == sum(suite.expected_counts.values())
+    for line in lines:
+        log.log(logging.WARNING if same_size else logging.INFO, line)
+    return lines

@@ -1,0 +1,282 @@
+"""LongMemEval (Wu et al., ICLR 2025): 500 questions, each with its own haystack of user-assistant sessions.
+
+Each question becomes one conversation (its haystack, sessions sorted by date; the oracle file's are not
+sorted) with one question, so every system runs through the same protocol as on LOCOMO. Speakers are
+`User` and `Assistant`. Turn-level evidence: the `has_answer` turns (as dia_ids "D<session>:<turn>");
+session-level evidence: `answer_session_ids` (as session indexes). The six question types are categories;
+abstention questions (`question_id` ending in `_abs`) are a seventh, graded as the reference does: the
+reply must say the question cannot be answered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from mem0bench.data.errors import DatasetError
+from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
+from mem0bench.suites.files import read_json, resolve_source
+
+__all__ = ["QUESTION_TYPES", "load_longmemeval", "parse_lme_date"]
+
+QUESTION_TYPES: dict[str, Category] = {
+    "single-session-user": Category.SINGLE_SESSION_USER,
+    "single-session-assistant": Category.SINGLE_SESSION_ASSISTANT,
+    "single-session-preference": Category.SINGLE_SESSION_PREFERENCE,
+    "multi-session": Category.MULTI_SESSION,
+    "temporal-reasoning": Category.TEMPORAL_REASONING,
+    "knowledge-update": Category.KNOWLEDGE_UPDATE,
+}
+# The paper's counts by question_type (abstention questions counted under their type), and abstention's.
+TYPE_COUNTS = {
+    Category.SINGLE_SESSION_USER: 70,
+    Category.SINGLE_SESSION_ASSISTANT: 56,
+    Category.SINGLE_SESSION_PREFERENCE: 30,
+    Category.MULTI_SESSION: 133,
+    Category.TEMPORAL_REASONING: 133,
+    Category.KNOWLEDGE_UPDATE: 78,
+    Category.ABSTENTION: 30,
+}
+SPEAKERS = {"user": "User", "assistant": "Assistant"}
+_DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*")
+
+_HUB = "xiaowu0162/longmemeval-cleaned"
+_LICENCE = (
+    "MIT (the LICENSE of github.com/xiaowu0162/LongMemEval); the hub dataset card's own licence field is "
+    "not checked here"
+)
+
+
+def _source(filename: str) -> SourceFile:
+    return SourceFile(
+        filename,
+        f"https://huggingface.co/datasets/{_HUB}/blob/main/{filename}",
+        None,
+        _LICENCE,
+        hub_repo=_HUB,
+    )
+
+
+# Our wording of the reference's per-type grading (src/evaluation/evaluate_qa.py).
+_FACT = (
+    "Count the response CORRECT when it gives the gold answer, something equivalent to it, or works through "
+    "steps that arrive at it. A response that holds only part of what the gold answer needs is WRONG, and so "
+    "is one that gives something else or no answer."
+)
+RUBRICS = {
+    Category.SINGLE_SESSION_USER: Rubric(_FACT),
+    Category.SINGLE_SESSION_ASSISTANT: Rubric(_FACT),
+    Category.MULTI_SESSION: Rubric(_FACT),
+    Category.TEMPORAL_REASONING: Rubric(
+        _FACT + " A number of days, weeks or months that is off by one from the gold (19 days for 18) still "
+        "counts as CORRECT."
+    ),
+    Category.KNOWLEDGE_UPDATE: Rubric(
+        "The information changed over time and the gold answer is its latest state. Count the response "
+        "CORRECT when the answer it gives is that latest state, even if it also mentions what held before; "
+        "WRONG when it gives an outdated or different answer."
+    ),
+    Category.SINGLE_SESSION_PREFERENCE: Rubric(
+        "The reference is not an answer but a description of what a personalised reply should do. Count the "
+        "response CORRECT when it remembers the user's personal information and uses it as the description "
+        "asks; it does not need to cover every point. Count it WRONG when it ignores or gets wrong what the "
+        "user told.",
+        reference="Description of the desired reply",
+    ),
+    Category.ABSTENTION: Rubric(
+        "The question cannot be answered from the chat history; the reference explains why. Count the "
+        "response CORRECT when it recognises that it cannot answer: it says the information is missing or "
+        "incomplete, or that only something related was mentioned. Count it WRONG when it asserts an answer.",
+        reference="Why it cannot be answered",
+    ),
+}
+_COMMON: dict[str, Any] = dict(
+    categories=tuple(TYPE_COUNTS),
+    scored=tuple(TYPE_COUNTS),
+    expected_counts=TYPE_COUNTS,
+    grading="binary",
+    rubrics=RUBRICS,
+    answer_intro=(
+        "The conversation is one user's chat history with an AI assistant, over many sessions. The user asks "
+        "the question below on {asked_on}: count elapsed time up to that date, and when the history does not "
+        "hold the answer, say so."
+    ),
+    answer_style=(
+        "6. Answer briefly: a few words for a fact; where the user asks for a suggestion or advice, one or "
+        "two sentences that use what they told you before."
+    ),
+)
+
+
+def parse_lme_date(text: str) -> datetime | None:
+    """LongMemEval's dates, e.g. '2023/05/20 (Sat) 02:21'; None when not in that form or impossible."""
+    m = _DATE.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        year, month, day, hour, minute = (int(g) for g in m.groups())
+        return datetime(year, month, day, hour, minute)
+    except ValueError:
+        return None
+
+
+@register_suite(
+    name="longmemeval_s", title="LongMemEval_S", sources=(_source("longmemeval_s_cleaned.json"),),
+    notes="LongMemEval_S: ~40 sessions (~115k tokens) per question, 500 haystacks: ~50x LOCOMO's ingestion",
+    **_COMMON,
+)  # fmt: skip
+def load_longmemeval_s(request: DatasetRequest) -> Dataset:
+    return load_longmemeval(request, "longmemeval_s")
+
+
+@register_suite(
+    name="longmemeval_m", title="LongMemEval_M", sources=(_source("longmemeval_m_cleaned.json"),),
+    notes="LongMemEval_M: ~500 sessions (~1.5M tokens) per question, 500 haystacks: ~500x LOCOMO's "
+    "ingestion, and no full-context run fits a model's window",
+    **_COMMON,
+)  # fmt: skip
+def load_longmemeval_m(request: DatasetRequest) -> Dataset:
+    return load_longmemeval(request, "longmemeval_m")
+
+
+@register_suite(
+    name="longmemeval_oracle", title="LongMemEval (oracle)", sources=(_source("longmemeval_oracle.json"),),
+    notes="LongMemEval oracle: only each question's evidence sessions", **_COMMON,
+)  # fmt: skip
+def load_longmemeval_oracle(request: DatasetRequest) -> Dataset:
+    return load_longmemeval(request, "longmemeval_oracle")
+
+
+def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
+    path = resolve_source(request.path, request.data_dir, SUITES[suite].sources[0])
+    file = str(path)
+    data, sha256 = read_json(path)
+    if not isinstance(data, list):
+        raise DatasetError("expected a JSON list of questions at the top level", file=file)
+    ids = [
+        _req_str(item, "question_id", file, i) if isinstance(item, dict) else ""
+        for i, item in enumerate(data)
+    ]
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise DatasetError("expected an object", file=file, sample=i)
+    if len(set(ids)) != len(ids):
+        twice = next(q for q, n in Counter(ids).items() if n > 1)
+        raise DatasetError("duplicate question_id", file=file, sample=twice, field="question_id")
+    chosen: list[int] = list(range(len(data)))
+    if request.conversations is not None:
+        wanted = set(request.conversations)
+        unknown = [c for c in request.conversations if c not in set(ids)]
+        if unknown:
+            raise DatasetError(f"unknown question id(s) {', '.join(unknown[:5])}", file=file)
+        chosen = [i for i, q in enumerate(ids) if q in wanted]
+    conversations = tuple(_conversation(data[i], ids[i], i, file) for i in chosen)
+    dataset = Dataset(path=file, sha256=sha256, conversations=conversations, suite=suite)
+    if request.conversations is None:
+        by_type = Counter(QUESTION_TYPES[str(data[i]["question_type"])] for i in chosen)
+        by_type[Category.ABSTENTION] = sum(1 for q in dataset.questions if q.category is Category.ABSTENTION)
+        check_counts(suite, dataset, whole_file=True, found=by_type)
+    return dataset
+
+
+def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> Conversation:
+    qtype = _req_str(item, "question_type", file, qid)
+    if qtype not in QUESTION_TYPES:
+        raise DatasetError(
+            f"unknown question_type {qtype!r} (expected one of {', '.join(QUESTION_TYPES)})",
+            file=file, sample=qid, field="question_type",
+        )  # fmt: skip
+    category = Category.ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
+    lists = {
+        k: _req_list(item, k, file, qid)
+        for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+    }
+    if len({len(v) for v in lists.values()}) != 1:
+        raise DatasetError(
+            "haystack_session_ids, haystack_dates and haystack_sessions differ in length "
+            f"({', '.join(str(len(v)) for v in lists.values())})",
+            file=file, sample=qid, field="haystack_sessions",
+        )  # fmt: skip
+    dated = []
+    for j, (sid, date_text) in enumerate(
+        zip(lists["haystack_session_ids"], lists["haystack_dates"], strict=True)
+    ):
+        when = parse_lme_date(date_text) if isinstance(date_text, str) else None
+        if when is None:
+            raise DatasetError(
+                f"cannot parse the date {date_text!r} (expected e.g. '2023/05/20 (Sat) 02:21')",
+                file=file, sample=qid, field=f"haystack_dates[{j}]",
+            )  # fmt: skip
+        dated.append((when, j, str(sid)))
+    dated.sort(key=lambda d: (d[0], d[1]))  # by date; the oracle file's sessions are not in order
+    sessions: list[Session] = []
+    index_of: dict[str, int] = {}
+    evidence: list[str] = []
+    for n, (when, j, sid) in enumerate(dated, start=1):
+        turns = _turns(lists["haystack_sessions"][j], n, f"haystack_sessions[{j}]", file, qid, evidence)
+        index_of.setdefault(sid, n)
+        sessions.append(Session(index=n, date_time=when, date_text=lists["haystack_dates"][j], turns=turns))
+    answer_sessions = item.get("answer_session_ids") or []
+    if not isinstance(answer_sessions, list):
+        raise DatasetError(
+            "expected a list of session ids", file=file, sample=qid, field="answer_session_ids"
+        )
+    question_date = _req_str(item, "question_date", file, qid)
+    if parse_lme_date(question_date) is None:
+        raise DatasetError(
+            f"cannot parse the date {question_date!r}", file=file, sample=qid, field="question_date"
+        )
+    answer = item.get("answer")
+    if answer is None or isinstance(answer, (dict, list, bool)):
+        raise DatasetError("expected a string or a number", file=file, sample=qid, field="answer")
+    question = Question(
+        qid=f"{qid}:q0",
+        sample_id=qid,
+        index=0,
+        question=_req_str(item, "question", file, qid),
+        answer=str(answer),
+        category=category,
+        evidence=tuple(evidence),
+        evidence_sessions=tuple(sorted({index_of[s] for s in map(str, answer_sessions) if s in index_of})),
+        asked_on=question_date,
+    )
+    return Conversation(
+        sample_id=qid, speaker_a=SPEAKERS["user"], speaker_b=SPEAKERS["assistant"],
+        sessions=tuple(s for s in sessions if s.turns), questions=(question,), position=position,
+    )  # fmt: skip
+
+
+def _turns(raw: Any, n: int, where: str, file: str, qid: str, evidence: list[str]) -> tuple[Turn, ...]:
+    if not isinstance(raw, list):
+        raise DatasetError("expected a list of turns", file=file, sample=qid, field=where)
+    turns = []
+    for k, t in enumerate(raw, start=1):
+        at = f"{where}[{k - 1}]"
+        if not isinstance(t, dict) or t.get("role") not in SPEAKERS or not isinstance(t.get("content"), str):
+            raise DatasetError(
+                "expected {'role': 'user' or 'assistant', 'content': text}", file=file, sample=qid, field=at
+            )
+        dia_id = f"D{n}:{k}"
+        if t.get("has_answer") is True:
+            evidence.append(dia_id)
+        turns.append(Turn(speaker=SPEAKERS[t["role"]], dia_id=dia_id, text=t["content"]))
+    return tuple(turns)
+
+
+def _req_str(item: dict[str, Any], key: str, file: str, sample: str | int) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):
+        what = "missing field" if key not in item else "expected a string in"
+        raise DatasetError(f"{what} {key!r}", file=file, sample=sample, field=key)
+    return value
+
+
+def _req_list(item: dict[str, Any], key: str, file: str, sample: str) -> list[Any]:
+    value = item.get(key)
+    if not isinstance(value, list):
+        what = "missing field" if key not in item else "expected a list in"
+        raise DatasetError(f"{what} {key!r}", file=file, sample=sample, field=key)
+    return value
