@@ -71,6 +71,9 @@ def test_amem_end_to_end_and_rerun_from_the_cache(tmp_path, locomo_mini):
         llm = metrics["tokens"]["llm"]
         assert llm["amem_ingest"]["calls"] >= 41  # 21 analyses + 20 evolutions (+ embeddings)
         assert llm["amem_search"]["calls"] >= 4  # one keywords call per question (+ query embeddings)
+        # The sampling parameters the library's requests set, as the bridge received them: temperature 0.
+        for stage in ("amem_ingest", "amem_search"):
+            assert {row["temperature"] for row in metrics["sampling"][stage]} == {0.0}, metrics["sampling"]
         manifest = json.loads((run_dir / "run.json").read_text())
         assert "a-mem" in json.dumps(manifest)
         assert metrics["empty_contexts"]["n"] == 0

@@ -164,6 +164,7 @@ class Attempt:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
+        metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(
             row.details for row in ingests.values() if not row.failed
         )
