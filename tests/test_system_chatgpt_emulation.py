@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.ingest_progress import listening
-from mem0bench.common.errors import ConfigurationError
 from mem0bench.prompts.saved_notes import NOTES_SPEC, parse_notes
 from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
     Note,
@@ -351,11 +351,13 @@ def test_memories_exported_from_chatgpt_are_read_whole_per_conversation(tmp_path
     assert context.text == exported and context.items == 2 and context.tokens == report.memory_tokens
     other = make_conversation(sessions=1, sample_id="conv-x")
     other = replace(other, position=5)
-    assert run(reference_system(tmp_path, llm, memories_file=str(folder)).retrieve(other, other.questions[0])).text == (
-        "Alice has a dog.\n"
-    )
+    assert run(
+        reference_system(tmp_path, llm, memories_file=str(folder)).retrieve(other, other.questions[0])
+    ).text == ("Alice has a dog.\n")
     missing = replace(make_conversation(sessions=1, sample_id="conv-y"), position=7)
-    with pytest.raises(ConfigurationError, match=r"no memories for sample conv-y in .*7\.txt and conv-y\.txt"):
+    with pytest.raises(
+        ConfigurationError, match=r"no memories for sample conv-y in .*7\.txt and conv-y\.txt"
+    ):
         run(system.ingest(missing))
     with pytest.raises(ConfigurationError, match="not a folder"):
         reference_system(tmp_path, llm, memories_file=str(tmp_path / "nowhere"))

@@ -94,15 +94,21 @@ class ChatGPTMemoryEmulation(SystemBase):
         context: SystemContext,
     ) -> None:
         if style not in STYLES:
-            raise ValueError(f"chatgpt_memory_emulation: style must be one of {', '.join(STYLES)}, got {style!r}")
+            raise ValueError(
+                f"chatgpt_memory_emulation: style must be one of {', '.join(STYLES)}, got {style!r}"
+            )
         if style == "reference" and (max_context_tokens or max_notes_per_session is not None):
             raise ValueError(
                 "chatgpt_memory_emulation: max_context_tokens and max_notes_per_session belong to style=dated "
                 "(the reference has no cap; eval.context_tokens_max cuts any system's context)"
             )
         if style == "dated":
-            max_context_tokens = PAPER_OPENAI_CONTEXT_TOKENS if max_context_tokens is None else max_context_tokens
-            max_notes_per_session = DATED_MAX_NOTES if max_notes_per_session is None else max_notes_per_session
+            max_context_tokens = (
+                PAPER_OPENAI_CONTEXT_TOKENS if max_context_tokens is None else max_context_tokens
+            )
+            max_notes_per_session = (
+                DATED_MAX_NOTES if max_notes_per_session is None else max_notes_per_session
+            )
         if max_context_tokens is not None and (
             isinstance(max_context_tokens, bool)
             or not isinstance(max_context_tokens, int)
@@ -178,7 +184,9 @@ class ChatGPTMemoryEmulation(SystemBase):
             per_session = len(conversation.speakers) * NOTES_PER_CALL * NOTE_TOKENS
             for i, session in enumerate(sessions):
                 calls += 1
-                prompt += INSTRUCTION_TOKENS + count_tokens("\n".join(session_lines(session.date_text, session.turns)))
+                prompt += INSTRUCTION_TOKENS + count_tokens(
+                    "\n".join(session_lines(session.date_text, session.turns))
+                )
                 prompt += i * per_session
                 completion += per_session + 10
             context_tokens += len(sessions) * per_session
@@ -192,7 +200,9 @@ class ChatGPTMemoryEmulation(SystemBase):
     def ingest_units(self, conversation: Conversation) -> int:
         """Message pairs (x speakers for style=dated, whose two streams each report a session's pairs)."""
         pairs = len(message_pairs(conversation))
-        return pairs * len(conversation.speakers) if self.style == "dated" and not self.memories_dir else pairs
+        return (
+            pairs * len(conversation.speakers) if self.style == "dated" and not self.memories_dir else pairs
+        )
 
     # ------------------------------------------------------------------ ingest
 

@@ -93,7 +93,9 @@ class AMem(SystemBase):
             raise ValueError(f"amem: k (notes retrieved per question) must be an integer >= 1, got {k!r}")
         if query not in _QUERIES:
             raise ValueError(f"amem: query must be one of {', '.join(_QUERIES)}, not {query!r}")
-        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float)):
+        if temperature is not None and (
+            isinstance(temperature, bool) or not isinstance(temperature, int | float)
+        ):
             raise ValueError(f"amem: temperature must be a number or null, got {temperature!r}")
         super().__init__()
         self.name = name
