@@ -35,7 +35,7 @@ from mem0bench.systems.external.langmem import determinism, persistence
 from mem0bench.systems.external.langmem.ingest import AgentIngest, ManagerIngest, message_text
 from mem0bench.systems.external.langmem.library import Library, load_library
 from mem0bench.systems.external.langmem.persistence import Annotation, Snapshot
-from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes, render_sections
+from mem0bench.systems.external.langmem.render import Note, memory_text, render_sections
 from mem0bench.systems.external.langmem.steplog import (
     Step,
     callback_handler,
@@ -311,7 +311,7 @@ class LangMem(SystemBase):
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
         """The `top_k` memories of each speaker's namespace most similar to the question (one query
-        embedding), merged best first, one '[session date] memory' line each."""
+        embedding), one 'Memories of <speaker>:' section each, best first (dates only with `dates`)."""
         sid = conversation.sample_id
         await self.bridge.start()
         memory = self._memories.get(sid)
