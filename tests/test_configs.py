@@ -102,3 +102,23 @@ def test_saved_config_has_no_secret(monkeypatch):
 def test_unknown_key_is_rejected():
     with pytest.raises(Exception, match="method.nonsense"):
         _compose("+exp=mem0", "method.nonsense=1")
+
+
+@pytest.mark.parametrize(
+    ("system", "pinned"),
+    [
+        ("mem0_oss", {"top_k": 30, "batch_size": 2}),
+        ("zep_graphiti", {}),
+        ("langmem", {"mode": "agent", "per_speaker": True}),
+        ("amem", {"k": 10, "query": "keywords", "temperature": 0.0}),
+        ("chatgpt_memory_emulation", {"style": "reference"}),
+    ],
+)
+def test_other_systems_have_a_paper_profile(system, pinned):
+    """`+exp=paper/<system>`: the system with the paper harness's shared settings and its own pins."""
+    paper = _compose(f"+exp=paper/{system}")
+    assert paper.method.name == system
+    assert (paper.answer.prompt, paper.judge.prompt, paper.dataset.fold_captions) == ("paper", "paper", False)
+    assert paper.judge.runs == 10 and paper.llm.model == paper.judge.model == "gpt-4o-mini"
+    assert paper.llm.temperature == 0.0
+    assert {key: paper.method[key] for key in pinned} == pinned
