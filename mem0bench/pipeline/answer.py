@@ -9,6 +9,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
+from mem0bench.pipeline.budget import cut_context
 from mem0bench.pipeline.records import AnswerRecord, keep_context
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 
@@ -20,8 +21,10 @@ async def answer_question(
     question: Question,
     *,
     prompt: AnswerPrompt = "default",
+    context_tokens_max: int | None = None,
 ) -> AnswerRecord:
-    """One question through retrieval and answering. A failed call gives a record with `failure` set."""
+    """One question through retrieval and answering. A failed call gives a record with `failure` set.
+    `context_tokens_max` (eval.context_tokens_max) cuts any system's context to that many tokens."""
     base: dict[str, Any] = {
         "qid": question.qid,
         "conversation": conversation.sample_id,
@@ -33,7 +36,7 @@ async def answer_question(
     }
     with measure() as whole:
         try:
-            context = await system.retrieve(conversation, question)
+            context = cut_context(await system.retrieve(conversation, question), context_tokens_max)
             with measure() as timing:
                 messages = build_answer_messages(question.question, context, prompt=prompt)
                 reply = await client.chat(messages, stage="answer")

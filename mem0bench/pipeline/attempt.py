@@ -40,6 +40,8 @@ class RunOptions:
     bootstrap: BootstrapSettings = BootstrapSettings()
     retry_failed: bool = False
     """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
+    context_tokens_max: int | None = None
+    """`eval.context_tokens_max`: every system's retrieved context cut to this many tokens (None: not)."""
 
 
 def new_attempt_id() -> str:

@@ -31,6 +31,7 @@ from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.attempt import RunOptions
+from mem0bench.pipeline.budget import check_budget
 from mem0bench.pipeline.configs import config_section, method_config
 from mem0bench.pipeline.failures import RunAborted
 from mem0bench.pipeline.heartbeat import beating, with_heartbeat_cost
@@ -238,6 +239,7 @@ def run_options(cfg: DictConfig) -> RunOptions:
         answer_prompt=cast(AnswerPrompt, answer_prompt),
         bootstrap=bootstrap_settings(cfg),
         retry_failed=bool(run.retry_failed),
+        context_tokens_max=check_budget(cfg.eval.get("context_tokens_max")),
     )
 
 

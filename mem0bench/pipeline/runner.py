@@ -171,7 +171,12 @@ class Runner:
             self.attempt.progress.advance("answer")
             return record
         record = await answer_question(
-            self.system, self.attempt.client, conversation, question, prompt=self.options.answer_prompt
+            self.system,
+            self.attempt.client,
+            conversation,
+            question,
+            prompt=self.options.answer_prompt,
+            context_tokens_max=self.options.context_tokens_max,
         )
         degraded = self.system_failures.take(lambda r: r.qid == question.qid)
         record = replace(
