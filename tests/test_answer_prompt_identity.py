@@ -155,8 +155,10 @@ class System:
 OTHER_SYSTEMS = [
     System("full_context"),
     System("mem0"),
+    System("mem0g"),
     System("chatgpt_memory_emulation"),
     System("mem0_oss", replies=mem0_handler()),
+    System("mem0_oss_graph", replies=mem0_handler()),
     System("langmem", replies=langmem_reply),
     System("amem", replies=amem_replies),
     System("zep_graphiti", falkordb=True),
@@ -208,7 +210,8 @@ def _run(
             body["messages"] = without_intro(without_context(body["messages"]))
             assert answers.setdefault(question.group(1), body) == body  # a retried request is the same
     judges = sorted(json.dumps(body, sort_keys=True) for endpoint, body in seen if _is_judge(endpoint, body))
-    return {"answers": answers, "judges": judges}
+    sampling = json.loads((run_dir / "metrics.json").read_text())["sampling"]
+    return {"answers": answers, "judges": judges, "sampling": sampling}
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +237,8 @@ def test_answer_and_judge_requests_are_the_same_as_the_reference_systems(
     # Equal predictions get byte-identical judge requests, whichever system made them.
     assert len(reference["judges"]) >= 4 * 2
     assert other["judges"] == reference["judges"]
+    # metrics.json shows the sampling parameters each stage's requests set: the same for the answer and
+    # the judge, whatever each system's own steps (a library's included) asked for.
+    for stage in ("answer", "judge"):
+        assert other["sampling"][stage] == reference["sampling"][stage] != []
+    assert all(isinstance(rows, list) and rows for rows in other["sampling"].values())

@@ -180,3 +180,23 @@ def test_a_paper_profile_with_overrides_is_marked_as_departing_from_it():
     assert check is not None and check.departures == () and check.warning() is None
     ours, choices = _spec_with_choices("+exp=mem0", "judge.runs=2")
     assert check_profile(ours, choices) is None  # our own recipes are not profiles
+
+
+@pytest.mark.parametrize(
+    ("system", "pinned"),
+    [
+        ("mem0_oss", {"top_k": 30, "batch_size": 2}),
+        ("zep_graphiti", {}),
+        ("langmem", {"mode": "agent", "per_speaker": True}),
+        ("amem", {"k": 10, "query": "keywords", "temperature": 0.0}),
+        ("chatgpt_memory_emulation", {"style": "reference"}),
+    ],
+)
+def test_other_systems_have_a_paper_profile(system, pinned):
+    """`+exp=paper/<system>`: the system with the paper harness's shared settings and its own pins."""
+    paper = _compose(f"+exp=paper/{system}")
+    assert paper.method.name == system
+    assert (paper.answer.prompt, paper.judge.prompt, paper.dataset.fold_captions) == ("paper", "paper", False)
+    assert paper.judge.runs == 10 and paper.llm.model == paper.judge.model == "gpt-4o-mini"
+    assert paper.llm.temperature == 0.0
+    assert {key: paper.method[key] for key in pinned} == pinned

@@ -71,6 +71,9 @@ def test_amem_end_to_end_and_rerun_from_the_cache(tmp_path, locomo_mini):
         llm = metrics["tokens"]["llm"]
         assert llm["amem_ingest"]["calls"] >= 41  # 21 analyses + 20 evolutions (+ embeddings)
         assert llm["amem_search"]["calls"] >= 4  # one keywords call per question (+ query embeddings)
+        # The sampling parameters the library's requests set, as the bridge received them: temperature 0.
+        for stage in ("amem_ingest", "amem_search"):
+            assert {row["temperature"] for row in metrics["sampling"][stage]} == {0.0}, metrics["sampling"]
         manifest = json.loads((run_dir / "run.json").read_text())
         assert "a-mem" in json.dumps(manifest)
         assert metrics["empty_contexts"]["n"] == 0
@@ -181,3 +184,40 @@ def test_steps_of_library_calls():
     assert step_of(schema("keywords", "context", "tags")) == "analysis"
     assert step_of(KEYWORDS_FORMAT) == "query_keywords"
     assert step_of(None) == "llm"
+
+
+@pytest.mark.parametrize(("setting", "sent"), [(0.0, {0.0}), (None, {1.0})], ids=["default_0", "library_1"])
+def test_library_calls_go_out_at_the_configured_temperature(tmp_path, locomo_mini, setting, sent):
+    """The fork asks for 1.0 in its analysis, evolution and keyword calls; the default sends 0 (the paper's
+    A-Mem* rerun), and temperature=null leaves the library's own value."""
+    conversation = next(c for c in load_dataset(locomo_mini).conversations if c.sample_id == "mini-3")
+    temperatures: dict[str, set[float]] = {}
+
+    def recording(endpoint: str, body: dict[str, Any]) -> Any:
+        if endpoint == "chat":
+            prompt = prompt_text(body)
+            step = (
+                "evolution" if "memory evolution agent" in prompt
+                else "analysis" if "structured analysis" in prompt
+                else "keywords" if "generate several keywords" in prompt
+                else "other"
+            )  # fmt: skip
+            temperatures.setdefault(step, set()).add(body.get("temperature"))
+        return amem_replies(endpoint, body)
+
+    async def main() -> None:
+        client = _client(server, tmp_path)
+        kwargs = {} if setting == 0.0 else {"temperature": setting}
+        system = AMem(context=SystemContext(client=client, state_dir=tmp_path / "state"), **kwargs)
+        try:
+            await system.ingest(conversation)
+            await system.retrieve(conversation, conversation.questions[0])
+        finally:
+            await system.aclose()
+            await client.aclose()
+
+    with StandinServer(api_key=TEST_KEY) as server:
+        server.set_handler(recording)
+        asyncio.run(main())
+    assert set(temperatures) >= {"analysis", "evolution", "keywords"}, temperatures
+    assert all(temperatures[step] == sent for step in ("analysis", "evolution", "keywords")), temperatures

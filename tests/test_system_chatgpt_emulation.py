@@ -13,6 +13,7 @@ import pytest
 
 from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
 from devtools.standin.server import StandinServer
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
@@ -55,8 +56,9 @@ def one_note_each(call: FakeCall) -> dict[str, Any]:
 
 
 def make_system(tmp_path: Path, llm: ScriptedLLM, **kw: Any) -> ChatGPTMemoryEmulation:
+    """The dated variant (style=dated) unless `style` is given: most tests below pin that option."""
     context = SystemContext(client=llm, state_dir=tmp_path / "state")  # type: ignore[arg-type]
-    return ChatGPTMemoryEmulation(context=context, **kw)
+    return ChatGPTMemoryEmulation(context=context, **{"style": "dated", **kw})
 
 
 def scripted(monkeypatch: pytest.MonkeyPatch, handler: Any = one_note_each) -> ScriptedLLM:
@@ -280,11 +282,86 @@ def test_bad_settings_are_refused(tmp_path) -> None:
 
 def test_cost_plan_is_one_call_per_session_per_speaker(locomo_mini) -> None:
     dataset = load_dataset(str(locomo_mini))
-    plan = ChatGPTMemoryEmulation.cost_plan({"max_context_tokens": 4437}, dataset, 10)
+    plan = ChatGPTMemoryEmulation.cost_plan({"style": "dated", "max_context_tokens": 4437}, dataset, 10)
     sessions = sum(len([s for s in c.sessions if s.turns]) for c in dataset.conversations)
     [line] = plan.lines
     assert line.stage == "ingest" and line.calls == 2 * sessions and "assumes" in line.what
     assert 0 < plan.context_tokens <= 4437 and not plan.embeds_queries
+
+
+# ------------------------------------------------------------------ the reference (default) and exported memories
+
+MEMORY_ROUTE = "save_memories"
+
+
+def reference_system(tmp_path: Path, llm: ScriptedLLM, **kw: Any) -> ChatGPTMemoryEmulation:
+    context = SystemContext(client=llm, state_dir=tmp_path / "state")  # type: ignore[arg-type]
+    return ChatGPTMemoryEmulation(context=context, **kw)
+
+
+def test_the_default_is_the_reference_procedure_one_call_per_whole_session(tmp_path) -> None:
+    def entries(call: FakeCall) -> dict[str, Any]:
+        first = call.messages[-1]["content"].split("CONVERSATION:\n", 1)[1].splitlines()[0]
+        return {"memories": [f"Memory from {first[:30]}", "Alice likes hobbies"]}
+
+    llm = ScriptedLLM().on(MEMORY_ROUTE, entries)
+    system = reference_system(tmp_path, llm)
+    assert system.style == "reference" and system.max_context_tokens is None
+    conv = make_conversation(sessions=3)
+    report = run(system.ingest(conv))
+    calls = llm.routed(MEMORY_ROUTE)
+    assert len(calls) == 3 and llm.routed(ROUTE) == []  # one call per session, not per speaker
+    for call, session in zip(calls, conv.sessions, strict=True):
+        request = "\n".join(m["content"] for m in call.messages)
+        # The whole session, both speakers, each line '(date) Speaker: text'.
+        for turn in session.turns:
+            assert f"({session.date_text}) {turn.speaker}: {turn.text}" in request
+        assert {t.speaker for t in session.turns} == {"Alice", "Bob"}
+        # The one fixed request: memory entries for each user with the timestamp; no date rule, no limit.
+        assert "memory entries for each user" in request and "timestamp" in request
+        assert "absolute" not in request.lower() and "at most" not in request.lower()
+    assert "- Alice likes hobbies" in calls[1].messages[-1]["content"]  # the entries so far are shown
+    # One list: the repeated entry kept once; no harness date, no per-speaker header, no cap.
+    context = run(system.retrieve(conv, conv.questions[0]))
+    assert context.items == report.details["notes"] == 4
+    assert context.text.splitlines()[0] == "- Memory from (1:56 pm on 1 May, 2023) Alice"
+    assert "Notes about" not in context.text and "[1:56 pm" not in context.text
+    assert context.tokens == count_tokens(context.text) == report.memory_tokens > 0
+
+
+def test_the_reference_refuses_the_dated_variants_settings(tmp_path) -> None:
+    for bad in ({"max_context_tokens": 4437}, {"max_notes_per_session": 8}, {"style": "weekly"}):
+        with pytest.raises(ValueError, match="chatgpt_memory_emulation"):
+            reference_system(tmp_path, ScriptedLLM(), **bad)
+    dated = reference_system(tmp_path, ScriptedLLM(), style="dated")
+    assert (dated.max_context_tokens, dated.max_notes_per_session) == (4437, 8)
+
+
+def test_memories_exported_from_chatgpt_are_read_whole_per_conversation(tmp_path) -> None:
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    exported = "Alice likes pottery.\n\nBob moved to Lisbon in 2022.\n"
+    (folder / "0.txt").write_text(exported)  # the paper's name: the conversation's position in the file
+    (folder / "conv-x.txt").write_text("Alice has a dog.\n")  # or named by sample
+    llm = ScriptedLLM()
+    system = reference_system(tmp_path, llm, memories_file=str(folder))
+    conv = make_conversation(sessions=2)
+    report = run(system.ingest(conv))
+    context = run(system.retrieve(conv, conv.questions[0]))
+    assert llm.calls == [] and report.failures == 0  # no model call: the memories are ChatGPT's own
+    assert context.text == exported and context.items == 2 and context.tokens == report.memory_tokens
+    other = make_conversation(sessions=1, sample_id="conv-x")
+    other = replace(other, position=5)
+    assert run(
+        reference_system(tmp_path, llm, memories_file=str(folder)).retrieve(other, other.questions[0])
+    ).text == ("Alice has a dog.\n")
+    missing = replace(make_conversation(sessions=1, sample_id="conv-y"), position=7)
+    with pytest.raises(
+        ConfigurationError, match=r"no memories for sample conv-y in .*7\.txt and conv-y\.txt"
+    ):
+        run(system.ingest(missing))
+    with pytest.raises(ConfigurationError, match="not a folder"):
+        reference_system(tmp_path, llm, memories_file=str(tmp_path / "nowhere"))
 
 
 # ------------------------------------------------------------------ end to end through the CLI
@@ -302,7 +379,7 @@ def _cli(tmp_path: Path, server: StandinServer, locomo: Path, *extra: str) -> tu
 @pytest.mark.slow
 def test_cli_run_end_to_end_and_a_rerun_pays_nothing(tmp_path, locomo_mini) -> None:
     with StandinServer(api_key=TEST_KEY) as server:
-        result, run_dir = _cli(tmp_path, server, locomo_mini)
+        result, run_dir = _cli(tmp_path, server, locomo_mini, "method.style=dated")
         assert result.returncode == 0, result.stderr[-3000:]
         assert "Traceback" not in result.stderr
 
@@ -328,7 +405,7 @@ def test_cli_run_end_to_end_and_a_rerun_pays_nothing(tmp_path, locomo_mini) -> N
         assert all(a.get("context", "").startswith("Notes about Maya:") for a in answers)
 
         before = server.count("chat") + server.count("embeddings")
-        again, _ = _cli(tmp_path, server, locomo_mini)
+        again, _ = _cli(tmp_path, server, locomo_mini, "method.style=dated")
         assert again.returncode == 0, again.stderr[-3000:]
         assert server.count("chat") + server.count("embeddings") == before  # all from files and cache
 
@@ -343,11 +420,11 @@ def test_cli_counts_failed_note_writing_as_ingest_failures(tmp_path, locomo_mini
 
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(malformed_notes)
-        result, run_dir = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
+        result, run_dir = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1", "method.style=dated")
         assert "Traceback" not in result.stderr, result.stderr[-3000:]
         first_ingest = read_jsonl(run_dir / "ingest.jsonl")
         # The same command again restores the saved state: the failed steps stay open (issue 25).
-        again, _ = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1")
+        again, _ = _cli(tmp_path, server, locomo_mini, "run.max_failure_rate=1", "method.style=dated")
     assert "Traceback" not in again.stderr, again.stderr[-3000:]
     assert read_jsonl(run_dir / "ingest.jsonl") == first_ingest
     assert_ingest_failures_stay_open(run_dir, again)

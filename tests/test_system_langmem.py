@@ -60,11 +60,14 @@ def test_langmem_end_to_end_and_rerun_from_cache(tmp_path, standin, locomo_mini)
     rows = read_jsonl(run_dir / "predictions.jsonl")
     assert len(rows) == 4 and all(r["prediction"] and r["failure"] is None for r in rows)
     for row in rows:
-        assert row["context_items"] == len(row["context"].splitlines()) > 0
+        # One section per speaker (the paper's two agents), the memories as the library stored them: no
+        # session date added by the harness (method.dates=true is the labelled option).
+        sections = row["context"].split("\n\n")
+        assert [s.splitlines()[0] for s in sections] == ["Memories of Maya:", "Memories of Tomas:"]
+        lines = [line for s in sections for line in s.splitlines()[1:]]
+        assert row["context_items"] == len(lines) > 0
         assert row["context_tokens"] > 0 and row["context_dia_ids"]
-        assert all(
-            line.startswith("[") and " on " in line.split("]")[0] for line in row["context"].splitlines()
-        )
+        assert not any(line.startswith("[") for line in lines)
         assert row["usage"]["langmem_search_embedding"][0] == 1  # one query embedding for both speakers
 
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -165,7 +168,7 @@ def test_agent_mode_runs_the_papers_memory_tool_agent(tmp_path, standin, locomo_
 
 # ---- the adapter's pieces ------------------------------------------------------------------------
 def test_memory_text_reads_both_tools_formats():
-    from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes
+    from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes, render_sections
 
     assert (
         memory_text({"kind": "Memory", "content": {"content": "Maya  adopted\nBiscuit"}})
@@ -175,6 +178,10 @@ def test_memory_text_reads_both_tools_formats():
     assert memory_text({"kind": "Other", "content": {"a": 1}}) == '{"a": 1}'
     notes = [Note("a", "8 May, 2023", "D1:1", 0.9), Note("b", None, None, 0.1)]
     assert render_notes(notes) == "[8 May, 2023] a\nb"
+    assert render_sections([("Maya", notes), ("Tomas", []), (None, notes[1:])], dates=False) == (
+        "Memories of Maya:\na\nb\n\nb"
+    )
+    assert render_sections([("Maya", notes)], dates=True) == "Memories of Maya:\n[8 May, 2023] a\nb"
 
 
 def _fake_store(tmp_path: Path):

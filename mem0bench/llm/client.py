@@ -68,6 +68,7 @@ from mem0bench.llm.replies import (
     reply_usage,
 )
 from mem0bench.llm.retry import MAX_RETRY_AFTER_S, Retryable, backoff_delay, classify, parse_retry_after
+from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import (
@@ -236,6 +237,7 @@ class LLMClient:
         self, payload: dict[str, Any], stage: str, salt: str, *, bypass_cache: bool = False
     ) -> tuple[dict[str, Any], bool, int]:
         """One chat completion (cache first); -> (raw reply, cached?, HTTP attempts)."""
+        self.ledger.record_sampling(stage, Sampling.of_request(payload))
         body = encode_body(payload)
         cache = self.cache
         key = None

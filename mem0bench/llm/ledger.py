@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from mem0bench.llm.sampling import Sampling, merge_sampling
 from mem0bench.llm.types import StageUsage, Usage
 
 
@@ -58,6 +59,7 @@ class UsageLedger:
         }
         self._stages: dict[str, StageTotals] = {}
         self._unpriced: set[str] = set()
+        self._sampling: dict[str, set[Sampling]] = {}
         self._lock = threading.Lock()
 
     def mark_free(self, model: str) -> None:
@@ -98,6 +100,17 @@ class UsageLedger:
                 self._unpriced.add(model)
             else:
                 s.cost_usd += self.cost_of(model, usage)
+
+    def record_sampling(self, stage: str, sampling: Sampling) -> None:
+        """Record the sampling parameters a chat request of `stage` went out with (cached or not)."""
+        with self._lock:
+            self._sampling.setdefault(stage, set()).add(sampling)
+
+    def sampling(self) -> dict[str, list[dict[str, Any]]]:
+        """{stage: [the sampling combinations its chat requests used]} (see `merge_sampling`)."""
+        with self._lock:
+            blocks = {stage: [s.to_dict() for s in found] for stage, found in self._sampling.items()}
+        return merge_sampling([blocks])
 
     def record_failure(self, stage: str, kind: str) -> None:
         """Record a call that gave up for good (after retries / repairs)."""
@@ -156,9 +169,11 @@ class UsageLedger:
             if not total:
                 total = asdict(StageTotals())
             total["cost_usd"] = round(float(total.get("cost_usd", 0.0)), 10)
+            found = {stage: [s.to_dict() for s in rows] for stage, rows in self._sampling.items()}
             return {
                 "stages": stages,
                 "total": total,
                 "cost_usd": total["cost_usd"],
                 "unpriced_models": sorted(self._unpriced),
+                "sampling": merge_sampling([found]),
             }

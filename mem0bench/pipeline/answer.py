@@ -11,6 +11,7 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import MemorySystem
+from mem0bench.pipeline.budget import cut_context
 from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.prompts.files import PromptFile
@@ -27,9 +28,11 @@ async def answer_question(
     *,
     prompt: AnswerPrompt = "default",
     template: PromptFile | None = None,
+    context_tokens_max: int | None = None,
 ) -> AnswerRecord:
     """One question through retrieval and answering. A failed call gives a record with `failure` set.
-    `template` (answer.prompt_file) replaces `prompt` and salts the call's cache key."""
+    `template` (answer.prompt_file) replaces `prompt` and salts the call's cache key;
+    `context_tokens_max` (eval.context_tokens_max) cuts any system's context to that many tokens."""
     base: dict[str, Any] = {
         "qid": question.qid,
         "conversation": conversation.sample_id,
@@ -62,6 +65,7 @@ async def answer_question(
                     **base, prediction="", context_tokens=None, search_latency_s=None, total_latency_s=None,
                     failure=f"search:{kind}: {exception_line(exc)}", usage=whole.usage,
                 )  # fmt: skip
+            context = cut_context(context, context_tokens_max)
             with measure() as timing:
                 if template is None:
                     messages = build_answer_messages(

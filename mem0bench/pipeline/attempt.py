@@ -43,6 +43,8 @@ class RunOptions:
     bootstrap: BootstrapSettings = BootstrapSettings()
     retry_failed: bool = False
     """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
+    context_tokens_max: int | None = None
+    """`eval.context_tokens_max`: every system's retrieved context cut to this many tokens (None: not)."""
 
 
 def new_attempt_id() -> str:
@@ -167,6 +169,7 @@ class Attempt:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
         )
+        metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         decided = [row.details for row in ingests.values() if not row.failed]
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)
         metrics.update(aggregate.memory_decision_counts(decided))

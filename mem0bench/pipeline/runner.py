@@ -194,6 +194,7 @@ class Runner:
             question,
             prompt=self.options.answer_prompt,
             template=self.options.answer_file,
+            context_tokens_max=self.options.context_tokens_max,
         )
         degraded = self.system_failures.take(lambda r: r.qid == question.qid)
         record = replace(

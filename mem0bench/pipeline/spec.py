@@ -17,6 +17,7 @@ from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.attempt import RunOptions
+from mem0bench.pipeline.budget import check_budget
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.sample import SAMPLES, Sample
@@ -240,6 +241,7 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         else load_prompt_file("answer.prompt_file", str(answer_file), ANSWER_FIELDS, ANSWER_FIELDS),
         bootstrap=bootstrap_settings(evaluation),
         retry_failed=bool(run.get("retry_failed", False)),
+        context_tokens_max=check_budget(evaluation.get("context_tokens_max")),
     )
 
 

@@ -18,7 +18,17 @@ from mem0bench.data.model import Turn
 from mem0bench.llm.structured import parse_reply, spec_from_model
 from mem0bench.llm.types import Message
 
-__all__ = ["NOTES_SPEC", "SavedNotes", "build_notes_messages", "parse_notes"]
+__all__ = [
+    "MEMORIES_SPEC",
+    "NOTES_SPEC",
+    "SavedNotes",
+    "SessionMemories",
+    "build_memory_messages",
+    "build_notes_messages",
+    "parse_memories",
+    "parse_notes",
+    "session_lines",
+]
 
 
 class SavedNotes(BaseModel):
@@ -86,11 +96,69 @@ def build_notes_messages(
 
 def parse_notes(data: Any) -> list[str]:
     """The non-empty, de-duplicated notes of a reply, in order; ReplyShapeError when it does not fit."""
+    return _distinct(parse_reply(SavedNotes, data).notes)
+
+
+def _distinct(raw_items: Sequence[str]) -> list[str]:
     seen: set[str] = set()
-    notes: list[str] = []
-    for raw in parse_reply(SavedNotes, data).notes:
-        note = " ".join(raw.split())
-        if note and note.lower() not in seen:
-            seen.add(note.lower())
-            notes.append(note)
-    return notes
+    items: list[str] = []
+    for raw in raw_items:
+        item = " ".join(raw.split())
+        if item and item.lower() not in seen:
+            seen.add(item.lower())
+            items.append(item)
+    return items
+
+
+# ------------------------------------------------------------------ the reference form (the paper's method)
+#
+# The Mem0 paper's OpenAI baseline pasted each whole session, both speakers as '(date) Speaker: text' lines,
+# into ChatGPT with one fixed request to pull out what matters and save memory entries for each user with
+# their timestamp; the memories ChatGPT saved, one list per conversation, were then copied out whole. This
+# request is our wording of that instruction. It sets no date rule and no limit: whatever dates the entries
+# carry are the model's own. The entries saved so far are shown as ChatGPT shows its saved memories in a new
+# chat, so the model can skip what it already has.
+
+
+class SessionMemories(BaseModel):
+    """The memory-writing reply: new entries, each as the model wrote it (its own timestamp included)."""
+
+    memories: list[str] = Field(
+        default_factory=list,
+        description="New memory entries from this conversation, each with its timestamp; empty if none.",
+    )
+
+    @field_validator("memories", mode="before")
+    @classmethod
+    def _lenient(cls, value: Any) -> Any:
+        if not value:
+            return []
+        return [str(item) for item in value] if isinstance(value, list) else value
+
+
+MEMORIES_SPEC = spec_from_model(
+    "save_memories", "Save memory entries from this conversation.", SessionMemories, mode=None
+)
+
+_MEMORY_REQUEST = """You have a memory feature: entries you save are shown to you in every later chat.
+
+Read the conversation below. Extract the relevant information it holds and write memory entries for \
+each user in it, with the timestamp. Call save_memories with the new entries."""
+
+
+def session_lines(session_date: str, turns: Sequence[Turn]) -> list[str]:
+    """A whole session, both speakers, as '(date) Speaker: text' lines."""
+    return [f"({session_date}) {render_chat_turn(t)}" for t in turns]
+
+
+def build_memory_messages(*, lines: Sequence[str], saved: Sequence[str]) -> list[Message]:
+    """The fixed request for one session: the memories saved so far, then the session's lines."""
+    shown = "\n".join(f"- {text}" for text in saved) or "(none yet)"
+    chat = "\n".join(lines) or "(empty)"
+    body = f"SAVED MEMORIES:\n{shown}\n\nCONVERSATION:\n{chat}"
+    return [{"role": "system", "content": _MEMORY_REQUEST}, {"role": "user", "content": body}]
+
+
+def parse_memories(data: Any) -> list[str]:
+    """The non-empty, de-duplicated entries of a reply, in order; ReplyShapeError when it does not fit."""
+    return _distinct(parse_reply(SessionMemories, data).memories)

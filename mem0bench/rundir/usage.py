@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mem0bench.llm.ledger import UsageLedger
+from mem0bench.llm.sampling import merge_sampling
 from mem0bench.rundir.directory import RunDirectory, write_json
 
 UsageSession = dict[str, Any]
@@ -69,6 +70,11 @@ class UsageFile:
         if now - self._last_save >= SAVE_EVERY_S:
             self._last_save = now
             self.save()
+
+    def sampling(self) -> dict[str, list[dict[str, Any]]]:
+        """The sampling parameters every process that worked on the run sent, per stage (a restored
+        ingest made no call in this process: its parameters are in the entry of the one that did)."""
+        return merge_sampling([*(s.get("sampling") for s in self.earlier), self.ledger.sampling()])
 
     def save(self) -> None:
         snapshot = {"session": self.attempt, **self.ledger.snapshot()}

@@ -17,7 +17,7 @@ from typing import Any
 from mem0bench.common.text import one_line
 from mem0bench.tokens import count_tokens
 
-__all__ = ["CappedNotes", "Note", "cap_notes", "newest_within", "render_notes"]
+__all__ = ["CappedNotes", "Note", "cap_notes", "newest_within", "render_memories", "render_notes"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,11 @@ def render_notes(notes: Sequence[Note], speakers: Sequence[str]) -> str:
         lines += [_line(n) for n in notes if n.speaker == speaker] or ["(no notes)"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def render_memories(notes: Sequence[Note]) -> str:
+    """The reference form: every entry as the model wrote it, one list, no headers and no added dates."""
+    return "\n".join(f"- {one_line(n.text)}" for n in notes)
 
 
 @lru_cache(maxsize=65536)

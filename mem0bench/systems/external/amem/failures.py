@@ -73,9 +73,11 @@ def _check_reply(reply: Any, response_format: Any) -> tuple[str, str] | None:
 class RecordingLLM:
     """Stands in for the library's `llm_controller.llm`: the same `get_completion`, recorded."""
 
-    def __init__(self, inner: Any = None) -> None:
+    def __init__(self, inner: Any = None, *, temperature: float | None = None) -> None:
         self.inner = inner
         """The library's own controller (set by `library.open_library`)."""
+        self.temperature = temperature
+        """The temperature every call goes out at; None: whatever the library asks (its default is 1.0)."""
         self.events: list[CallEvent] = []
         self.calls: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -84,6 +86,8 @@ class RecordingLLM:
         step = step_of(response_format)
         with self._lock:
             self.calls[step] = self.calls.get(step, 0) + 1
+        if self.temperature is not None:
+            temperature = self.temperature
         try:
             reply: str = self.inner.get_completion(
                 prompt, response_format=response_format, temperature=temperature

@@ -86,14 +86,22 @@ class AMem(SystemBase):
         name: str = "amem",
         k: int = 10,
         query: str = "keywords",
+        temperature: float | None = 0.0,
         context: SystemContext,
     ) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"amem: k (notes retrieved per question) must be an integer >= 1, got {k!r}")
         if query not in _QUERIES:
             raise ValueError(f"amem: query must be one of {', '.join(_QUERIES)}, not {query!r}")
+        if temperature is not None and (
+            isinstance(temperature, bool) or not isinstance(temperature, int | float)
+        ):
+            raise ValueError(f"amem: temperature must be a number or null, got {temperature!r}")
         super().__init__()
         self.name = name
+        self.temperature = None if temperature is None else float(temperature)
+        """Every library call's temperature: 0 as in the A-Mem* rerun of the Mem0 paper; None keeps the
+        library's own 1.0 for its analysis, evolution and keyword prompts."""
         self.k = k
         self.query = query
         self.context = context
@@ -128,7 +136,10 @@ class AMem(SystemBase):
 
     def _done(self, conversation: Conversation) -> dict[str, Any] | None:
         """The done marker's contents when it stands for this conversation as it is now."""
-        return self._marker(conversation.sample_id).read(_fingerprint(conversation))
+        return self._marker(conversation.sample_id).read(self._fingerprint(conversation))
+
+    def _fingerprint(self, conversation: Conversation) -> str:
+        return _fingerprint(conversation, self.temperature)
 
     def _endpoints(self, sample_id: str) -> BridgeEndpoints:
         return BridgeEndpoints(
@@ -143,7 +154,7 @@ class AMem(SystemBase):
         old = self._conversations.pop(sid, None)
         if old is not None:
             old.handle.close()
-        recorder = RecordingLLM()
+        recorder = RecordingLLM(temperature=self.temperature)
         handle = await self.bridge.run_blocking(
             open_library,
             self.state_path(sid),
@@ -224,7 +235,7 @@ class AMem(SystemBase):
         rows = [json.dumps(n.__dict__, ensure_ascii=False) for n in sorted(notes, key=lambda n: n.id)]
         atomic_write(folder / "notes.jsonl", "".join(r + "\n" for r in rows))  # for reading, not for resume
         meta = {"memory_tokens": memory_tokens, "details": details}
-        self._marker(conversation.sample_id).write(_fingerprint(conversation), meta)  # last
+        self._marker(conversation.sample_id).write(self._fingerprint(conversation), meta)  # last
 
     # ---- retrieve -----------------------------------------------------------------------------------
 
@@ -347,5 +358,8 @@ def _details(
     return details
 
 
-def _fingerprint(conversation: Conversation) -> str:
-    return conversation.fingerprint({"note_format": note_content.__name__})
+def _fingerprint(conversation: Conversation, temperature: float | None) -> str:
+    settings: dict[str, object] = {"note_format": note_content.__name__}
+    if temperature is not None:  # notes written at the library's own temperature keep their old print
+        settings["temperature"] = temperature
+    return conversation.fingerprint(settings)

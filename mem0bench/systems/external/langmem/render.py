@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Note", "memory_text", "render_notes"]
+__all__ = ["Note", "memory_text", "render_notes", "render_sections"]
 
 
 def memory_text(value: Any) -> str:
@@ -35,6 +35,19 @@ class Note:
     score: float | None
 
 
-def render_notes(notes: Sequence[Note]) -> str:
-    """One line per note, best first: '[date] text' (the date in square brackets where known)."""
-    return "\n".join(f"[{n.date}] {n.text}" if n.date else n.text for n in notes)
+def render_notes(notes: Sequence[Note], *, dates: bool = True) -> str:
+    """One line per note, in the given order: '[date] text' (the date where known and `dates`), else the
+    text as the library stored it."""
+    return "\n".join(f"[{n.date}] {n.text}" if n.date and dates else n.text for n in notes)
+
+
+def render_sections(sections: Sequence[tuple[str | None, Sequence[Note]]], *, dates: bool) -> str:
+    """One block per namespace, 'Memories of <speaker>:' then its notes best first (no header for a
+    shared namespace, `None`); an empty namespace has no block, so no memory at all is an empty text."""
+    blocks = []
+    for speaker, notes in sections:
+        if not notes:
+            continue
+        body = render_notes(notes, dates=dates)
+        blocks.append(f"Memories of {speaker}:\n{body}" if speaker else body)
+    return "\n\n".join(blocks)

@@ -35,7 +35,7 @@ from mem0bench.systems.external.langmem import determinism, persistence
 from mem0bench.systems.external.langmem.ingest import AgentIngest, ManagerIngest, message_text
 from mem0bench.systems.external.langmem.library import Library, load_library
 from mem0bench.systems.external.langmem.persistence import Annotation, Snapshot
-from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes
+from mem0bench.systems.external.langmem.render import Note, memory_text, render_sections
 from mem0bench.systems.external.langmem.steplog import (
     Step,
     callback_handler,
@@ -82,6 +82,7 @@ class LangMem(SystemBase):
         per_speaker: bool = True,
         temperature: float | None = 0.0,
         agent_recursion_limit: int = 25,
+        dates: bool = False,
         context: SystemContext,
     ) -> None:
         if mode not in MODES:
@@ -98,6 +99,9 @@ class LangMem(SystemBase):
         self.per_speaker = bool(per_speaker)
         self.temperature = None if temperature is None else float(temperature)
         self.agent_recursion_limit = agent_recursion_limit
+        self.dates = bool(dates)
+        """Show the session date of the message that last wrote each memory: the harness's help (the
+        library stores no such date and the paper's harness showed none), an option, off by default."""
         self.context = context
         self.bridge = LLMBridge(context.client)
         self._memories: dict[str, _Memory] = {}
@@ -307,7 +311,7 @@ class LangMem(SystemBase):
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
         """The `top_k` memories of each speaker's namespace most similar to the question (one query
-        embedding), merged best first, one '[session date] memory' line each."""
+        embedding), one 'Memories of <speaker>:' section each, best first (dates only with `dates`)."""
         sid = conversation.sample_id
         await self.bridge.start()
         memory = self._memories.get(sid)
@@ -319,7 +323,9 @@ class LangMem(SystemBase):
                 memory = self._memories[sid]
         lib = load_library()
         namespaces = sorted({("memories", key) for key in memory.keys.values()})
+        owner = {key: speaker for speaker, key in memory.keys.items() if key != "shared"}
         notes: list[Note] = []
+        sections: list[tuple[str | None, list[Note]]] = []
         with measure() as timing:
             try:
                 async with self.bridge.scope(sid, stage=SEARCH_STAGE) as scope:
@@ -333,13 +339,16 @@ class LangMem(SystemBase):
                     )
                 )
                 results = []
-            for hits in results:
+            for namespace, hits in zip(namespaces, results, strict=False):
+                found: list[Note] = []
                 for item in hits:
                     ann = memory.annotations.get((tuple(item.namespace), item.key))
-                    notes.append(Note(memory_text(item.value), ann.date if ann else None,
+                    found.append(Note(memory_text(item.value), ann.date if ann else None,
                                       ann.dia_id if ann else None, item.score))  # fmt: skip
-            notes.sort(key=lambda n: n.score if n.score is not None else float("-inf"), reverse=True)
-            text = render_notes(notes)
+                found.sort(key=lambda n: n.score if n.score is not None else float("-inf"), reverse=True)
+                sections.append((owner.get(namespace[1]), found))  # per speaker, as the paper's two agents
+                notes += found
+            text = render_sections(sections, dates=self.dates)
         return RetrievedContext(
             kind="notes",
             text=text,
