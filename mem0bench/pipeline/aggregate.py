@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from mem0bench.data.model import Category
 from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord
 from mem0bench.rundir.schema import PredictionRow
 
 _BOOKKEEPING = ("session", "ingest_session")
@@ -128,6 +128,23 @@ def latency_summary(rows: Sequence[PredictionRow]) -> dict[str, Any]:
         "total": _p50_p95([r.total_latency_s for r in uncached]),
         "n_uncached": len(uncached),
         "n_cached": sum(1 for r in rows if r.cached is True),
+    }
+
+
+def isolated_latency_summary(rows: Sequence[LatencyRecord]) -> dict[str, Any]:
+    """metrics.json's `latency_isolated_s` (see `pipeline.latency`): search, total, local and server
+    p50/p95 over the questions the isolated pass measured, with what each rests on (`n`: searches,
+    `n_total`: rows whose answer call was not served from the cache) and how many retrievals failed."""
+    ok = [r for r in rows if r.failure is None]
+    return {
+        "mode": "isolated",
+        "search": _p50_p95([r.search_s for r in ok]),
+        "total": _p50_p95([r.total_s for r in ok]),
+        "local": _p50_p95([r.local_s for r in ok]),
+        "server": _p50_p95([r.server_s for r in ok]),
+        "n": sum(1 for r in ok if r.search_s is not None),
+        "n_total": sum(1 for r in ok if r.total_s is not None),
+        "n_failed": len(rows) - len(ok),
     }
 
 

@@ -18,6 +18,7 @@ from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.latency import LATENCY_MODES, LatencyMode
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.sample import SAMPLES, Sample
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
@@ -197,7 +198,7 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         progress = parse_mode(run.get("progress"))
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run", "retry_failed"):
+    for name in ("strict", "dry_run", "retry_failed", "remeasure_latency"):
         if not isinstance(run.get(name, False), bool):  # absent in configs saved before it existed
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
     answer_prompt = _section(data, "answer", required=False).get("prompt", "default")
@@ -215,6 +216,13 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
     seed = evaluation.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
+    # Configs saved before the isolated pass existed ran inline.
+    latency = evaluation.get("latency", "inline")
+    if latency not in LATENCY_MODES:
+        raise ConfigurationError(f"eval.latency must be one of {', '.join(LATENCY_MODES)}, not {latency!r}")
+    timed = evaluation.get("latency_questions")
+    if timed is not None and (isinstance(timed, bool) or not isinstance(timed, int) or timed < 1):
+        raise ConfigurationError(f"eval.latency_questions must be null or an integer >= 1, not {timed!r}")
     return RunOptions(
         strict=bool(run.get("strict", False)),
         max_failure_rate=rate,
@@ -222,6 +230,10 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         answer_prompt=cast(AnswerPrompt, answer_prompt),
         bootstrap=bootstrap_settings(evaluation),
         retry_failed=bool(run.get("retry_failed", False)),
+        latency=cast(LatencyMode, latency),
+        latency_questions=timed,
+        latency_seed=seed,
+        remeasure_latency=bool(run.get("remeasure_latency", False)),
     )
 
 
