@@ -83,7 +83,9 @@ def _cache_rows(path: Path) -> tuple[int, int]:
 async def _run(
     server: StandinServer, tmp_path: Path, make_system, options: RunOptions, conversation: Conversation
 ) -> tuple[dict, list[LatencyRecord]]:
-    settings = LLMSettings(base_url=server.base_url, api_key=KEY, timeout_s=10.0, max_retries=1, max_concurrency=32)
+    settings = LLMSettings(
+        base_url=server.base_url, api_key=KEY, timeout_s=10.0, max_retries=1, max_concurrency=32
+    )
     cache = ResponseCache(tmp_path / "cache.sqlite")
     client = LLMClient(settings, OpenAIEmbeddingBackend("text-embedding-3-small"), cache)
     system: MemorySystem = make_system(client)
@@ -215,7 +217,12 @@ def _summary(name: str, **blocks: dict) -> RunSummary:
     return RunSummary(path=Path(name), method="rag", config={}, metrics=metrics, status="complete")
 
 
-INLINE = {"search": {"p50": 0.2, "p95": 0.7}, "total": {"p50": 0.8, "p95": 1.9}, "n_uncached": 40, "n_cached": 0}
+INLINE = {
+    "search": {"p50": 0.2, "p95": 0.7},
+    "total": {"p50": 0.8, "p95": 1.9},
+    "n_uncached": 40,
+    "n_cached": 0,
+}
 
 
 def test_table2_says_which_mode_each_latency_comes_from():
@@ -223,7 +230,9 @@ def test_table2_says_which_mode_each_latency_comes_from():
         "mode": "isolated", "search": {"p50": 0.011, "p95": 0.02}, "total": {"p50": 0.5, "p95": 0.9},
         "local": None, "server": None, "n": 30, "n_total": 28, "n_failed": 0,
     }  # fmt: skip
-    df = table2([_summary("a", latency_s=INLINE, latency_isolated_s=isolated), _summary("b", latency_s=INLINE)])
+    df = table2(
+        [_summary("a", latency_s=INLINE, latency_isolated_s=isolated), _summary("b", latency_s=INLINE)]
+    )
     assert df["search p50 (s)"].tolist() == ["0.011", "0.200"]
     assert df["total p95 (s)"].tolist() == ["0.900", "1.900"]
     assert df["latency"].tolist() == ["isolated (n=30, total n=28)", "inline (n=40)"]
