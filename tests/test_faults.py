@@ -99,6 +99,7 @@ def _args(run_dir: Path, locomo: Path, *extra: str, exp: str = "rag") -> list[st
 def _comparable(run_dir: Path) -> dict:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     metrics.pop("latency_s")
+    metrics.pop("latency_isolated_s", None)  # timings, like latency_s
     metrics.pop("cost_usd")
     return metrics
 

@@ -23,6 +23,7 @@ Failures never stop the run unless run.strict=true; how they are recorded and co
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 from collections import Counter
@@ -33,7 +34,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
-from mem0bench.memory.base import MemorySystem
+from mem0bench.memory.base import MemorySystem, StepFailure
 from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
@@ -214,7 +215,9 @@ class Runner:
             return
         answers = self.attempt.answers
         rundir = self.attempt.rundir
-        questions = [q for c in self.dataset.conversations for q in self.attempt.questions.get(c.sample_id, [])]
+        questions = [
+            q for c in self.dataset.conversations for q in self.attempt.questions.get(c.sample_id, [])
+        ]
         plan = latency_plan(
             questions,
             answers,
@@ -233,7 +236,7 @@ class Runner:
                 session=self.attempt.id,
             )
             # A step the system got past is already on record for this question's answer.
-            self.system_failures.take(lambda r, qid=question.qid: r.qid == qid)
+            self.system_failures.take(functools.partial(_asked_by, question.qid))
             rundir.appender(LATENCY_FILE).append(record.to_dict())
             self.attempt.usage.save_if_due()
 
@@ -250,6 +253,10 @@ class Runner:
         finally:
             self.attempt.close()
         return self.attempt.finish()
+
+
+def _asked_by(qid: str, row: StepFailure) -> bool:
+    return row.qid == qid
 
 
 def _failed_answer(
