@@ -72,12 +72,13 @@ QUESTIONS = 6
 RUNS = 3
 CONCURRENCY = 4
 LATENCY_MS = 20
-TIME_FIELDS = ("search_latency_s", "total_latency_s", "local_search_s", "cached")
+TIME_FIELDS = ("search_latency_s", "total_latency_s", "local_search_s", "answer_server_s", "cached")
 
 
 def _comparable_metrics(run_dir: Path) -> dict:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     metrics.pop("latency_s")
+    metrics.pop("latency_isolated_s", None)
     metrics.pop("cost_usd")
     return metrics
 

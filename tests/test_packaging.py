@@ -52,6 +52,22 @@ def _imported_top_levels() -> dict[str, Path]:
     return found
 
 
+def test_every_extra_that_talks_to_falkordb_brings_hiredis() -> None:
+    # redis-py parses FalkorDB's replies in pure Python unless hiredis is installed: half of zep_graphiti's
+    # CPU went there (issue 18).
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    talkers = [
+        name
+        for name, specs in extras.items()
+        if any("falkordb" in _norm(s) and "bin" not in s for s in specs)
+    ]
+    assert set(talkers) >= {"graph", "zep"}
+    for name in talkers:
+        assert any(_norm(s).startswith("hiredis") for s in extras[name]), f"[{name}] lacks hiredis"
+
+
 def test_every_imported_package_is_declared() -> None:
     distributions = importlib.metadata.packages_distributions()
     declared = _declared()

@@ -37,7 +37,9 @@ import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,6 +90,7 @@ __all__ = [
     "MAX_RETRY_AFTER_S",
     "PLACEHOLDER_API_KEY",
     "PREFLIGHT_TIMEOUT_S",
+    "live_calls",
     "parse_retry_after",
 ]
 
@@ -95,6 +98,24 @@ T = TypeVar("T")
 
 PLACEHOLDER_API_KEY = "not-needed"
 """Sent to non-OpenAI servers when no key is configured (local servers ignore it)."""
+
+
+_live: ContextVar[bool] = ContextVar("mem0bench_live_calls", default=False)
+
+
+@contextmanager
+def live_calls() -> Iterator[None]:
+    """Calls made inside this block (in this task and the tasks it starts, the bridge's included) go to
+    the server: the cache neither answers them nor keeps their replies.
+
+    For timing a system as a user would see it (the isolated latency pass): a cached reply takes
+    microseconds, and a re-measured reply must not replace the one the run's answers were made from.
+    Scoped to the calls made inside, not to the client: the other calls of the process keep the cache."""
+    token = _live.set(True)
+    try:
+        yield
+    finally:
+        _live.reset(token)
 
 
 class LLMClient:
@@ -239,7 +260,7 @@ class LLMClient:
         """One chat completion (cache first); -> (raw reply, cached?, HTTP attempts)."""
         self.ledger.record_sampling(stage, Sampling.of_request(payload))
         body = encode_body(payload)
-        cache = self.cache
+        cache = None if _live.get() else self.cache
         key = None
         if cache is not None:
             key = request_key(body, salt)
@@ -422,8 +443,9 @@ class LLMClient:
         cache_id = getattr(backend, "cache_id", backend.model)
         unique = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = {}
-        if self.cache is not None:
-            for text, vec in zip(unique, self.cache.get_many(cache_id, unique), strict=True):
+        cache = None if _live.get() else self.cache
+        if cache is not None:
+            for text, vec in zip(unique, cache.get_many(cache_id, unique), strict=True):
                 if vec is not None:
                     found[text] = vec
         misses = [t for t in unique if t not in found]
@@ -436,8 +458,8 @@ class LLMClient:
 
             async def run(batch: list[str]) -> None:
                 vectors = await self._embed_misses(batch, stage)
-                if self.cache is not None:
-                    self.cache.put_many(cache_id, batch, vectors)  # each batch is saved as soon as paid
+                if cache is not None:
+                    cache.put_many(cache_id, batch, vectors)  # each batch is saved as soon as paid
                 found.update(zip(batch, vectors, strict=True))
 
             if len(batches) == 1:

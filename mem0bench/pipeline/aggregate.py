@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from mem0bench.data.model import Category
 from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
-from mem0bench.rundir.records import AnswerRecord, Judgement, label_score, score_label
+from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord, label_score, score_label
 from mem0bench.rundir.schema import PredictionRow
 from mem0bench.suites import suite_of
 
@@ -159,6 +159,23 @@ def latency_summary(rows: Sequence[PredictionRow]) -> dict[str, Any]:
         "total": _p50_p95([r.total_latency_s for r in uncached]),
         "n_uncached": len(uncached),
         "n_cached": sum(1 for r in rows if r.cached is True),
+    }
+
+
+def isolated_latency_summary(rows: Sequence[LatencyRecord]) -> dict[str, Any]:
+    """metrics.json's `latency_isolated_s` (see `pipeline.latency`): search, total, local and server
+    p50/p95 over the questions the isolated pass measured, with what each rests on (`n`: searches,
+    `n_total`: rows whose answer call was not served from the cache) and how many retrievals failed."""
+    ok = [r for r in rows if r.failure is None]
+    return {
+        "mode": "isolated",
+        "search": _p50_p95([r.search_s for r in ok]),
+        "total": _p50_p95([r.total_s for r in ok]),
+        "local": _p50_p95([r.local_s for r in ok]),
+        "server": _p50_p95([r.server_s for r in ok]),
+        "n": sum(1 for r in ok if r.search_s is not None),
+        "n_total": sum(1 for r in ok if r.total_s is not None),
+        "n_failed": len(rows) - len(ok),
     }
 
 

@@ -89,6 +89,7 @@ async def answer_question(
         search_latency_s=search,
         total_latency_s=(search or 0.0) + timing.latency_s,
         local_search_s=context.local_search_s,
+        answer_server_s=None if reply.cached else timing.network_s,
         context_dia_ids=context.source_dia_ids,
         usage=whole.usage,
         cached=whole.cached_calls > 0,

@@ -17,6 +17,7 @@ from mem0bench.data.model import Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.pipeline.failures import FailureLog, count_failures, settle_failures_file
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
+from mem0bench.pipeline.latency import LatencyMode, standing_latency
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.pipeline.progress import ProgressMode, StageProgress
 from mem0bench.pipeline.statistics import BootstrapSettings, add_statistics, imported_judge_block
@@ -45,6 +46,15 @@ class RunOptions:
     """Also retry what a rerun would otherwise get back the same from the cache (see `advice`)."""
     context_tokens_max: int | None = None
     """`eval.context_tokens_max`: every system's retrieved context cut to this many tokens (None: not)."""
+    latency: LatencyMode = "inline"
+    """`eval.latency`: isolated runs the isolated latency pass after the answers (`pipeline.latency`);
+    the config's default is isolated, this one inline so that a runner built in code makes no extra call."""
+    latency_questions: int | None = None
+    """`eval.latency_questions`: how many questions the isolated pass times (a stratified sample); None: all."""
+    latency_seed: int = 0
+    """`eval.seed`: the isolated pass's sample is drawn with it."""
+    remeasure_latency: bool = False
+    """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
 
 
 def new_attempt_id() -> str:
@@ -176,6 +186,9 @@ class Attempt:
         evidence = aggregate.evidence_id_counts(decided)
         if evidence is not None:
             metrics["evidence_ids"] = evidence
+        measured = standing_latency(self.rundir, {a.qid: a for a in answers})
+        if measured:
+            metrics["latency_isolated_s"] = aggregate.isolated_latency_summary(list(measured.values()))
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
         imported = imported_judge_block(read_judgements(self.rundir), rows)
         if imported is not None:

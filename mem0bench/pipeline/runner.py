@@ -23,6 +23,7 @@ Failures never stop the run unless run.strict=true; how they are recorded and co
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 from collections import Counter
@@ -34,7 +35,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
-from mem0bench.memory.base import MemorySystem
+from mem0bench.memory.base import MemorySystem, StepFailure
 from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
@@ -46,6 +47,7 @@ from mem0bench.pipeline.failures import (
     search_step_failure,
 )
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.latency import LATENCY_FILE, latency_plan, measure_question, standing_latency
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
@@ -235,11 +237,45 @@ class Runner:
         qs = self.attempt.questions[conversation.sample_id]
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
 
+    async def _latency_pass(self) -> None:
+        """`eval.latency=isolated`: time the answered questions' retrievals again, one at a time, live
+        (see `pipeline.latency`). Runs after every other call of the run has returned."""
+        options = self.options
+        if options.latency != "isolated":
+            return
+        answers = self.attempt.answers
+        rundir = self.attempt.rundir
+        questions = [
+            q for c in self.dataset.conversations for q in self.attempt.questions.get(c.sample_id, [])
+        ]
+        plan = latency_plan(
+            questions,
+            answers,
+            standing_latency(rundir, answers),
+            limit=options.latency_questions,
+            seed=options.latency_seed,
+            remeasure=options.remeasure_latency,
+        )
+        conversations = {c.sample_id: c for c in self.dataset.conversations}
+        for question in plan:  # one at a time: nothing else of the run is in flight
+            record = await measure_question(
+                self.system,
+                conversations[question.sample_id],
+                question,
+                answers[question.qid],
+                session=self.attempt.id,
+            )
+            # A step the system got past is already on record for this question's answer.
+            self.system_failures.take(functools.partial(_asked_by, question.qid))
+            rundir.appender(LATENCY_FILE).append(record.to_dict())
+            self.attempt.usage.save_if_due()
+
     async def run(self) -> RunOutcome:
         try:
             async with asyncio.TaskGroup() as group:
                 for conversation in self.dataset.conversations:
                     group.create_task(self._conversation(conversation))
+            await self._latency_pass()  # after every answer and judgement: nothing else in flight
         except BaseExceptionGroup as group:
             # The task group wraps whatever a conversation raised: hand on the error itself (one line
             # for the user), the errors that stop a run first.
@@ -248,6 +284,10 @@ class Runner:
         finally:
             self.attempt.close()
         return self.attempt.finish()
+
+
+def _asked_by(qid: str, row: StepFailure) -> bool:
+    return row.qid == qid
 
 
 def _failed_answer(

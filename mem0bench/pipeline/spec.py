@@ -19,6 +19,7 @@ from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.budget import check_budget
 from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.latency import LATENCY_MODES, LatencyMode
 from mem0bench.pipeline.progress import parse_mode
 from mem0bench.pipeline.sample import SAMPLES, Sample
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
@@ -211,7 +212,7 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         progress = parse_mode(run.get("progress"))
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run", "retry_failed"):
+    for name in ("strict", "dry_run", "retry_failed", "remeasure_latency"):
         if not isinstance(run.get(name, False), bool):  # absent in configs saved before it existed
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
     answer = _section(data, "answer", required=False)
@@ -231,6 +232,13 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigurationError(f"eval.seed must be an integer, not {seed!r}")
     answer_file = answer.get("prompt_file")
+    # Configs saved before the isolated pass existed ran inline.
+    latency = evaluation.get("latency", "inline")
+    if latency not in LATENCY_MODES:
+        raise ConfigurationError(f"eval.latency must be one of {', '.join(LATENCY_MODES)}, not {latency!r}")
+    timed = evaluation.get("latency_questions")
+    if timed is not None and (isinstance(timed, bool) or not isinstance(timed, int) or timed < 1):
+        raise ConfigurationError(f"eval.latency_questions must be null or an integer >= 1, not {timed!r}")
     return RunOptions(
         strict=bool(run.get("strict", False)),
         max_failure_rate=rate,
@@ -242,6 +250,10 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         bootstrap=bootstrap_settings(evaluation),
         retry_failed=bool(run.get("retry_failed", False)),
         context_tokens_max=check_budget(evaluation.get("context_tokens_max")),
+        latency=cast(LatencyMode, latency),
+        latency_questions=timed,
+        latency_seed=seed,
+        remeasure_latency=bool(run.get("remeasure_latency", False)),
     )
 
 

@@ -70,7 +70,9 @@ TABLE1_CAPTION = (
 TABLE2_CAPTION = (
     "Table 2: context and memory tokens (cl100k_base), latency in seconds over the questions answered "
     "without a cached reply ('(n=...)': a percentile over fewer than 20 such questions; 'cached': none), "
-    "overall J in %."
+    "overall J in %. Where a run has an isolated latency pass (each search timed again alone, its calls "
+    "live), its latencies are that pass's and the 'latency' column says so, with the n they rest on; "
+    "'inline': as timed while the run answered every question at once."
 )
 SETTINGS_CAPTION = (
     "Settings: the hyperparameters that differ between the runs ('-': the run's method has no such "
@@ -153,6 +155,16 @@ def _fmt_latency(latency: Any, stage: str, q: str) -> str:
         text = _fmt_seconds(_get(latency, stage, q))
         return f"{text} (n={n})" if n < LATENCY_MIN_UNCACHED and text != MISSING else text
     return _fmt_seconds(_get(latency, stage, q))
+
+
+def _latency_mode(isolated: Any, inline: Any) -> str:
+    """Which timing a row's latencies come from, with the questions they rest on."""
+    if isolated:
+        n, n_total = _get(isolated, "n"), _get(isolated, "n_total")
+        total = "" if n_total == n else f", total n={n_total}"
+        return f"isolated (n={n}{total})"
+    n = _get(inline, "n_uncached")
+    return "inline" if n is None else f"inline (n={n})"
 
 
 def _fmt_tokens(value: Any) -> str:
@@ -364,11 +376,19 @@ def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame
             else ("n/a" if empty is None or answered is None else f"{empty:.0f}/{answered:.0f}")
         )
         row["memory tokens (mean / conversation)"] = tokens(_memory_mean(m.tokens))
+        isolated = m.latency_isolated
         for stage in ("search", "total"):
             for q in ("p50", "p95"):
-                row[f"{stage} {q} (s)"] = (
-                    seconds(_get(m.latency, stage, q)) if numeric else _fmt_latency(m.latency, stage, q)
-                )
+                if isolated:
+                    value = _get(isolated, stage, q)
+                    row[f"{stage} {q} (s)"] = seconds(value)
+                else:
+                    row[f"{stage} {q} (s)"] = (
+                        seconds(_get(m.latency, stage, q)) if numeric else _fmt_latency(m.latency, stage, q)
+                    )
+        if any(r.metrics.latency_isolated for r in runs):
+            # Only when some run has the pass: tables of earlier runs keep their columns.
+            row["latency"] = _latency_mode(isolated, m.latency)
         _judge_cells(row, "overall J (%)", m.overall.judge, numeric)
     return pd.DataFrame(rows)
 

@@ -59,6 +59,9 @@ class AnswerRecord:
     search_latency_s: float | None
     total_latency_s: float | None
     local_search_s: float | None = None
+    answer_server_s: float | None = None
+    """The answer call's own server time (its HTTP request); None when the cache answered it. The isolated
+    latency pass adds it to its search time for the total."""
     evidence: tuple[str, ...] = ()
     context_dia_ids: tuple[str, ...] = ()
     failure: str | None = None
@@ -98,10 +101,48 @@ class AnswerRecord:
         row = asdict(self)
         if not self.evidence_sessions:
             del row["evidence_sessions"]
+        # Added by issue 18: left out when unknown, so that rows of earlier runs read back (and aggregate)
+        # to the same bytes.
+        if row["answer_server_s"] is None:
+            del row["answer_server_s"]
         return row
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> AnswerRecord:
+        return _from_dict(cls, row)
+
+
+@dataclass(frozen=True)
+class LatencyRecord:
+    """One question's retrieval timed again by the isolated latency pass (latency.jsonl): alone, with
+    nothing else of the run in flight, its model calls made live (not from the cache).
+
+    `search_s` is the system's own search time; `server_s` the part spent in requests to the model
+    server; `local_s` the rest (our code and the system's own computation). `total_s` adds the answer
+    call's server time from the answer row (None when that reply came from the cache)."""
+
+    qid: str
+    conversation: str
+    category_id: int
+    search_s: float | None
+    local_s: float | None
+    server_s: float | None
+    total_s: float | None
+    requests: int = 0
+    """Model calls the retrieval made (each one sent to the server)."""
+    failure: str | None = None
+    """'<stage>:<kind>: <message>' when the retrieval failed; the row then times nothing."""
+    session: str | None = None
+    """The attempt that measured it."""
+    ingest_session: str | None = None
+    """The ingest row whose memory was searched: a memory built again is measured again."""
+    usage: dict[str, list[int]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> LatencyRecord:
         return _from_dict(cls, row)
 
 

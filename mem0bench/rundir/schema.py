@@ -198,6 +198,12 @@ class Metrics:
         return self.extra.get("latency_s") or {}
 
     @property
+    def latency_isolated(self) -> dict[str, Any]:
+        """`latency_isolated_s`: the isolated latency pass's search, total, local and server p50/p95 with
+        n (searches), n_total and n_failed; empty for a run without the pass."""
+        return self.extra.get("latency_isolated_s") or {}
+
+    @property
     def tokens(self) -> dict[str, Any]:
         return self.extra.get("tokens") or {}
 
