@@ -11,20 +11,30 @@ from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.reliability import request_stage, small_sample
 from devtools.standin.server import HTTPError, StandinServer, ToolCall
 from mem0bench.pipeline.aggregate import metrics
+from mem0bench.rundir.schema import PredictionRow
 
 QUESTIONS = 4
 
 
-def _rows(judge: list[list[str | None]], failed: list[bool]) -> list[dict]:
+def _rows(judge: list[list[bool | str | None]], failed: list[bool]) -> list[PredictionRow]:
+    def label(value: bool | str | None) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return "CORRECT" if value else "WRONG"
+
     return [
-        {"category_id": 4, "f1": 0.0, "bleu1": 0.0, "locomo_f1": 0.0, "judge": labels,
-         "failure": "answer:timeout: x" if bad else None, "evidence_recall": None,
-         "search_latency_s": None, "total_latency_s": None, "context_tokens": None}
-        for labels, bad in zip(judge, failed, strict=True)
+        PredictionRow(
+            qid=f"q{i}", conversation="conv-1", question="?", gold="g", category="single-hop", category_id=4,
+            prediction="", f1=0.0, bleu1=0.0, locomo_f1=0.0, judge=tuple(label(v) for v in labels),
+            answer_words=0,
+            extra={"failure": "answer:timeout: x" if bad else None, "evidence_recall": None,
+                   "search_latency_s": None, "total_latency_s": None, "context_tokens": None},
+        )
+        for i, (labels, bad) in enumerate(zip(judge, failed, strict=True))
     ]  # fmt: skip
 
 
-def _metrics(rows: list[dict], runs: int) -> dict:
+def _metrics(rows: list[PredictionRow], runs: int) -> dict:
     return metrics(rows, method="rag", runs=runs, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={})
 
 
