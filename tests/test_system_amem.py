@@ -34,6 +34,9 @@ def _run(tmp_path: Path, server: StandinServer, locomo: Path, *extra: str):
     args = [
         "run", "+exp=amem", f"dataset.path={locomo}", "dataset.conversations=[mini-1]",
         "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST, *extra,
+        # These runs check replay from the cache; the isolated latency pass is live by design (its own
+        # tests: test_latency_isolated.py).
+        "eval.latency=inline",
     ]  # fmt: skip
     return run_cli(args, cli_env(server.base_url, tmp_path / "cache")), run_dir
 
@@ -83,7 +86,7 @@ def test_amem_end_to_end_and_rerun_from_the_cache(tmp_path, locomo_mini):
         rerun_dir = tmp_path / "rerun"
         args = [
             "run", "+exp=amem", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
-            "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={rerun_dir}", *FAST,
+            "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={rerun_dir}", *FAST, "eval.latency=inline",
         ]  # fmt: skip
         again = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
         assert again.returncode == 0, again.stderr[-3000:]

@@ -22,6 +22,9 @@ def _run(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra:
     args = [
         "run", "+exp=langmem", f"dataset.path={locomo}", "dataset.conversations=[mini-1]",
         "eval.max_questions=4", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST, *extra,
+        # These runs check replay from the cache; the isolated latency pass is live by design (its own
+        # tests: test_latency_isolated.py).
+        "eval.latency=inline",
     ]  # fmt: skip
     return run_cli(args, cli_env(server.base_url, tmp_path / "cache")), run_dir
 

@@ -33,7 +33,9 @@ def _args(
     return [
         "run", "+exp=zep_graphiti", f"graph.host={server.host}", f"graph.port={server.port}",
         f"dataset.path={locomo}", f"dataset.conversations=[{conversation}]", f"hydra.run.dir={run_dir}",
-        *FAST, *extra,
+        # These runs check replay from the cache; the isolated latency pass is live by design (its own
+        # tests: test_latency_isolated.py).
+        *FAST, "eval.latency=inline", *extra,
     ]  # fmt: skip
 
 
