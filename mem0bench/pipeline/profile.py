@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from mem0bench.common.mappings import flatten
 from mem0bench.paths import CONFIG_DIR
 
 if TYPE_CHECKING:
@@ -60,27 +61,6 @@ def _profile_file(name: str) -> Path:
     return CONFIG_DIR / "exp" / f"{name}.yaml"
 
 
-def _pinned_values(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in tree.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_pinned_values(value, dotted + "."))
-        else:
-            out[dotted] = value
-    return out
-
-
-def _select(config: Mapping[str, Any], dotted: str) -> Any:
-    """The value at a dotted key of the resolved config; None where the config has no such key."""
-    node: Any = config
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _show(value: Any) -> str:
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -104,8 +84,9 @@ def check_profile(spec: ExperimentSpec, choices: Mapping[str, str]) -> ProfileCh
             if chosen != str(pinned):
                 departures.append(f"{group}={_show(chosen)} (profile: {pinned})")
     values = {k: v for k, v in profile.items() if k != "defaults"}
-    for key, pinned in _pinned_values(values).items():
-        actual = _select(spec.config, key)
+    config = flatten(spec.config)  # a key the config lacks reads as None
+    for key, pinned in flatten(values).items():
+        actual = config.get(key)
         if actual != pinned:
             departures.append(f"{key}={_show(actual)} (profile: {_show(pinned)})")
     return ProfileCheck(name, tuple(departures))

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from mem0bench.common.jsonfile import read_json_object
+from mem0bench.common.mappings import flatten
 from mem0bench.common.text import one_line
 from mem0bench.rundir.find import find_run_dirs
 from mem0bench.rundir.schema import Metrics, SchemaError, read_metrics
@@ -87,20 +88,6 @@ def find_results(paths: Iterable[str | PathLike[str]]) -> list[Path]:
             raise ReportError(f"{path}: no run directory found (no {METRICS} at or below it)")
         found.extend(r for r in runs if r not in found)
     return found
-
-
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings to dotted keys; lists become tuples (hashable, comparable)."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(flatten(value, dotted + "."))
-        elif isinstance(value, list):
-            flat[dotted] = tuple(value)
-        else:
-            flat[dotted] = value
-    return flat
 
 
 def _read_json(path: Path) -> dict[str, Any]:
