@@ -187,7 +187,7 @@ def test_a_paper_profile_with_overrides_is_marked_as_departing_from_it():
     [
         ("mem0_oss", {"top_k": 30, "batch_size": 2}),
         ("zep_graphiti", {}),
-        ("langmem", {"mode": "agent", "per_speaker": True}),
+        ("langmem", {"mode": "agent", "retrieval": "agent", "per_speaker": True}),
         ("amem", {"k": 10, "query": "keywords", "temperature": 0.0}),
         ("chatgpt_memory_emulation", {"style": "reference"}),
     ],

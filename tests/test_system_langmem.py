@@ -169,6 +169,99 @@ def test_agent_mode_runs_the_papers_memory_tool_agent(tmp_path, standin, locomo_
     assert all(r["context_items"] > 0 for r in rows)
 
 
+_AGENT = ("method.mode=agent", "method.retrieval=agent")
+
+
+def _tiny(server: StandinServer, tmp_path: Path, locomo: Path, name: str, *extra: str):
+    """The paper's agent ingest and agent retrieval on the 4-message conversation (2 questions)."""
+    return _run(server, tmp_path, locomo, name, "dataset.conversations=[mini-3]", *_AGENT, *extra)
+
+
+def _last_user(body: dict) -> str:
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    return users[-1]["content"] if users else ""
+
+
+@pytest.mark.slow
+def test_agent_retrieval_asks_each_speakers_agent_and_its_reply_is_the_context(
+    tmp_path, standin, locomo_mini
+):
+    standin.set_handler(reply)  # ingest: a create then "Noted."; a question: search_memory, then a reply
+    result, run_dir = _tiny(standin, tmp_path, locomo_mini, "run")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 2 and all(r["failure"] is None and not r["degraded"] for r in rows)
+    chats = [body for endpoint, body in standin.requests if endpoint == "chat"]
+    for row in rows:
+        # One chat call per speaker carrying the question as the user's last word, the memory tools offered,
+        # on that speaker's thread (its own messages only, as the paper's two agents).
+        asked = [b for b in chats if _last_user(b) == row["question"]]
+        opening = [b for b in asked if b["messages"][-1]["role"] == "user"]
+        assert len(opening) == 2
+        for body in opening:
+            assert {t["function"]["name"] for t in body["tools"]} == {"manage_memory", "search_memory"}
+        threads = [{m["content"].split(" | ")[1].split(":")[0] for m in b["messages"][1:-1]
+                    if m.get("role") == "user"} for b in opening]  # fmt: skip
+        assert sorted(map(sorted, threads)) == [["Ade"], ["June"]]
+        # The context is the two agents' replies (the stand-in's answers to the calls after the search),
+        # each under its speaker's header, and nothing else.
+        after_search = [b for b in asked if b["messages"][-1]["role"] == "tool"]
+        replies = {}
+        for body in after_search:
+            speaker = body["messages"][1]["content"].split(" | ")[1].split(":")[0]
+            replies[speaker] = reply("chat", body).content
+        assert row["context"] == f"Memories of Ade:\n{replies['Ade']}\n\nMemories of June:\n{replies['June']}"
+        assert row["context_items"] == 2
+        assert row["usage"]["langmem_search"][0] == 4  # per speaker: the search call, then the reply
+        answer = [b for b in chats if not b.get("tools") and any(
+            row["context"] in (m.get("content") or "") for m in b["messages"])]  # fmt: skip
+        assert answer, "the answer model never saw the agents' replies"
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["tokens"]["llm"]["langmem_search"]["calls"] == 8
+    assert (run_dir / "state" / "mini-3" / "langmem" / "threads.json").is_file()
+
+    # The same command in a new folder: the agents' threads and the questions repeat exactly, so the cache
+    # serves every request, the questions' included.
+    before = standin.count("chat") + standin.count("embeddings")
+    again, run_dir2 = _tiny(standin, tmp_path, locomo_mini, "run2")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert standin.count("chat") + standin.count("embeddings") == before
+    assert [r["context"] for r in read_jsonl(run_dir2 / "predictions.jsonl")] == [r["context"] for r in rows]
+
+
+@pytest.mark.slow
+def test_a_malformed_agent_loop_at_question_time_is_a_counted_failure(tmp_path, standin, locomo_mini):
+    # Asked a question, Ade's agent only ever sends a search whose arguments are not JSON (LangChain sets it
+    # aside, the agent stops with no text), June's searches forever (LangGraph's step limit ends it with a
+    # reply of its own that reads like an answer).
+    def replies(endpoint, body):
+        names = {t["function"]["name"] for t in body.get("tools") or []}
+        if endpoint == "chat" and "manage_memory" in names and " | " not in _last_user(body):
+            thread = json.dumps(body["messages"][1:-1])
+            if "| Ade:" in thread:
+                return ToolCall('{"query": "cut off', name="search_memory")
+            return ToolCall({"query": "again"}, name="search_memory")
+        return reply(endpoint, body)
+
+    standin.set_handler(replies)
+    result, run_dir = _tiny(
+        standin, tmp_path, locomo_mini, "run", "run.max_failure_rate=1.0", "method.agent_recursion_limit=6"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 2 and all(r["context"] == "" and r["context_items"] == 0 for r in rows)
+    failures = [r for r in read_jsonl(run_dir / "failures.jsonl") if r.get("step") == "langmem_ask"]
+    assert len(failures) == 4 and {r["qid"] for r in failures} == {r["qid"] for r in rows}
+    ade = [r for r in failures if r["message"].startswith("Ade:")]
+    june = [r for r in failures if r["message"].startswith("June:")]
+    assert len(ade) == len(june) == 2
+    assert all(r["kind"] == "malformed" and "invalid tool call: search_memory" in r["message"] for r in ade)
+    # LangGraph's own "Sorry, need more steps" reply is not taken for the agent's answer.
+    assert all(r["kind"] == "library_error" and "StepLimitReached" in r["message"] for r in june)
+    assert all(len(r["degraded"]) == 2 for r in rows)
+
+
 # ---- the adapter's pieces ------------------------------------------------------------------------
 def test_memory_text_reads_both_tools_formats():
     from mem0bench.systems.external.langmem.render import Note, memory_text, render_notes, render_sections

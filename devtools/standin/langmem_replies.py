@@ -7,7 +7,8 @@ trustcall rejects and drops (tests/test_system_langmem.py relies on that to test
 handler answers in the library's format instead, deterministically from the request: a PatchDoc that
 replaces an existing memory's content (its id taken from the `<instance id=...>` block trustcall sent), or
 a new Memory; for the memory-tool agent, a `manage_memory` create call, then a plain reply once the tool
-has answered. The texts are words of the request, as the stand-in's own; nothing here knows the questions.
+has answered, and for a question (the paper's retrieval) a `search_memory` call, then a reply made of words
+of what the search returned. The texts are words of the request, as the stand-in's own; nothing here knows the questions.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ __all__ = ["reply"]
 _INSTANCE = re.compile(r'<instance id=(\S+) schema_type="')
 _SESSION = re.compile(r"<session_[^>]*>\s*(.*?)\s*</session_", re.S)
 _WORD = re.compile(r"[A-Za-z0-9']+")
+_MESSAGE = re.compile(r"[^|\n]+ \| [^:\n]+: ")
+"""A conversation message as the adapter sends it, '<session date> | <speaker>: <text>' (else a question)."""
 
 
 def _text(message: Any) -> str:
@@ -46,11 +49,17 @@ def reply(endpoint: str, body: dict[str, Any]) -> Any:
     names = [(t.get("function") or {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
     messages = body.get("messages") or []
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-    if "manage_memory" in names:  # the memory-tool agent: one create, then an answer
-        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "tool":
-            return Text("Noted.")
-        last = _text(messages[-1]) if messages else ""
-        return ToolCall({"content": _words(last, digest), "action": "create"}, name="manage_memory")
+    if "manage_memory" in names:  # the memory-tool agent
+        answered = bool(messages) and isinstance(messages[-1], dict) and messages[-1].get("role") == "tool"
+        users = [_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        asked = users[-1] if users else ""
+        if _MESSAGE.match(asked):  # a conversation message: one create, then an acknowledgement
+            if answered:
+                return Text("Noted.")
+            return ToolCall({"content": _words(asked, digest), "action": "create"}, name="manage_memory")
+        if answered:  # a question, after the search: a reply made of words of what the search found
+            return Text(_words(_text(messages[-1]), digest))
+        return ToolCall({"query": asked}, name="search_memory")
     if "Memory" not in names:
         return None
     prompt = "\n".join(_text(m) for m in messages)

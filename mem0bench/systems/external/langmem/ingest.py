@@ -11,12 +11,15 @@ the text). Here one InMemoryStore per conversation holds one namespace per speak
   inserts, patches (and, with `enable_deletes`, removes) memories.
 * ``agent`` (the paper's own setup): a LangGraph ReAct agent with LangMem's manage-memory and
   search-memory tools over the speaker's namespace, the namespace's memories searched into its system
-  prompt, and a thread per speaker (the agent sees that speaker's earlier messages and its own replies).
+  prompt, and a thread per speaker (the agent sees that speaker's earlier messages and its own replies);
+  the threads are kept for the paper's retrieval (`ask`).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from mem0bench.systems.external.langmem.agents import final_reply, paper_agent
 
 __all__ = ["AgentIngest", "ManagerIngest", "message_text"]
 
@@ -69,33 +72,31 @@ class AgentIngest:
 
     def _agent(self, key: str) -> Any:
         if key not in self._agents:
-            namespace = ("memories", key)
-            store = self.store
-
-            async def prompt(state: Any) -> list[Any]:
-                # The paper's prompt: the namespace's memories most similar to the last message, as the
-                # store returns them, in the system message.
-                messages = state["messages"]
-                memories = await store.asearch(namespace, query=messages[-1].content)
-                system = f"You are a helpful assistant.\n\n## Memories\n<memories>\n{memories}\n</memories>\n"
-                return [{"role": "system", "content": system}, *messages]
-
-            self._agents[key] = self.lib.create_react_agent(
-                self.model,
-                prompt=prompt,
-                tools=[
-                    self.lib.create_manage_memory_tool(namespace=namespace),
-                    self.lib.create_search_memory_tool(namespace=namespace),
-                ],
-                store=store,
+            self._agents[key] = paper_agent(
+                self.lib, model=self.model, store=self.store, namespace=("memories", key),
                 checkpointer=self.checkpointer,
-            )
+            )  # fmt: skip
         return self._agents[key]
+
+    def _config(self, key: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": f"{self.thread}-{key}"}}
+
+    async def threads(self) -> dict[str, list[dict[str, Any]]]:
+        """Each speaker's thread as ingest left it (the messages, the agent's tool calls, the tools'
+        answers and its replies), as LangChain's message dicts: the paper asked its questions on it."""
+        out = {}
+        for key, agent in sorted(self._agents.items()):
+            state = await agent.aget_state(self._config(key))
+            out[key] = self.lib.messages_to_dict(list(state.values.get("messages") or []))
+        return out
 
     async def __call__(self, key: str, content: str) -> None:
         config = {
-            "configurable": {"thread_id": f"{self.thread}-{key}"},
+            **self._config(key),
             "callbacks": self.callbacks,
             "recursion_limit": self.recursion_limit,
         }
-        await self._agent(key).ainvoke({"messages": [{"role": "user", "content": content}]}, config=config)
+        result = await self._agent(key).ainvoke(
+            {"messages": [{"role": "user", "content": content}]}, config=config
+        )
+        final_reply(result, self.recursion_limit)  # a message cut off at the step limit is a failed step

@@ -54,6 +54,8 @@ class Library:
     create_react_agent: Any
     MemorySaver: Any
     BaseCallbackHandler: Any
+    messages_to_dict: Any
+    messages_from_dict: Any
 
     def chat_model(self, *, base_url: str, api_key: str, model: str, temperature: float | None) -> Any:
         """A ChatOpenAI on the bridge: retries 0, a generous timeout, no streaming."""
@@ -95,6 +97,7 @@ def load_library() -> Library:
     quiet_langchain()
     try:
         from langchain_core.callbacks import BaseCallbackHandler
+        from langchain_core.messages import messages_from_dict, messages_to_dict
         from langchain_openai import ChatOpenAI, OpenAIEmbeddings
         from langgraph.checkpoint.memory import MemorySaver
         from langgraph.prebuilt import create_react_agent
@@ -121,5 +124,7 @@ def load_library() -> Library:
         create_react_agent=create_react_agent,
         MemorySaver=MemorySaver,
         BaseCallbackHandler=BaseCallbackHandler,
+        messages_to_dict=messages_to_dict,
+        messages_from_dict=messages_from_dict,
     )
     return _LIBRARY

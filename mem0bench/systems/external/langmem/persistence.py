@@ -1,8 +1,8 @@
 """A conversation's LangGraph InMemoryStore on disk, so `memories`, resume and a later `retrieve` work.
 
 InMemoryStore keeps everything in memory. After a conversation is ingested its items (namespace, key,
-value, timestamps) and their index vectors are written under `state_dir/<sample_id>/langmem/`, with our
-own annotations of each memory (the session date and dia_id of the message that last wrote it), and a
+value, timestamps) and their index vectors are written under `state_dir/<sample_id>/langmem/` (with the
+agent's threads, in agent mode), with our own annotations of each memory (the session date and dia_id of the message that last wrote it), and a
 `done.json` marker written last. Loading restores the items and vectors into a fresh store directly (the
 store's `_data` and `_vectors` maps, which LangGraph documents as stable names), so a restore makes no
 embedding call.
@@ -44,6 +44,8 @@ class Snapshot:
 
     annotations: dict[tuple[tuple[str, ...], str], Annotation] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    threads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Agent ingest: each namespace key's thread, as LangChain's message dicts (`threads.json`)."""
 
 
 def folder(state_dir: Path, sample_id: str) -> Path:
@@ -90,6 +92,10 @@ def save(directory: Path, store: Any, snapshot: Snapshot, fingerprint: str) -> N
     body = {"items": items, "vector_rows": rows, "annotations": notes}
     atomic_write(directory / "store.json", json.dumps(body, ensure_ascii=False))
     atomic_write_npy(directory / "vectors.npy", matrix)
+    if snapshot.threads:
+        atomic_write(directory / "threads.json", json.dumps(snapshot.threads, ensure_ascii=False))
+    else:  # an earlier agent ingest's threads are not this store's
+        (directory / "threads.json").unlink(missing_ok=True)
     _marker(directory).write(fingerprint, snapshot.meta)
 
 
@@ -121,6 +127,8 @@ def load(directory: Path, store: Any, fingerprint: str) -> Snapshot | None:
             (tuple(a["namespace"]), a["key"]): Annotation(a["date"], a["dia_id"], a["speaker"])
             for a in body["annotations"]
         }
+        threads_file = directory / "threads.json"
+        threads = json.loads(threads_file.read_text(encoding="utf-8")) if threads_file.is_file() else {}
     except (OSError, ValueError, KeyError, TypeError, ImportError):
         return None
-    return Snapshot(annotations=annotations, meta=meta)
+    return Snapshot(annotations=annotations, meta=meta, threads=threads)

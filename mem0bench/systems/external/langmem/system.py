@@ -1,5 +1,6 @@
-"""LangMem as a MemorySystem: each LOCOMO message into LangMem (see `ingest`), the speakers' namespaces
-searched per question and shown as dated notes.
+"""LangMem as a MemorySystem: each LOCOMO message into LangMem (see `ingest`); per question either the
+speakers' namespaces searched (`retrieval: store`) or each speaker's agent asked the question, the paper's
+way (`retrieval: agent`, see `ask`), one section per speaker.
 
 One InMemoryStore per conversation (one namespace per speaker), built under the bridge route
 `<sample_id>`: the chat model and the store's embedder are langchain-openai clients on that route, so
@@ -32,6 +33,7 @@ from mem0bench.memory.saved_state import ConversationLocks
 from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.langmem import determinism, persistence
+from mem0bench.systems.external.langmem.ask import ask_agent
 from mem0bench.systems.external.langmem.ingest import AgentIngest, ManagerIngest, message_text
 from mem0bench.systems.external.langmem.library import Library, load_library
 from mem0bench.systems.external.langmem.persistence import Annotation, Snapshot
@@ -47,6 +49,9 @@ from mem0bench.tokens import count_tokens
 __all__ = ["LangMem"]
 
 MODES = ("manager", "agent")
+RETRIEVALS = ("store", "agent")
+ASK_REPLY_TOKENS = 64
+"""Planned tokens of one agent's reply to a question (the paper's Table 2: ~127 for both speakers)."""
 INGEST_STAGE = "langmem_ingest"
 SEARCH_STAGE = "langmem_search"
 FIXED_PROMPT_TOKENS = 1550
@@ -63,11 +68,14 @@ class _Memory:
     keys: dict[str, str]
     """Speaker name -> namespace key ('speaker_a', 'speaker_b', or 'shared')."""
     annotations: dict[tuple[tuple[str, ...], str], Annotation] = field(default_factory=dict)
+    threads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Agent ingest: each namespace key's thread (LangChain message dicts), for `retrieval: agent`."""
 
 
 class LangMem(SystemBase):
     """LangMem's memory store manager (or its memory-tool agent, `mode: agent`) over LangGraph's
-    InMemoryStore; per question the `top_k` memories of each speaker's namespace most similar to it."""
+    InMemoryStore; per question the `top_k` memories of each speaker's namespace most similar to it (or
+    each speaker's agent's reply to it, `retrieval: agent`)."""
 
     packages: tuple[str, ...] = ("langmem", "langgraph", "langchain-openai", "trustcall")
 
@@ -76,6 +84,7 @@ class LangMem(SystemBase):
         *,
         name: str = "langmem",
         mode: str = "manager",
+        retrieval: str = "store",
         top_k: int = 10,
         query_limit: int = 5,
         enable_deletes: bool = False,
@@ -87,12 +96,15 @@ class LangMem(SystemBase):
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"langmem: mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if retrieval not in RETRIEVALS:
+            raise ValueError(f"langmem: retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
         for label, value in (("top_k", top_k), ("query_limit", query_limit), ("agent_recursion_limit", agent_recursion_limit)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"langmem: {label} must be an integer >= 1, got {value!r}")
         super().__init__()
         self.name = name
         self.mode = mode
+        self.retrieval = retrieval
         self.top_k = top_k
         self.query_limit = query_limit
         self.enable_deletes = bool(enable_deletes)
@@ -137,7 +149,27 @@ class LangMem(SystemBase):
                          n * REPLY_TOKENS["extract"]),
                 PlanLine("ingest", "embeddings (message query, memories)", 2 * n, tokens + n * MEMORY_TOKENS, 0),
             ]  # fmt: skip
-        return CostPlan(context_tokens=2 * top_k * MEMORY_TOKENS, lines=lines)
+        if str(method.get("retrieval", "store")) != "agent":
+            return CostPlan(context_tokens=2 * top_k * MEMORY_TOKENS, lines=lines)
+        # Agent retrieval: per question and speaker, two chat calls (a memory search, then the reply), each
+        # carrying the speaker's whole thread (agent ingest: its messages with the agent's ~60 tokens of tool
+        # traffic each, half the conversation), the prompt's 10 memories and the tools' schemas; the second
+        # also the search result. Three embeddings: the prompt searches with the last message (the question,
+        # then the tool's result), and the tool with its query.
+        conversations = max(len(dataset.conversations), 1)
+        thread = 0.0
+        if str(method.get("mode", "manager")) == "agent":
+            thread = sum(sum(count_tokens(t.text) + 60 for t in c.turns) / 2 for c in dataset.conversations)
+            thread /= conversations
+        per_call = thread + 10 * MEMORY_TOKENS + FIXED_PROMPT_TOKENS // 2 + 30
+        asks = 2 * n_questions
+        lines += [
+            PlanLine("search", "agent asked the question (search, reply)", 2 * asks,
+                     asks * (2 * per_call + top_k * MEMORY_TOKENS), asks * (20 + ASK_REPLY_TOKENS)),
+            PlanLine("search", "embeddings (the prompt's searches, the tool's query)", 3 * asks,
+                     asks * (30 + top_k * MEMORY_TOKENS), 0),
+        ]  # fmt: skip
+        return CostPlan(context_tokens=2 * ASK_REPLY_TOKENS, lines=lines, embeds_queries=False)
 
     def ingest_units(self, conversation: Conversation) -> int:
         """Progress units: one per message."""
@@ -166,6 +198,8 @@ class LangMem(SystemBase):
             "mode": self.mode, "query_limit": self.query_limit, "enable_deletes": self.enable_deletes,
             "per_speaker": self.per_speaker, "temperature": self.temperature,
         }  # fmt: skip
+        if self.mode == "agent":
+            settings["threads"] = True  # agent snapshots keep the threads (older ones did not: rebuilt)
         return conversation.fingerprint(settings)
 
     # ------------------------------------------------------------------ ingest
@@ -201,7 +235,7 @@ class LangMem(SystemBase):
                 # A transient failure leaves no snapshot: the next ingest replays the conversation (the
                 # cache makes the calls that succeeded free).
                 meta = {"memory_tokens": memory_tokens, "details": details}
-                snapshot = Snapshot(memory.annotations, meta)
+                snapshot = Snapshot(memory.annotations, meta, memory.threads)
                 persistence.save(directory, memory.store, snapshot, self._fingerprint(conversation))
         return IngestReport(sid, memory_tokens=memory_tokens, failures=len(failures), details=details)
 
@@ -252,6 +286,8 @@ class LangMem(SystemBase):
                         memory.annotations[where] = Annotation(session.date_text, turn.dia_id, turn.speaker)
                     index += 1
                     report_ingested(1)
+        if isinstance(run, AgentIngest):
+            memory.threads = await run.threads()
         counts["failed_steps"] = len(failures)
         return failures, dict(counts)
 
@@ -266,20 +302,7 @@ class LangMem(SystemBase):
     def _logged_failures(
         self, sid: str, speaker: str, index: int, dia_id: str, current: Step
     ) -> list[StepFailure]:
-        """What the library swallowed, one row each: what trustcall logged (tool calls that never validated,
-        patches it could not apply: dropped), tool calls whose arguments were not JSON (ignored), and the
-        agent's tool errors."""
-        rows = []
-        for logger, level, message in current.records:
-            kind = "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
-            rows.append(self._failure(sid, speaker, index, dia_id, kind, f"{logger}: {message}"[:500]))
-        for message in current.tool_errors:
-            rows.append(self._failure(sid, speaker, index, dia_id, "library_error", f"tool: {message}"))
-        for message in current.invalid_calls:
-            rows.append(
-                self._failure(sid, speaker, index, dia_id, "malformed", f"invalid tool call: {message}")
-            )
-        return rows
+        return [self._failure(sid, speaker, index, dia_id, kind, text) for kind, text in _swallowed(current)]
 
     async def _restore(self, lib: Library, conversation: Conversation) -> Snapshot | None:
         sid = conversation.sample_id
@@ -288,7 +311,9 @@ class LangMem(SystemBase):
             persistence.folder(self.context.state_dir, sid), store, self._fingerprint(conversation)
         )
         if snapshot is not None:
-            self._memories[sid] = _Memory(store, self._speaker_keys(conversation), snapshot.annotations)
+            self._memories[sid] = _Memory(
+                store, self._speaker_keys(conversation), snapshot.annotations, snapshot.threads
+            )
         return snapshot
 
     # ------------------------------------------------------------------ contents
@@ -310,8 +335,9 @@ class LangMem(SystemBase):
     # ------------------------------------------------------------------ retrieve
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
-        """The `top_k` memories of each speaker's namespace most similar to the question (one query
-        embedding), one 'Memories of <speaker>:' section each, best first (dates only with `dates`)."""
+        """The context for a question, one 'Memories of <speaker>:' section per speaker: the namespace's
+        `top_k` memories most similar to the question (`retrieval: store`), or the reply of the speaker's
+        agent asked the question (`retrieval: agent`)."""
         sid = conversation.sample_id
         await self.bridge.start()
         memory = self._memories.get(sid)
@@ -321,6 +347,16 @@ class LangMem(SystemBase):
                 if memory is None and await self._restore(load_library(), conversation) is None:
                     raise RuntimeError(f"langmem: conversation {sid} was not ingested")
                 memory = self._memories[sid]
+        if self.retrieval == "agent":
+            return await self._ask_agents(conversation, question, memory)
+        return await self._search_store(conversation, question, memory)
+
+    async def _search_store(
+        self, conversation: Conversation, question: Question, memory: _Memory
+    ) -> RetrievedContext:
+        """The `top_k` memories of each speaker's namespace most similar to the question (one query
+        embedding), best first (dates only with `dates`)."""
+        sid = conversation.sample_id
         lib = load_library()
         namespaces = sorted({("memories", key) for key in memory.keys.values()})
         owner = {key: speaker for speaker, key in memory.keys.items() if key != "shared"}
@@ -359,8 +395,75 @@ class LangMem(SystemBase):
             items=len(notes),
         )
 
+    async def _ask_agents(
+        self, conversation: Conversation, question: Question, memory: _Memory
+    ) -> RetrievedContext:
+        """Each speaker's agent asked the question on its thread, one after the other as the paper's
+        harness did; a reply is one note under its speaker's header. An agent that failed, or replied
+        nothing, leaves its section out and is a counted failure (stage `langmem_ask`)."""
+        sid = conversation.sample_id
+        lib = load_library()
+        model = lib.chat_model(
+            base_url=self.bridge.base_url(sid), api_key=self.bridge.api_key, model=self.bridge.model,
+            temperature=self.temperature,
+        )  # fmt: skip
+        owner = {key: speaker for speaker, key in memory.keys.items() if key != "shared"}
+        last = conversation.sessions[-1]
+        # The store's clock while an agent answers (it may write): just after the conversation's last message.
+        when = last.date_time + timedelta(seconds=len(last.turns))
+        sections: list[tuple[str | None, list[Note]]] = []
+        with measure() as timing:
+            async with self.bridge.scope(sid, stage=SEARCH_STAGE) as scope:
+                for key in sorted(set(memory.keys.values())):
+                    speaker = owner.get(key)
+                    failed_calls = len(scope.failures)
+                    reply, problems = "", []
+                    with step() as current, determinism.seeded(f"{sid}:{question.qid}:{key}", when):
+                        try:
+                            reply = await ask_agent(
+                                lib, model=model, store=memory.store, namespace=("memories", key),
+                                thread=memory.threads.get(key, []), question=question.question,
+                                recursion_limit=self.agent_recursion_limit,
+                                callbacks=[callback_handler(lib.BaseCallbackHandler)],
+                            )  # fmt: skip
+                        except Exception as exc:  # the agent gave up (a call failed for good, a step limit)
+                            calls = scope.failures[failed_calls:]
+                            kind = calls[0].kind if calls else failure_kind(exc)
+                            problems.append((kind, describe_exception(exc)))
+                    problems += _swallowed(current)  # the step's log records are complete once it closed
+                    if not reply and not problems:
+                        problems.append(("empty", "the agent replied with no text"))
+                    who = speaker or "shared"
+                    self.failures.extend(
+                        StepFailure(self.name, sid, "langmem_ask", kind, f"{who}: {text}", qid=question.qid)
+                        for kind, text in problems
+                    )
+                    sections.append((speaker, [Note(reply, None, None, None)] if reply else []))
+            text = render_sections(sections, dates=False)
+        return RetrievedContext(
+            kind="notes",
+            text=text,
+            tokens=count_tokens(text),
+            search_latency_s=timing.latency_s,
+            local_search_s=timing.local_s,
+            items=sum(len(notes) for _, notes in sections),
+        )
+
     async def aclose(self) -> None:
         await self.bridge.aclose()
+
+
+def _swallowed(current: Step) -> list[tuple[str, str]]:
+    """What the library swallowed in a step, (kind, message) each: what trustcall logged (tool calls that
+    never validated, patches it could not apply: dropped), tool calls whose arguments were not JSON
+    (ignored), and the agent's tool errors."""
+    rows = []
+    for logger, level, message in current.records:
+        kind = "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
+        rows.append((kind, f"{logger}: {message}"[:500]))
+    rows += [("library_error", f"tool: {message}") for message in current.tool_errors]
+    rows += [("malformed", f"invalid tool call: {message}") for message in current.invalid_calls]
+    return rows
 
 
 def _versions(store: Any) -> dict[tuple[tuple[str, ...], str], Any]:
