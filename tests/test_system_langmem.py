@@ -312,6 +312,49 @@ def test_snapshot_round_trip_restores_items_and_vectors(tmp_path):
     assert persistence.load(tmp_path, _fake_store(tmp_path), "f") is None  # no done marker
 
 
+def test_snapshot_keeps_the_agents_threads_and_drops_stale_ones(tmp_path):
+    from mem0bench.systems.external.langmem import persistence
+    from mem0bench.systems.external.langmem.library import load_library
+    from mem0bench.systems.external.langmem.persistence import Snapshot
+
+    lib = load_library()
+    thread = lib.messages_to_dict([lib.messages_from_dict([{"type": "human", "data": {"content": "hi"}}])[0]])
+    store = _fake_store(tmp_path)
+    persistence.save(tmp_path, store, Snapshot({}, {}, {"speaker_a": thread}), "f")
+    snap = persistence.load(tmp_path, _fake_store(tmp_path), "f")
+    assert snap is not None and snap.threads == {"speaker_a": thread}
+    assert lib.messages_from_dict(snap.threads["speaker_a"])[0].content == "hi"
+    persistence.save(tmp_path, store, Snapshot({}, {}), "g")  # a manager ingest: no thread to ask on
+    snap = persistence.load(tmp_path, _fake_store(tmp_path), "g")
+    assert snap is not None and snap.threads == {}
+
+
+def test_a_question_asked_on_a_store_copy_leaves_the_store_as_ingest_left_it(tmp_path):
+    from mem0bench.systems.external.langmem.ask import store_copy
+    from mem0bench.systems.external.langmem.library import load_library
+
+    store = _fake_store(tmp_path)
+    store.put(("memories", "speaker_a"), "k1", {"content": "alpha"})
+    copy = store_copy(load_library(), store)
+    assert copy.search(("memories", "speaker_a"), query="alpha")[0].key == "k1"
+    copy.put(("memories", "speaker_a"), "k2", {"content": "written while answering"})
+    copy.delete(("memories", "speaker_a"), "k1")
+    assert [i.key for i in store.search(("memories", "speaker_a"), query="alpha")] == ["k1"]
+    assert set(store._vectors[("memories", "speaker_a")]) == {"k1"}
+
+
+def test_langgraphs_step_limit_reply_is_not_an_answer():
+    from mem0bench.systems.external.langmem.agents import STEP_LIMIT_REPLY, StepLimitReached, final_reply
+
+    class Message:
+        def __init__(self, content):
+            self.content = content
+
+    assert final_reply({"messages": [Message([{"type": "text", "text": " Biscuit "}])]}, 5) == "Biscuit"
+    with pytest.raises(StepLimitReached, match="agent_recursion_limit=5"):
+        final_reply({"messages": [Message(STEP_LIMIT_REPLY)]}, 5)
+
+
 def test_seeded_ids_and_session_clock_repeat_exactly():
     from mem0bench.systems.external.langmem import determinism
     from mem0bench.systems.external.langmem.library import load_library
@@ -360,6 +403,14 @@ def test_cost_plan_counts_one_extraction_per_message(locomo_mini):
     assert plan.lines[0].calls == turns and plan.lines[1].calls == 2 * turns
     agent = LangMem.cost_plan({"mode": "agent", "top_k": 10}, dataset, 10)
     assert agent.lines[0].calls == 2 * turns and agent.lines[0].prompt > plan.lines[0].prompt
+    assert not [line for line in agent.lines if line.stage == "search"] and agent.embeds_queries
+    # Agent retrieval: per question and speaker a search call and a reply, each carrying the thread.
+    asked = LangMem.cost_plan({"mode": "agent", "retrieval": "agent", "top_k": 10}, dataset, 10)
+    (chat,) = [line for line in asked.lines if line.stage == "search" and line.completion > 0]
+    assert chat.calls == 2 * 2 * 10 and not asked.embeds_queries
+    on_manager = LangMem.cost_plan({"mode": "manager", "retrieval": "agent"}, dataset, 10)
+    assert chat.prompt > [line for line in on_manager.lines if line.stage == "search"][0].prompt  # no thread
+    assert asked.context_tokens < plan.context_tokens  # two short replies, not 2 x top_k memories
 
 
 def test_bad_settings_are_one_clear_error(tmp_path):
@@ -371,3 +422,5 @@ def test_bad_settings_are_one_clear_error(tmp_path):
         LangMem(mode="chat", context=context)
     with pytest.raises(ValueError, match="top_k"):
         LangMem(top_k=0, context=context)
+    with pytest.raises(ValueError, match="retrieval"):
+        LangMem(retrieval="ask", context=context)
