@@ -218,6 +218,7 @@ def test_agent_retrieval_asks_each_speakers_agent_and_its_reply_is_the_context(
         assert answer, "the answer model never saw the agents' replies"
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["tokens"]["llm"]["langmem_search"]["calls"] == 8
+    assert [s["temperature"] for s in metrics["sampling"]["langmem_search"]] == [0.0]  # as the agent sent it
     assert (run_dir / "state" / "mini-3" / "langmem" / "threads.json").is_file()
 
     # The same command in a new folder: the agents' threads and the questions repeat exactly, so the cache
