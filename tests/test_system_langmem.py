@@ -187,8 +187,13 @@ def test_agent_retrieval_asks_each_speakers_agent_and_its_reply_is_the_context(
     tmp_path, standin, locomo_mini
 ):
     standin.set_handler(reply)  # ingest: a create then "Noted."; a question: search_memory, then a reply
+    # One question, then the run resumed for the other: that one is asked on the threads saved with the
+    # conversation's snapshot (a new process), not on the ones ingest held in memory.
+    first, run_dir = _tiny(standin, tmp_path, locomo_mini, "run", "eval.max_questions=1")
+    assert first.returncode == 0, first.stderr[-3000:]
     result, run_dir = _tiny(standin, tmp_path, locomo_mini, "run")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert len(read_jsonl(run_dir / "ingest.jsonl")) == 1  # the resumed run restored the saved store
     rows = read_jsonl(run_dir / "predictions.jsonl")
     assert len(rows) == 2 and all(r["failure"] is None and not r["degraded"] for r in rows)
     chats = [body for endpoint, body in standin.requests if endpoint == "chat"]
@@ -222,7 +227,7 @@ def test_agent_retrieval_asks_each_speakers_agent_and_its_reply_is_the_context(
     assert (run_dir / "state" / "mini-3" / "langmem" / "threads.json").is_file()
 
     # The same command in a new folder: the agents' threads and the questions repeat exactly, so the cache
-    # serves every request, the questions' included.
+    # serves every request, the questions' included (the second one's, first asked on the restored threads).
     before = standin.count("chat") + standin.count("embeddings")
     again, run_dir2 = _tiny(standin, tmp_path, locomo_mini, "run2")
     assert again.returncode == 0, again.stderr[-3000:]
