@@ -178,6 +178,9 @@ class Attempt:
             llm_usage=sum_usage(usage_rows),
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
+            # The system's own declaration, as the run recorded it (not a list of method names): an old
+            # run folder without the record aggregates as it always did.
+            empty_context_expected=self.rundir.manifest().get("empty_context_expected") is True,
         )
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         decided = [row.details for row in ingests.values() if not row.failed]
