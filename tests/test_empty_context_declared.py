@@ -70,10 +70,10 @@ def test_the_declaration_is_read_from_the_class_with_a_default() -> None:
     assert not expects_empty_context(NotASystemBase())
 
 
-def _finish(run: Path, manifest: dict[str, object]) -> tuple[dict, str]:
+def _finish(run: Path, manifest: dict[str, object], made: bool = False) -> tuple[dict, str]:
     """A run folder of four answered questions, all with empty contexts, and `manifest` as its run.json:
-    aggregate it as the run's end does, and print the summary."""
-    run.mkdir()
+    aggregate it as the run's end does, and print the summary. `made`: the folder exists already."""
+    run.mkdir(exist_ok=made)
     write_json(run / "run.json", manifest)
     rows = [answer(f"q{i}", "no idea", "Paris", context_tokens=0, context_items=0) for i in range(4)]
     (run / "answers.jsonl").write_text("".join(json.dumps(a.to_dict()) + "\n" for a in rows))
@@ -106,6 +106,30 @@ def test_a_run_without_the_record_gets_the_warning_whatever_its_name(method: str
     metrics, printed = _finish(tmp_path / "run", {"method": method})
     assert metrics["empty_contexts"] == {"n": 4, "of": 4, "share": 1.0}  # no new key for undeclared runs
     assert f"warning: 4 of 4 answered questions had an {WARNING}" in printed
+
+
+@pytest.mark.parametrize(
+    "target, warned",
+    [
+        ("baselines.no_memory.NoMemory", False),  # the path issue 21's branch wrote, moved since
+        ("mem0bench.systems.baselines.no_memory.NoMemory", False),
+        ("tests.test_empty_context_declared.Silent", False),
+        ("baselines.rag.RAG", True),
+        ("tests.test_empty_context_declared.Forgetful", True),
+        ("nowhere.to.be.Found", True),  # not importable here: nothing declared
+    ],
+)
+def test_an_older_folder_without_the_record_reads_the_class_its_config_names(
+    target: str, warned: bool, tmp_path: Path
+) -> None:
+    """A run folder written before run.json recorded the declaration: its config.yaml's class decides,
+    as the run would have declared it (the method name plays no part)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(f"method:\n  _target_: {target}\n  name: no_memory\n")
+    metrics, printed = _finish(run, {"method": "no_memory"}, made=True)
+    assert (WARNING in printed) is warned
+    assert ("expected" in metrics["empty_contexts"]) is not warned
 
 
 @pytest.mark.slow
