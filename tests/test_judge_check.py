@@ -101,3 +101,46 @@ def test_bad_override_is_one_line(capsys):
     assert judge_check_main(["judge.nonsense=1", "run.dry_run=true"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_default_folder_follows_the_run_folder_rule():
+    """Relative (taken from the current folder, as Hydra takes configs/run.yaml's hydra.run.dir), under the
+    same results/ as results/runs/, and named with the run folders' time format, to the microsecond."""
+    from datetime import datetime
+    from pathlib import Path
+
+    import yaml
+
+    from mem0bench.paths import CONFIG_DIR
+    from mem0bench.report.judge_checks import DEFAULT_DIR, RUN_TIME_FORMAT, default_out
+
+    run_dir = yaml.safe_load((CONFIG_DIR / "run.yaml").read_text())["hydra"]["run"]["dir"]
+    assert run_dir == f"results/runs/${{now:{RUN_TIME_FORMAT}}}_${{method.name}}"
+    results = Path(Path(run_dir).parts[0])
+    assert not DEFAULT_DIR.is_absolute() and DEFAULT_DIR.parent == results == Path("results")
+    first = default_out("openai/gpt-4o-mini", datetime(2026, 12, 2, 1, 2, 3, 4))
+    assert first == Path("results/judge-check/2026-12-02_01-02-03-000004_openai-gpt-4o-mini")
+    second = default_out("gpt-4o-mini", datetime(2026, 12, 2, 1, 2, 3, 5))  # the same second, apart
+    assert second.name == "2026-12-02_01-02-03-000005_gpt-4o-mini"
+
+
+@pytest.mark.slow
+def test_judge_check_without_out_writes_under_the_current_folder(tmp_path, locomo_path):
+    import os
+    import subprocess
+    import sys
+
+    from devtools.e2e import REPO
+
+    with StandinServer() as server:
+        env = {**cli_env(server.base_url, tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+        args = ["judge-check", f"dataset.path={locomo_path}", "--per-category", "1", "--no-stress", *FAST[:3]]
+        where = tmp_path / "elsewhere"
+        where.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-m", "mem0bench", *args], cwd=where, env=env, capture_output=True, text=True
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (folder,) = (where / "results" / "judge-check").iterdir()
+    assert folder.name.endswith("_gpt-4o-mini") and (folder / "judge_check.json").is_file()
+    assert f"wrote {os.path.join('results', 'judge-check', folder.name, 'judge_check.json')}" in done.stdout

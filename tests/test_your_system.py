@@ -174,6 +174,14 @@ class Untyped(_Keyword):
         return "\n".join(self._lines(conversation))  # a bare string
 
 
+class ForgetsEverything(_Keyword):
+    """Empty contexts without declaring them (`empty_context_expected`): lost memories, as far as anyone
+    can tell."""
+
+    async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
+        return RetrievedContext(kind="chunks", text="", tokens=0, items=0)
+
+
 class RaisesOnFailure(_Keyword):
     async def ingest(self, conversation: Conversation) -> IngestReport:
         try:
@@ -224,6 +232,7 @@ class NoPlan(_Keyword):
     [
         (NotIdempotent, "ingest idempotent", "a second ingest on the same instance made 1 call(s)"),
         (Untyped, "retrieve typed and non-empty", "retrieve returned str"),
+        (ForgetsEverything, "retrieve typed and non-empty", "is empty: retrieve must return what ingest stored"),
         (RaisesOnFailure, "failures recorded, not raised", "ingest raised RuntimeError (embedding failed) when its calls failed"),
         (SwallowsFailures, "failures recorded, not raised", "it returned with nothing in self.failures"),
         (MiscountsTokens, "tokens counted", "set tokens=count_tokens(text)"),
@@ -558,6 +567,8 @@ def test_the_guide_shows_the_example_as_it_is():
         "mem0bench.systems.methods.mem0.system.Mem0",
         "mem0bench.systems.methods.mem0g.system.Mem0G",
         "mem0bench.systems.baselines.chatgpt_memory_emulation.system.ChatGPTMemoryEmulation",
+        # Empty contexts by design (declared): the non-empty check does not apply to it.
+        "mem0bench.systems.baselines.no_memory.NoMemory",
     ],
 )
 def test_the_built_in_systems_pass_check_system(path, tmp_path):

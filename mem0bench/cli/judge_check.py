@@ -40,7 +40,13 @@ def judge_check_main(argv: list[str]) -> int:
     parser.add_argument("overrides", nargs="*", help="config overrides such as judge.prompt=strict")
     parser.add_argument("--per-category", type=int, default=25, help="questions per category (4 items each)")
     parser.add_argument("--second-opinion", type=Path, help="a run directory with an imported judge's labels")
-    parser.add_argument("--out", type=Path, help="folder for judge_check.json and .md")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="folder for judge_check.json and .md (default: results/judge-check/<time>_<judge model> in the "
+        "current folder, where `run` puts results/runs/<time>_<method> and where `report` looks for judge "
+        "checks by default)",
+    )
     parser.add_argument(
         "--stress",
         action=argparse.BooleanOptionalAction,
@@ -74,6 +80,7 @@ async def _check(args: argparse.Namespace) -> int:
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
     from mem0bench.pipeline.experiment import build_client
     from mem0bench.pipeline.tools.calibration import build_calibration_set
+    from mem0bench.report.judge_checks import default_out
 
     spec = _compose(args.overrides)
     judge, scope = spec.judge, spec.scope
@@ -98,7 +105,7 @@ async def _check(args: argparse.Namespace) -> int:
             result["probe"] = await _judge_probe(client, judge, probe)
     finally:
         await client.aclose()
-    out = args.out or Path("results") / "judge-check" / f"{datetime.now(UTC):%Y-%m-%d_%H-%M-%S}"
+    out = args.out or default_out(judge.model)
     _write(out, result)
     return 0
 

@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         metavar="PATH",
-        help="judge_check.json files or folders holding them (default: results/judge-check when it exists): "
+        help="judge_check.json files or folders holding them (default: results/judge-check of the current folder, where judge-check writes, when it exists): "
         "Table 1 shows each run judge's vague-answer false-accept rate next to J",
     )
     parser.add_argument(

@@ -23,6 +23,7 @@ __all__ = [
     "SystemBase",
     "SystemContext",
     "StepFailure",
+    "expects_empty_context",
 ]
 
 
@@ -117,6 +118,9 @@ class MemorySystem(Protocol):
     """The steps that failed inside this process's ingest and retrieve calls, appended as they fail;
     the pipeline records each row once (the calls themselves do not raise for them)."""
 
+    # Optional members, read with a default when absent (`SystemBase` has them): `prompt_files`, and
+    # `empty_context_expected` (see `expects_empty_context`).
+
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Build the system's memory of one conversation. Idempotent: resumes from its state_dir."""
         ...
@@ -143,6 +147,9 @@ class SystemBase:
     packages: tuple[str, ...] = ()
     prompt_files: tuple[PromptFile, ...] = ()
     """The prompt files the system's own calls use (recorded in run.json)."""
+    empty_context_expected: bool = False
+    """True for a system whose contexts are empty by design (the no-memory floor). Recorded in run.json,
+    so aggregating the run, then or later, does not mistake its empty contexts for lost memories."""
 
     def __init__(self) -> None:
         self.failures: list[StepFailure] = []
@@ -153,3 +160,9 @@ class SystemBase:
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         return CostPlan(context_tokens=0.0)
+
+
+def expects_empty_context(system: object) -> bool:
+    """Whether `system` declares that it retrieves nothing by design (`empty_context_expected`). A system
+    outside SystemBase that does not say is taken to retrieve something: its empty contexts are warned of."""
+    return getattr(system, "empty_context_expected", False) is True

@@ -14,6 +14,10 @@ from typing import Any
 
 FACTS_PER_PAIR = 1.0
 TRIPLETS_PER_PAIR = 1.0
+RECURRENCE_CHECKS_PER_RESOLVE = 0.1
+"""Mem0^g's recurrence check follows a conflict resolution only when the resolver names an edge giving the
+same thing another time (a second date for one event). A guess, not a measurement (no real model has run
+here): a real run's ingest.jsonl gives the rate as `graph.recurrence_checks / graph.resolver_calls`."""
 INSTRUCTION_TOKENS = 450  # a prompt's fixed instructions
 MEMORY_TOKENS = 25  # one rendered memory or relation line
 REPLY_TOKENS = {"extract": 60, "update": 40, "summary": 250, "graph": 60, "answer": 10, "judge": 40}

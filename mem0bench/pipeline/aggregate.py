@@ -188,8 +188,9 @@ def metrics(
     llm_usage: Mapping[str, Any],
     cost_usd: float,
     failures: Mapping[str, int],
+    empty_context_expected: bool = False,
 ) -> dict[str, Any]:
-    """The metrics.json object."""
+    """The metrics.json object. `empty_context_expected`: as the run recorded it (see `empty_contexts`)."""
     overall = _scores(rows, runs)
     overall.pop("n")
     categories = {}
@@ -217,7 +218,7 @@ def metrics(
         "cost_usd": cost_usd,
         "evidence_recall": mean(recalls) if recalls else None,
         **({"session_recall": mean(by_session)} if by_session else {}),
-        "empty_contexts": empty_contexts(rows),
+        "empty_contexts": empty_contexts(rows, expected=empty_context_expected),
         "failures": dict(failures),
     }
 
@@ -226,23 +227,25 @@ EMPTY_CONTEXT_WARN_SHARE = 0.5
 """Above this share of answered questions with an empty retrieved context, a run ends with a warning."""
 
 
-def empty_contexts(rows: Sequence[PredictionRow]) -> dict[str, Any]:
+def empty_contexts(rows: Sequence[PredictionRow], *, expected: bool = False) -> dict[str, Any]:
     """Answered questions whose retrieved context was empty (no tokens, or no items where the system
-    counts them): a system that lost its memories must not pass for one that remembers nothing."""
+    counts them): a system that lost its memories must not pass for one that remembers nothing.
+    `expected`: the system declared its contexts empty by design (run.json's `empty_context_expected`);
+    the block then says so, and only then, so the blocks of every other run stay as they were."""
     answered = [r for r in rows if not r.failure and r.context_tokens is not None]
     empty = [r for r in answered if r.context_tokens == 0 or r.context_items == 0]
     share = len(empty) / len(answered) if answered else None
-    return {"n": len(empty), "of": len(answered), "share": share}
+    block: dict[str, Any] = {"n": len(empty), "of": len(answered), "share": share}
+    if expected:
+        block["expected"] = True
+    return block
 
 
-NO_CONTEXT_BY_DESIGN = ("no_memory",)
-"""Methods whose contexts are empty on purpose (the floor of a table): no warning for them."""
-
-
-def empty_context_warning(summary: Mapping[str, Any], method: str | None = None) -> str | None:
-    """The line a run ends with when most retrieved contexts were empty, else None."""
+def empty_context_warning(summary: Mapping[str, Any]) -> str | None:
+    """The line a run ends with when most retrieved contexts were empty and the system did not declare
+    them empty by design (`empty_contexts`'s `expected`), else None."""
     share = summary.get("share")
-    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE or method in NO_CONTEXT_BY_DESIGN:
+    if share is None or share <= EMPTY_CONTEXT_WARN_SHARE or summary.get("expected") is True:
         return None
     return (
         f"warning: {summary['n']} of {summary['of']} answered questions had an empty retrieved context "

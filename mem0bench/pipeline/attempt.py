@@ -13,8 +13,12 @@ import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import yaml
+from hydra.utils import get_class
+
 from mem0bench.data.model import Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.memory.base import expects_empty_context
 from mem0bench.pipeline.failures import FailureLog, count_failures, settle_failures_file
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.pipeline.latency import LatencyMode, standing_latency
@@ -28,8 +32,9 @@ from mem0bench.rundir.records import AnswerRecord, FailureRecord
 from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.rundir.schema import write_results
 from mem0bench.rundir.usage import UsageFile, paid_cost_usd, sum_usage
+from mem0bench.systems.aliases import current_target
 
-__all__ = ["Attempt", "RunOptions", "new_attempt_id"]
+__all__ = ["Attempt", "RunOptions", "new_attempt_id", "recorded_empty_context"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,22 @@ class RunOptions:
     """`eval.seed`: the isolated pass's sample is drawn with it."""
     remeasure_latency: bool = False
     """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
+
+
+def recorded_empty_context(rundir: RunDirectory) -> bool:
+    """Whether the run's system declared its contexts empty by design, from the run's own record, never
+    from its name: run.json's `empty_context_expected` (written by runs since the declaration exists),
+    else, for an older folder, the declaration of the class its config.yaml names (`method._target_`,
+    through the moved-class table). A class that cannot be imported declares nothing."""
+    recorded = rundir.manifest().get("empty_context_expected")
+    if recorded is not None:
+        return recorded is True
+    try:
+        config = yaml.safe_load(rundir.file("config.yaml").read_text(encoding="utf-8"))
+        target = current_target(str(config["method"]["_target_"]))
+        return expects_empty_context(get_class(target))
+    except Exception:  # no config, no target, or a system this machine cannot import: not declared
+        return False
 
 
 def new_attempt_id() -> str:
@@ -178,6 +199,7 @@ class Attempt:
             llm_usage=sum_usage(usage_rows),
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
+            empty_context_expected=recorded_empty_context(self.rundir),
         )
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         decided = [row.details for row in ingests.values() if not row.failed]

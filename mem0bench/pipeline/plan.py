@@ -17,6 +17,7 @@ from mem0bench.memory.base import MemorySystem
 from mem0bench.memory.costs import (
     FACTS_PER_PAIR,
     INSTRUCTION_TOKENS,
+    RECURRENCE_CHECKS_PER_RESOLVE,
     REPLY_TOKENS,
     TRIPLETS_PER_PAIR,
     CostPlan,
@@ -135,4 +136,5 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
         print(f"{line.stage:<7} {line.what:<22} {line.calls:>9,.0f} {line.prompt:>12,.0f} "
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  (assumes {FACTS_PER_PAIR} fact and "
-          f"{TRIPLETS_PER_PAIR} triplet per message pair; cached calls cost nothing)")  # fmt: skip
+          f"{TRIPLETS_PER_PAIR} triplet per message pair, a Mem0^g recurrence check after "
+          f"{RECURRENCE_CHECKS_PER_RESOLVE:.0%} of conflict resolutions; cached calls cost nothing)")  # fmt: skip

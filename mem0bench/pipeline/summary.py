@@ -56,7 +56,7 @@ def print_summary(
         if more > 0:
             print(f"  ... and {more} more in {rundir.file('failures.jsonl')}", file=file)
     print(f"run directory: {rundir.path}", file=file)
-    warning = empty_context_warning(m.get("empty_contexts") or {}, m.get("method"))
+    warning = empty_context_warning(m.get("empty_contexts") or {})
     if warning:
         print(warning, file=file)
 

@@ -1,6 +1,7 @@
 """judge-check results beside J: which judge a result measured, and its vague-answer false-accept rate.
 
-`judge-check` writes `judge_check.json` (by default under results/judge-check/<time>/). A run's J is only
+`judge-check` writes `judge_check.json` (by default under results/judge-check/<time>_<judge model>/ of the
+current folder, as `run` writes results/runs/<time>_<method>/ there). A run's J is only
 as good as its judge: when a result exists for the run's judge (same model, prompt and mode), Table 1 shows
 the share of deliberately wrong but vague answers that judge accepted next to J.
 """
@@ -8,15 +9,31 @@ the share of deliberately wrong but vague answers that judge accepted next to J.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mem0bench.report.collect import ReportError, RunSummary
 
-__all__ = ["DEFAULT_DIR", "JudgeCheck", "find_judge_checks", "judge_check_for"]
+__all__ = ["DEFAULT_DIR", "JudgeCheck", "default_out", "find_judge_checks", "judge_check_for"]
 
 DEFAULT_DIR = Path("results") / "judge-check"
+"""Where judge-check writes and `report` looks by default. Relative, so taken from the current folder: the
+rule run folders follow (configs/run.yaml's `hydra.run.dir: results/runs/<time>_<method>`, which Hydra
+resolves against the folder the command starts in), so one folder's results/ holds both."""
+RUN_TIME_FORMAT = "%Y-%m-%d_%H-%M-%S-%f"
+"""The time in a run folder's name (`${now:...}` in hydra.run.dir): to the microsecond, so two started in
+the same second never share a folder."""
+
+
+def default_out(judge_model: str, now: datetime | None = None) -> Path:
+    """A new judge-check folder: DEFAULT_DIR/<time>_<judge model>, named as run folders are."""
+    stamp = (now or datetime.now(UTC)).strftime(RUN_TIME_FORMAT)
+    return DEFAULT_DIR / f"{stamp}_{re.sub(r'[^A-Za-z0-9._-]+', '-', judge_model)}"
+
+
 FILE = "judge_check.json"
 
 

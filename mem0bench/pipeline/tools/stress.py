@@ -9,7 +9,7 @@ judge that accepts anything on topic. These can:
   (`vague_list`);
 - specific but wrong (family `specific`): a date moved by days (`date_days`) or months (`date_months`), a
   bare year moved by one (`date_year`), a number changed (`number_changed`), a name swapped for another
-  name of the same conversation (`name_swapped`), one item of a list swapped for another answer of the
+  of its kind from the same conversation (`name_swapped`, see `Names`), one item of a list swapped for another answer of the
   conversation (`list_item_swapped`);
 - a hedge (family `hedge`): the gold listed among wrong options (`hedge`).
 A kind that does not apply to a gold (no date, no number, no name) makes no item for it.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from mem0bench.data.model import Conversation, Question
 
-__all__ = ["FAMILIES", "STRESS_KINDS", "StressAnswer", "proper_nouns", "stress_answers"]
+__all__ = ["FAMILIES", "STRESS_KINDS", "Names", "StressAnswer", "proper_nouns", "stress_answers"]
 
 MONTHS = (
     "January", "February", "March", "April", "May", "June",
@@ -146,9 +146,53 @@ def _number_items(gold: str) -> list[StressAnswer]:
     return [StressAnswer("vague_number", VAGUE_NUMBER), StressAnswer("number_changed", changed)]
 
 
-def proper_nouns(conversation: Conversation) -> Counter[str]:
-    """Names of the conversation: the speakers, and words written capitalised after a sentence's first
-    word and never in lower case; with how often they occur."""
+@dataclass(frozen=True)
+class Names:
+    """The names of one conversation a name can be swapped among.
+
+    `people` and `places` come from the dataset itself: the two speakers, and the answers of the
+    conversation's own questions that ask for a person or a name ("Who ...", "What are the names of ...":
+    pets and bands included) or a place ("Where ...", "Which city ..."), each kept only if it occurs in the
+    conversation's turns. `guessed` is the capitalisation heuristic (words written capitalised after a
+    sentence's first word and never in lower case), the fallback for a gold that names none of them.
+    Each name maps to how often the turns use it (the speakers first: the most natural wrong name)."""
+
+    speakers: tuple[str, ...]
+    people: Counter[str]
+    places: Counter[str]
+    guessed: Counter[str]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.people or name in self.places or name in self.guessed
+
+
+_PERSON_QUESTION = re.compile(r"^\s*(who|whom|whose)\b|\bnames?\b|\bnickname", re.IGNORECASE)
+_PLACE_QUESTION = re.compile(
+    r"^\s*where\b|\b(which|what)\s+(city|cities|country|countries|state|states|town|place)\b", re.IGNORECASE
+)
+_NAME_PART = re.compile(r"^[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*$")  # every word capitalised: "Ed Sheeran"
+
+
+def _asked_names(conversation: Conversation, asks: re.Pattern[str], text: str) -> Counter[str]:
+    """The parts of the golds of the questions `asks` matches that are names (every word capitalised) and
+    occur in the turns' `text` as whole words, with their number of occurrences there."""
+    found: Counter[str] = Counter()
+    for question in conversation.questions:
+        if not asks.search(question.question):
+            continue
+        for part in _LIST_SPLIT.split(question.answer.strip().strip(".")):
+            part = part.strip().strip("\"'")
+            if not _NAME_PART.match(part) or part.casefold() in _NOT_NAMES:
+                continue
+            uses = len(re.findall(rf"(?<![\w-]){re.escape(part)}(?![\w-])", text))
+            if uses:
+                found[part] = uses
+    return found
+
+
+def _guessed_names(conversation: Conversation) -> Counter[str]:
+    """The capitalisation heuristic: words written capitalised after a sentence's first word and never
+    in lower case, less words that are never names ("I'm", months, weekdays, ...)."""
     capital: Counter[str] = Counter()
     lower: set[str] = set()
     for turn in conversation.turns:
@@ -166,28 +210,65 @@ def proper_nouns(conversation: Conversation) -> Counter[str]:
         for name in list(names):
             if name != speaker and speaker.startswith(name):  # a nickname ("Mel") is the speaker
                 del names[name]
-        names[speaker] += 1000  # the speakers first: the most natural wrong name
     return names
 
 
-def _name_items(
-    question: Question, conversation: Conversation, gold: str, names: Counter[str]
-) -> list[StressAnswer]:
-    present = [w for w in _WORD.findall(gold) if w in names]
-    if not present:
-        return []
-    first = present[0]
-    speakers = set(conversation.speakers)
-    # A speaker's name for the other speaker's; any other name for the most frequent non-speaker name.
-    others = sorted(
-        (w for w in names if w not in present and (w in speakers) == (first in speakers)),
-        key=lambda w: (-names[w], w),
+def proper_nouns(conversation: Conversation) -> Names:
+    """The conversation's names (see `Names`), computed once per conversation by a caller making many items."""
+    text = "\n".join(t.text for t in conversation.turns)
+    people = _asked_names(conversation, _PERSON_QUESTION, text)
+    for speaker in conversation.speakers:
+        people[speaker] += 1000
+    places = _asked_names(conversation, _PLACE_QUESTION, text)
+    places = Counter({p: n for p, n in places.items() if p not in people})
+    guessed = Counter(
+        {w: n for w, n in _guessed_names(conversation).items() if w not in people and w not in places}
     )
-    if not others:
-        return []
-    swapped = re.sub(rf"\b{re.escape(first)}\b", others[0], gold)
+    return Names(tuple(conversation.speakers), people, places, guessed)
+
+
+def _first_name(gold: str, names: Counter[str]) -> str | None:
+    """The name of `names` that comes first in `gold` (the longer at the same place), as a whole word."""
+    hits = [
+        (m.start(), -len(name), name)
+        for name in names
+        if (m := re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", gold)) is not None
+    ]
+    return min(hits)[2] if hits else None
+
+
+def _swap_for(first: str, gold: str, pool: Counter[str], speakers: Sequence[str]) -> str | None:
+    """The most used name of `pool` not in `gold` to put in place of `first`: a speaker's for a speaker's,
+    another name for any other."""
+    others = sorted(
+        (w for w in pool if w != first and w not in gold and (w in speakers) == (first in speakers)),
+        key=lambda w: (-pool[w], w),
+    )
+    return others[0] if others else None
+
+
+def _name_items(
+    question: Question, conversation: Conversation, gold: str, names: Names
+) -> list[StressAnswer]:
+    # A name the dataset gives is swapped for another of its kind (a person for a person, a place for a
+    # place); only a gold that names none of them falls back to the capitalised words (and to them alone).
+    first = swap = None
+    for pool in (names.people, names.places):
+        first = _first_name(gold, pool)
+        if first is not None:
+            swap = _swap_for(first, gold, pool, names.speakers)
+            break
+    if first is None:
+        present = [w for w in _WORD.findall(gold) if w in names.guessed]
+        if not present:
+            return []
+        first = present[0]
+        swap = _swap_for(first, gold, names.guessed, names.speakers)
     head = question.question.strip().split(" ", 1)[0].casefold()
     kind = VAGUE_KIND["who"] if head.startswith("who") else VAGUE_KIND.get(head, VAGUE_KIND["other"])
+    if swap is None:  # no other name of its kind: the vague item only
+        return [StressAnswer("vague_kind", kind)]
+    swapped = re.sub(rf"(?<![\w-]){re.escape(first)}(?![\w-])", swap, gold)
     return [StressAnswer("vague_kind", kind), StressAnswer("name_swapped", swapped)]
 
 
@@ -235,7 +316,7 @@ def stress_answers(
     question: Question,
     conversation: Conversation,
     pool: Sequence[Question],
-    names: Counter[str] | None = None,
+    names: Names | None = None,
 ) -> list[StressAnswer]:
     """The known-WRONG answers this question's gold gives. `pool`: questions of the same conversation and
     category (wrong options for the hedge and the list); `names`: `proper_nouns(conversation)`, computed
