@@ -289,20 +289,25 @@ def _token_entry(token: bytes, logprob: float) -> dict[str, Any]:
     return {"token": token.decode("utf-8", errors="replace"), "logprob": logprob, "bytes": list(token)}
 
 
-def token_logprobs(content: str, top_n: int, rng: random.Random, pool: list[bytes]) -> list[dict[str, Any]]:
+def token_logprobs(
+    content: str, top_n: int, rng: random.Random, favoured: list[bytes], pool: list[bytes]
+) -> list[dict[str, Any]]:
     """OpenAI's `logprobs.content` for `content`: per token its logprob and the `top_n` most likely tokens
-    at that position (the chosen one first: the stand-in decodes greedily), alternatives from `pool`."""
+    at that position (the chosen one first: the stand-in decodes greedily); the alternatives are the
+    `favoured` (logit_bias) tokens, then others from `pool` in a random order."""
     out = []
     for token in _ModelTokens.split(content):
         chosen = rng.uniform(0.5, 0.999)
         top = [(token, chosen)]
         rest = 1.0 - chosen
-        others = [t for t in dict.fromkeys(pool) if t != token]
+        others = [t for t in dict.fromkeys(pool) if t != token and t not in favoured]
         rng.shuffle(others)
+        others = [t for t in favoured if t != token] + others
         for other in others[: max(0, top_n - 1)]:
             share = rest * rng.uniform(0.3, 0.8)
             top.append((other, share))
             rest -= share
+        top[1:] = sorted(top[1:], key=lambda pair: -pair[1])  # most likely first, as OpenAI lists them
         entry = _token_entry(token, round(math.log(chosen), 6))
         entry["top_logprobs"] = [_token_entry(t, round(math.log(p), 6)) for t, p in top[:top_n]]
         out.append(entry)
@@ -725,7 +730,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 return self._error(
                     400, f"top_logprobs must be an integer from 0 to 20, not {top_n!r}", endpoint="chat"
                 )
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        # Asking for logprobs does not change the reply (as at OpenAI): they are left out of the seed.
+        seeded = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+        digest = hashlib.sha256(json.dumps(seeded, sort_keys=True).encode()).hexdigest()
         rng = random.Random(digest)
         favoured = _favoured_tokens(body.get("logit_bias"))
         words = _last_user_words(messages)
@@ -814,9 +821,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             finish = "length"
         logprobs: dict[str, Any] | None = None
         if want_logprobs:
-            pool = [*favoured, *(_ModelTokens.split(" " + w)[0] for w in words)]
+            pool = [_ModelTokens.split(" " + w)[0] for w in words]
             entries = token_logprobs(
-                message["content"], top_n or 0, random.Random(digest + ":logprobs"), pool
+                message["content"], top_n or 0, random.Random(digest + ":logprobs"), favoured, pool
             )
             logprobs = {"content": entries if message["content"] is not None else None, "refusal": None}
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": logprobs}
