@@ -350,7 +350,9 @@ def _completion(raw: dict[str, Any], model: str) -> dict[str, Any]:
         finish = raw.get("finish_reason") or ("tool_calls" if calls else "stop")
         # The server's logprobs as it sent them (kept in the cached reply): a request that asked for them
         # gets them back, from the cache too.
-        choices.append({"index": 0, "message": message, "finish_reason": finish, "logprobs": raw.get("logprobs")})
+        choices.append(
+            {"index": 0, "message": message, "finish_reason": finish, "logprobs": raw.get("logprobs")}
+        )
     return {
         "id": "chatcmpl-mem0bench-bridge",
         "object": "chat.completion",
