@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
-from devtools.standin.server import StandinServer, Text
+from devtools.standin.server import Raw, StandinServer, Text
 from mem0bench.common.text import one_line
 from mem0bench.memory.costs import MethodConfig
 from mem0bench.systems.external.zep_graphiti import library
@@ -139,6 +139,29 @@ def test_the_dry_run_prices_one_rerank_call_per_candidate_fact(locomo_mini: Path
     (line,) = rerank({"edge_limit": 20})  # the default: the cross-encoder, 2 x edge_limit candidates
     assert line.stage == "search" and line.calls == 10 * 40 and line.completion == line.calls
     assert rerank({"edge_limit": 20, "reranker": "rrf"}) == []
+
+
+def test_graphitis_reranker_orders_by_the_servers_logprobs_and_refuses_a_reply_without(
+    standin: StandinServer,
+) -> None:
+    clients = library.load()
+    passages = ["Maya adopted a puppy.", "Tomas moved to Oslo.", "Maya bakes bread.", "Biscuit is a beagle."]
+
+    def rank() -> list[tuple[str, float]]:  # a client per event loop
+        reranker = clients.make_reranker(standin.base_url, "x", "gpt-4o-mini")
+        return asyncio.run(reranker.rank("What dog does Maya have?", passages))
+
+    ranked = rank()
+    bodies = [body for endpoint, body in standin.requests if endpoint == "chat"]
+    assert len(bodies) == len(passages) and all(b["logprobs"] and b["top_logprobs"] == 2 for b in bodies)
+    expected = {_rerank_parts(b)[1]: _true_probability(standin, b) for b in bodies}
+    assert ranked == sorted(expected.items(), key=lambda item: -item[1])
+
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "True"}, "logprobs": None,
+                          "finish_reason": "length"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}  # fmt: skip
+    standin.set_handler(lambda endpoint, body: Raw(reply))
+    with pytest.raises(RuntimeError, match=r"no logprobs.*method\.reranker=rrf"):
+        rank()
 
 
 def test_group_ids_are_graph_names_graphiti_accepts() -> None:
