@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import re
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +15,9 @@ from typing import Any
 import pytest
 
 from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_env, read_jsonl, run_cli
-from devtools.standin.server import StandinServer, Text
+from devtools.standin.server import Raw, StandinServer, Text
+from mem0bench.common.text import one_line
+from mem0bench.memory.costs import MethodConfig
 from mem0bench.systems.external.zep_graphiti import library
 from mem0bench.systems.external.zep_graphiti.render import ENTITIES_HEADER, FACTS_HEADER, render_context
 from tests.falkordb_server import FalkorDBServer
@@ -39,10 +43,55 @@ def _args(
     ]  # fmt: skip
 
 
+_TAG = re.compile(r"<(PASSAGE|QUERY)>\s*(.*?)\s*</\1>", re.DOTALL)
+_ANSWER = re.compile(r"<context>\n(.*)\n</context>.*\nQuestion: (.*)\nAnswer:$", re.DOTALL)
+
+
+def _is_rerank(endpoint: str, body: dict[str, Any]) -> bool:
+    return endpoint == "chat" and bool(body.get("logprobs"))
+
+
+def _rerank_parts(body: dict[str, Any]) -> tuple[str, str]:
+    """(query, passage) of one of graphiti's reranker requests."""
+    parts = dict(_TAG.findall(body["messages"][-1]["content"]))
+    return parts["QUERY"], parts["PASSAGE"]
+
+
+def _answer_contexts(requests: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """question -> the context of its answer request."""
+    out = {}
+    for endpoint, body in requests:
+        if endpoint != "chat" or body.get("tools") or body.get("response_format"):
+            continue
+        match = _ANSWER.search(str(body["messages"][-1]["content"]))
+        if match:
+            out[match.group(2)] = match.group(1)
+    return out
+
+
+def _facts(context: str) -> list[str]:
+    """The fact texts of a rendered context, in its order."""
+    if FACTS_HEADER not in context:
+        return []
+    block = context.split(FACTS_HEADER, 1)[1].split("\n\n", 1)[0]
+    return [line.split("] ", 1)[1] for line in block.strip().splitlines()]
+
+
 def _graph_rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list[Any]]:
     from falkordb import FalkorDB
 
     return FalkorDB(host=server.host, port=server.port).select_graph(graph).query(cypher).result_set
+
+
+def _true_probability(standin: StandinServer, body: dict[str, Any]) -> float:
+    """graphiti's reranker score of the stand-in's reply to `body`: the probability of its most likely
+    first token if that is True, else one minus it."""
+    import httpx
+
+    reply = httpx.post(f"{standin.base_url}/chat/completions", json=body, timeout=10).json()
+    top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"][0]
+    p = math.exp(top["logprob"])
+    return p if top["token"].strip().lower() == "true" else 1 - p
 
 
 # ---- pure parts -----------------------------------------------------------------------------------
@@ -68,6 +117,51 @@ def test_context_rendering_dates_and_empty() -> None:
         "- Oslo",
     ]
     assert render_context([], []) == ""
+
+
+def test_the_facts_header_says_a_period_is_the_events_not_the_mentions() -> None:
+    """Zep's own answer context tells the model that a fact's time is when the event held, not when it was
+    said; ours says so in its own words."""
+    header = FACTS_HEADER.lower()
+    assert "not when someone spoke of it" in header and "event" in header and "last week" in header
+
+
+def test_the_dry_run_prices_one_rerank_call_per_candidate_fact(locomo_mini: Path) -> None:
+    from mem0bench.data.loader import load_dataset
+    from mem0bench.systems.external.zep_graphiti.system import ZepGraphiti
+
+    dataset = load_dataset(locomo_mini)
+
+    def rerank(method: MethodConfig) -> list[Any]:
+        plan = ZepGraphiti.cost_plan(method, dataset, 10)
+        return [line for line in plan.lines if "rerank" in line.what]
+
+    (line,) = rerank({"edge_limit": 20})  # the default: the cross-encoder, 2 x edge_limit candidates
+    assert line.stage == "search" and line.calls == 10 * 40 and line.completion == line.calls
+    assert rerank({"edge_limit": 20, "reranker": "rrf"}) == []
+
+
+def test_graphitis_reranker_orders_by_the_servers_logprobs_and_refuses_a_reply_without(
+    standin: StandinServer,
+) -> None:
+    clients = library.load()
+    passages = ["Maya adopted a puppy.", "Tomas moved to Oslo.", "Maya bakes bread.", "Biscuit is a beagle."]
+
+    def rank() -> list[tuple[str, float]]:  # a client per event loop
+        reranker = clients.make_reranker(standin.base_url, "x", "gpt-4o-mini")
+        return asyncio.run(reranker.rank("What dog does Maya have?", passages))
+
+    ranked = rank()
+    bodies = [body for endpoint, body in standin.requests if endpoint == "chat"]
+    assert len(bodies) == len(passages) and all(b["logprobs"] and b["top_logprobs"] == 2 for b in bodies)
+    expected = {_rerank_parts(b)[1]: _true_probability(standin, b) for b in bodies}
+    assert ranked == sorted(expected.items(), key=lambda item: -item[1])
+
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "True"}, "logprobs": None,
+                          "finish_reason": "length"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}  # fmt: skip
+    standin.set_handler(lambda endpoint, body: Raw(reply))
+    with pytest.raises(RuntimeError, match=r"no logprobs.*method\.reranker=rrf"):
+        rank()
 
 
 def test_group_ids_are_graph_names_graphiti_accepts() -> None:
@@ -142,14 +236,44 @@ def test_cli_run_end_to_end_then_rerun_from_the_cache(
         assert asked["ExtractedEntities"] == MINI_1_TURNS and asked["ExtractedEdges"] == MINI_1_TURNS
 
         # A second run in another folder (a new graph) is served whole from the cache: graphiti's prompts
-        # and embeddings are deterministic given the same replies.
+        # and embeddings (and so its reranker's requests) are deterministic given the same replies.
         rerun_dir = tmp_path / "zep-rerun"
         result2 = run_cli(_args(rerun_dir, falkordb_server, locomo_mini, *extra), env)
         assert result2.returncode == 0, result2.stderr[-3000:]
         new = list(llm.requests)[len(first) :]
-    assert not [b for ep, b in new if ep == "embeddings" or _schema_name(b)], (
-        "graphiti calls went to the server"
+        # The same from the cache with RRF for facts: the ingestion is the same, the searches call no model.
+        rrf_dir = tmp_path / "zep-rrf"
+        result3 = run_cli(_args(rrf_dir, falkordb_server, locomo_mini, *extra, "method.reranker=rrf"), env)
+        assert result3.returncode == 0, result3.stderr[-3000:]
+        rrf_requests = list(llm.requests)[len(first) + len(new) :]
+    assert new == [], f"the replay sent {len(new)} request(s) to the server"
+    assert not [b for ep, b in rrf_requests if ep == "embeddings" or _schema_name(b) or _is_rerank(ep, b)]
+    rrf_usage = json.loads((rrf_dir / "metrics.json").read_text())["tokens"]["llm"]
+    assert "graphiti_rerank_search" not in rrf_usage and "graphiti_search" not in rrf_usage
+
+    # The default reranks facts with graphiti's OpenAI reranker, through the bridge: one one-token call per
+    # candidate fact asking for the logprobs of True/False; the facts come in the order of the stand-in's
+    # logprobs (the probability of True), best first.
+    rerank = [b for ep, b in first if _is_rerank(ep, b)]
+    assert rerank and all(
+        b["top_logprobs"] == 2 and b["max_tokens"] == 1 and b["temperature"] == 0 and b["logit_bias"]
+        for b in rerank
     )
+    with StandinServer() as replay:  # the stand-in's reply depends on the request alone: ask it again
+        scores = {_rerank_parts(b): _true_probability(replay, b) for b in rerank}
+    contexts = _answer_contexts(first)
+    # An answer request the RRF run did not send was served from the cache: its context was the same.
+    rrf_contexts = {**contexts, **_answer_contexts(rrf_requests)}
+    assert len(contexts) == 4 and len(rrf_contexts) == 4
+    reordered = 0
+    for question, context in contexts.items():
+        candidates = {p: score for (q, p), score in scores.items() if q == question}
+        best_first = sorted(candidates, key=lambda p: -candidates[p])[:20]
+        assert _facts(context) == [one_line(p) for p in best_first], question
+        assert FACTS_HEADER in context if candidates else True  # the header reaches the answer model
+        reordered += _facts(context) != _facts(rrf_contexts[question])
+    assert reordered > 0, "the cross-encoder kept RRF's order everywhere: the test shows nothing"
+    assert any(FACTS_HEADER in c for c in contexts.values())
 
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert "graphiti-core" in json.dumps(json.loads((run_dir / "run.json").read_text()))
@@ -161,8 +285,10 @@ def test_cli_run_end_to_end_then_rerun_from_the_cache(
     metrics = json.loads((run_dir / "metrics.json").read_text())
     usage = metrics["tokens"]["llm"]
     assert usage["graphiti_ingest"]["calls"] >= 3 * MINI_1_TURNS
-    assert usage["graphiti_search_embedding"]["calls"] == 4  # one query embedding per question, no chat call
-    assert "graphiti_search" not in usage
+    assert usage["graphiti_search_embedding"]["calls"] == 4  # one query embedding per question
+    assert "graphiti_search" not in usage  # the search's only chat calls are the reranker's, counted apart
+    assert usage["graphiti_rerank_search"]["calls"] == len(rerank)
+    assert sum((r["usage"] or {}).get("graphiti_rerank_search", [0])[0] for r in rows) == len(rerank)
     assert metrics["tokens"]["context_items_mean"] == pytest.approx(sum(r["context_items"] for r in rows) / 4)
     assert metrics["failures"]["ingest"] == 0
     rerun_metrics = json.loads((rerun_dir / "metrics.json").read_text())

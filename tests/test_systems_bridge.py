@@ -84,6 +84,50 @@ def test_chat_goes_through_the_client_with_its_model_cache_and_ledger(standin, t
     assert stage["calls"] == 2 and stage["cached_calls"] == 1
 
 
+def test_logprobs_pass_through_both_ways_and_replay_from_the_cache(standin, tmp_path: Path):
+    """A library that asks for logprobs (graphiti's reranker) gets the server's back, as OpenAI shapes them;
+    they are part of the cache key, and a cached replay returns them too."""
+    import httpx
+
+    ask = {
+        "messages": [{"role": "user", "content": "Is the passage relevant? Answer True or False."}],
+        "temperature": 0, "max_tokens": 1, "logit_bias": {"6432": 1, "7983": 1},
+        "logprobs": True, "top_logprobs": 2,
+    }  # fmt: skip
+
+    async def main() -> list[Any]:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        client = make_client(standin, cache)
+        replies = []
+        async with LLMBridge(client) as bridge:
+            lib = openai.AsyncOpenAI(base_url=bridge.base_url("q"), api_key=bridge.api_key, max_retries=0)
+            async with bridge.scope("q", stage="lib_search"):
+                for kwargs in (
+                    ask,
+                    ask,
+                    {k: v for k, v in ask.items() if k not in ("logprobs", "top_logprobs")},
+                ):
+                    replies.append(await lib.chat.completions.create(model="x", **kwargs))
+            await lib.close()
+        await client.aclose()
+        cache.close()
+        return replies
+
+    first, replayed, plain = asyncio.run(main())
+    chats = [body for ep, body in standin.requests if ep == "chat"]
+    assert len(chats) == 2, "the repeat comes from the cache; without logprobs it is another request"
+    assert chats[0]["logprobs"] is True and chats[0]["top_logprobs"] == 2 and chats[0]["logit_bias"]
+    # What the stand-in answered, asked directly: the bridge returned exactly that.
+    direct = httpx.post(f"{standin.base_url}/chat/completions", json={**chats[0]}, timeout=10).json()
+    expected = direct["choices"][0]["logprobs"]
+    (token,) = first.choices[0].logprobs.content  # max_tokens=1: one token
+    assert first.choices[0].logprobs.model_dump()["content"] == expected["content"]
+    assert len(token.top_logprobs) == 2 and token.top_logprobs[0].token == token.token
+    assert token.token.strip() in ("True", "False") and token.bytes == list(token.token.encode())
+    assert replayed.choices[0].logprobs.model_dump() == first.choices[0].logprobs.model_dump()
+    assert plain.choices[0].logprobs is None
+
+
 def test_the_library_never_sees_the_real_key(standin):
     async def main() -> None:
         client = make_client(standin)

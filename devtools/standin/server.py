@@ -9,7 +9,12 @@ produce good scores: it knows nothing about mem0bench's prompts.
       picked deterministically, arrays of 0..3 items, numbers, integers, booleans);
     - `response_format: json_schema` (or llama.cpp's `json_object` with a `schema`): JSON content generated
       the same way;
-    - otherwise: a short text of words from the prompt.
+    - otherwise: a short text of words from the prompt (its first token one of the `logit_bias` tokens with
+      a positive bias, when there are any), cut at `max_tokens` (finish reason "length");
+    - `logprobs: true` (+ `top_logprobs: 0..20`): `choices[0].logprobs.content`, one entry per token of the
+      reply's content (o200k_base, the gpt-4o tokenizer): {token, logprob, bytes, top_logprobs: [{token,
+      logprob, bytes}, ...]}, the chosen token the most likely, the others drawn from the biased tokens and
+      the prompt's words. `top_logprobs` without `logprobs: true`, or outside 0..20: 400, as OpenAI.
   Everything is deterministic from a hash of the request body. Usage: cl100k tokens of the message
   contents (+ tool schema) and of the output.
 * POST /v1/embeddings: hashed bag-of-words vectors (1536 dims, or `dimensions`), L2-normalized, so texts
@@ -33,6 +38,7 @@ import argparse
 import base64
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -230,6 +236,92 @@ class _Encoder:
         if cls._enc is False:
             return max(1, len(text) // 4) if text else 0
         return len(cls._enc.encode(text, disallowed_special=()))
+
+
+class _ModelTokens:
+    """Token strings of the gpt-4o family's tokenizer (o200k_base): `logit_bias` keys are its token ids and
+    logprobs list its tokens. Without tiktoken's data: words with their leading space, ids unknown."""
+
+    _enc: Any = None
+
+    @classmethod
+    def _encoding(cls) -> Any:
+        if cls._enc is None:
+            try:
+                import tiktoken
+
+                cls._enc = tiktoken.get_encoding("o200k_base")
+            except Exception:  # pragma: no cover - no tiktoken data
+                cls._enc = False
+        return cls._enc
+
+    @classmethod
+    def split(cls, text: str) -> list[bytes]:
+        enc = cls._encoding()
+        if enc is False:
+            return [m.encode() for m in re.findall(r"\s*\S+", text)]
+        return [enc.decode_single_token_bytes(t) for t in enc.encode(text, disallowed_special=())]
+
+    @classmethod
+    def of_id(cls, token_id: int) -> bytes | None:
+        enc = cls._encoding()
+        if enc is False:
+            return None
+        try:
+            return bytes(enc.decode_single_token_bytes(token_id))
+        except (KeyError, ValueError):
+            return None
+
+
+def _favoured_tokens(logit_bias: Any) -> list[bytes]:
+    """The tokens a request's `logit_bias` raises (positive bias), most raised first."""
+    if not isinstance(logit_bias, dict):
+        return []
+    ranked = []
+    for key, bias in logit_bias.items():
+        token = _ModelTokens.of_id(int(key)) if str(key).isdigit() else None
+        if token is not None and isinstance(bias, int | float) and bias > 0:
+            ranked.append((-float(bias), token))
+    return [token for _, token in sorted(ranked)]
+
+
+def _token_entry(token: bytes, logprob: float) -> dict[str, Any]:
+    return {"token": token.decode("utf-8", errors="replace"), "logprob": logprob, "bytes": list(token)}
+
+
+def token_logprobs(
+    content: str, top_n: int, rng: random.Random, favoured: list[bytes], pool: list[bytes]
+) -> list[dict[str, Any]]:
+    """OpenAI's `logprobs.content` for `content`: per token its logprob and the `top_n` most likely tokens
+    at that position (the chosen one first: the stand-in decodes greedily); the alternatives are the
+    `favoured` (logit_bias) tokens, then others from `pool` in a random order."""
+    out = []
+    for token in _ModelTokens.split(content):
+        chosen = rng.uniform(0.5, 0.999)
+        top = [(token, chosen)]
+        rest = 1.0 - chosen
+        others = [t for t in dict.fromkeys(pool) if t != token and t not in favoured]
+        rng.shuffle(others)
+        others = [t for t in favoured if t != token] + others
+        for other in others[: max(0, top_n - 1)]:
+            share = rest * rng.uniform(0.3, 0.8)
+            top.append((other, share))
+            rest -= share
+        top[1:] = sorted(top[1:], key=lambda pair: -pair[1])  # most likely first, as OpenAI lists them
+        entry = _token_entry(token, round(math.log(chosen), 6))
+        entry["top_logprobs"] = [_token_entry(t, round(math.log(p), 6)) for t, p in top[:top_n]]
+        out.append(entry)
+    return out
+
+
+def _truncate(text: str, limit: Any) -> tuple[str, bool]:
+    """`text` cut to `limit` tokens; -> (text, whether it was cut)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        return text, False
+    tokens = _ModelTokens.split(text)
+    if len(tokens) <= limit:
+        return text, False
+    return b"".join(tokens[:limit]).decode("utf-8", errors="replace"), True
 
 
 def _message_text(messages: Iterable[Any]) -> str:
@@ -629,8 +721,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     400, f"Unsupported value: 'temperature' does not support {body['temperature']} with this "
                     "model. Only the default (1) value is supported.", endpoint="chat",
                 )  # fmt: skip
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        want_logprobs = body.get("logprobs") is True
+        top_n = body.get("top_logprobs")
+        if top_n is not None:
+            if not want_logprobs:
+                return self._error(400, "top_logprobs needs logprobs: true", endpoint="chat")
+            if isinstance(top_n, bool) or not isinstance(top_n, int) or not 0 <= top_n <= 20:
+                return self._error(
+                    400, f"top_logprobs must be an integer from 0 to 20, not {top_n!r}", endpoint="chat"
+                )
+        # Asking for logprobs does not change the reply (as at OpenAI): they are left out of the seed.
+        seeded = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+        digest = hashlib.sha256(json.dumps(seeded, sort_keys=True).encode()).hexdigest()
         rng = random.Random(digest)
+        favoured = _favoured_tokens(body.get("logit_bias"))
         words = _last_user_words(messages)
         tools = body.get("tools") or []
         fmt = body.get("response_format") or {}
@@ -658,6 +762,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
         content: str | None = None
         tool_call: tuple[str, str] | None = None
+        finish_length = False
         if action == "empty" or isinstance(action, Empty):
             self._count("chat", 200)
             return self._send_json(200, self._envelope(body, [], prompt_tokens, 0))
@@ -691,6 +796,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             content = "Sure! here it is" if action == "malformed" else json.dumps(value)
         else:
             content = " ".join(rng.choice(words) for _ in range(rng.randint(3, 8)))
+            if favoured:  # the raised tokens win the first position
+                content = (
+                    favoured[rng.randrange(len(favoured))].decode("utf-8", errors="replace") + " " + content
+                )
+            content, cut = _truncate(content, body.get("max_completion_tokens", body.get("max_tokens")))
+            finish_length = cut
 
         message: dict[str, Any] = {"role": "assistant", "content": content}
         finish = "stop"
@@ -706,7 +817,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
             ]
             finish = "tool_calls"
             out_text = tool_call[0] + tool_call[1]
-        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        if finish == "stop" and finish_length:
+            finish = "length"
+        logprobs: dict[str, Any] | None = None
+        if want_logprobs:
+            pool = [_ModelTokens.split(" " + w)[0] for w in words]
+            entries = token_logprobs(
+                message["content"], top_n or 0, random.Random(digest + ":logprobs"), favoured, pool
+            )
+            logprobs = {"content": entries if message["content"] is not None else None, "refusal": None}
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": logprobs}
         self._count("chat", 200)
         self._send_json(200, self._envelope(body, [choice], prompt_tokens, _Encoder.count(out_text)))
 

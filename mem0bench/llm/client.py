@@ -325,8 +325,10 @@ class LLMClient:
 
     async def forward_chat(self, body: dict[str, Any], *, stage: str) -> tuple[dict[str, Any], bool]:
         """A third-party library's chat request, sent as the library built it (its messages, tools,
-        response format, sampling settings) but with this client's model, through the same cache,
-        retries, rate limits and ledger as every other call; -> (raw reply, served from the cache?).
+        response format, sampling settings, `logprobs` / `top_logprobs` / `logit_bias`: all part of the
+        body, so of the cache key) but with this client's model, through the same cache, retries, rate
+        limits and ledger as every other call; -> (raw reply, served from the cache?). The raw reply keeps
+        the server's logprobs when it gave them (`replies.raw_reply`), so a cached replay returns them.
 
         Nothing is re-asked here: an empty or unparsable reply goes back to the library, whose own
         handling of it is what is being benchmarked (the adapters count what it swallowed)."""

@@ -36,7 +36,9 @@ def strip_fences(text: str) -> str:
 
 
 def raw_reply(body: Any) -> dict[str, Any]:
-    """The parts of a chat completion we keep (and cache): content, tool calls, finish reason, usage."""
+    """The parts of a chat completion we keep (and cache): content, tool calls, finish reason, usage, and
+    the first choice's `logprobs` when the server gave them (a request that asked for them: graphiti's
+    reranker reads them; absent otherwise, so replies cached before they were kept read the same)."""
     if not isinstance(body, dict):
         raise ValueError("the reply body is not a JSON object")
     choices = body.get("choices") or []
@@ -56,6 +58,8 @@ def raw_reply(body: Any) -> dict[str, Any]:
         message = choice.get("message") or {}
         raw["content"] = message.get("content")
         raw["finish_reason"] = choice.get("finish_reason")
+        if choice.get("logprobs") is not None:
+            raw["logprobs"] = choice["logprobs"]
         for call in message.get("tool_calls") or []:
             fn = (call or {}).get("function") or {}
             raw["tool_calls"].append({"name": fn.get("name"), "arguments": fn.get("arguments")})

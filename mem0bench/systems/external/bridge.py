@@ -348,7 +348,11 @@ def _completion(raw: dict[str, Any], model: str) -> dict[str, Any]:
     choices = []
     if raw.get("choices", 1):
         finish = raw.get("finish_reason") or ("tool_calls" if calls else "stop")
-        choices.append({"index": 0, "message": message, "finish_reason": finish, "logprobs": None})
+        # The server's logprobs as it sent them (kept in the cached reply): a request that asked for them
+        # gets them back, from the cache too.
+        choices.append(
+            {"index": 0, "message": message, "finish_reason": finish, "logprobs": raw.get("logprobs")}
+        )
     return {
         "id": "chatcmpl-mem0bench-bridge",
         "object": "chat.completion",

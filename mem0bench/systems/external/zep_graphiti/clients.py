@@ -6,9 +6,13 @@
   and then receive the same cached reply), every reply checked against the pydantic model graphiti asked
   for (as graphiti's `OpenAIClient`, which parses with that model, would do) and every failed call
   recorded, because graphiti catches and logs some of them and goes on.
-* `DisabledCrossEncoder`: our search configs rerank with RRF or MMR, which need no cross-encoder; graphiti
-  still wants one, and its default (`OpenAIRerankerClient`) asks a chat model for logprobs. This one
-  raises if it is ever called, so no request can leave unnoticed.
+* `make_reranker`: graphiti's own cross-encoder, `OpenAIRerankerClient` (one chat call per candidate
+  passage: a one-token True/False with `logit_bias` on both words, `logprobs` and `top_logprobs=2`; the
+  score is the probability of True), on a bridge route, refusing in one line a reply without logprobs
+  (graphiti would fail on it with an unrelated zip error).
+* `DisabledCrossEncoder`: what each conversation's Graphiti holds between searches (ingestion never
+  reranks; each search brings a reranker bound to its own route). It raises if it is ever called, so no
+  request can leave unattributed.
 * `make_embedder`: graphiti's `OpenAIEmbedder` on the bridge, with the harness embedder's vector size.
 * `GuardedFalkorDriver`: graphiti's FalkorDB driver minus one server crash (see its docstring).
 
@@ -23,6 +27,7 @@ from typing import Any
 
 import openai
 from graphiti_core.cross_encoder.client import CrossEncoderClient
+from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
 from graphiti_core.driver.falkordb import STOPWORDS
 from graphiti_core.driver.falkordb_driver import FalkorDriver
 from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
@@ -38,6 +43,7 @@ __all__ = [
     "CallError",
     "DisabledCrossEncoder",
     "make_embedder",
+    "make_reranker",
     "openai_client",
 ]
 
@@ -118,13 +124,38 @@ class BridgeLLMClient(OpenAIGenericClient):
 
 
 class DisabledCrossEncoder(CrossEncoderClient):
-    """A cross-encoder that refuses: the configured rerankers (RRF, MMR) never call it."""
+    """A cross-encoder that refuses: a search reranks with its own (`make_reranker`), ingestion never does."""
 
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
         raise RuntimeError(
-            "zep_graphiti: cross-encoder reranking is disabled (it would call a model outside the bridge); "
-            "use method.reranker=rrf or mmr"
+            "zep_graphiti: a rerank outside a search (its calls would have no route on the bridge)"
         )
+
+
+class _LogprobsRequired:
+    """graphiti's reranker's view of the OpenAI client (`.chat.completions.create`): the bridge's client,
+    except that a reply without logprobs is an error naming the cause and the way out."""
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self._client = client
+        self.chat = self
+        self.completions = self
+
+    async def create(self, **kwargs: Any) -> Any:
+        response = await self._client.chat.completions.create(**kwargs)
+        choice = response.choices[0] if response.choices else None
+        if choice is None or choice.logprobs is None or not choice.logprobs.content:
+            raise RuntimeError(
+                "zep_graphiti: the model server returned no logprobs for a reranker call (graphiti's "
+                "cross-encoder needs them); use a server that gives them, or method.reranker=rrf"
+            )
+        return response
+
+
+def make_reranker(base_url: str, api_key: str, model: str) -> OpenAIRerankerClient:
+    """graphiti's OpenAI reranker on the bridge route `base_url`, asking with the harness's model."""
+    config = LLMConfig(api_key=api_key, base_url=base_url, model=model, small_model=model)
+    return OpenAIRerankerClient(config=config, client=_LogprobsRequired(openai_client(base_url, api_key)))  # type: ignore[arg-type]
 
 
 def make_embedder(base_url: str, api_key: str, model: str, dims: int) -> OpenAIEmbedder:

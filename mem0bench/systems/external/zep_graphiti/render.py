@@ -2,7 +2,8 @@
 
 The shape is the Mem0 paper's harness's Zep context (`evaluation/src/zep/search.py`: each fact with its
 "valid from - to" range, "present" while not invalidated, then "ENTITY_NAME: entity summary" lines); our
-dates go in square brackets, day precision, as every other system's notes carry them.
+dates go in square brackets, day precision, as every other system's notes carry them. The facts header
+carries the meaning of Zep's own template: the dates are the event's, not the mention's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from mem0bench.common.text import one_line
 
 __all__ = ["FACTS_HEADER", "ENTITIES_HEADER", "render_context", "render_date", "render_entity", "render_fact"]
 
-FACTS_HEADER = 'Facts, each with the period it was true (from - to; "present": not superseded):'
+FACTS_HEADER = (
+    'Facts, each with the period it held (from - to; "present": nothing has replaced it). The dates belong '
+    'to the event or state itself, with phrases such as "last week" already turned into dates: when it '
+    "happened or was true, not when someone spoke of it:"
+)
+"""The one place for what the answer model is told about fact dates. Zep's own answer context
+(zep-papers `zep_locomo_search.py`) tells it the same thing in its words: a fact's time is when the event
+it refers to occurred, not when it was said."""
 ENTITIES_HEADER = "Entities (name: summary):"
 
 

@@ -1,11 +1,13 @@
-"""graphiti search configs for the edge (fact) and node (entity) scopes, without a cross-encoder.
+"""graphiti search configs for the edge (fact) and node (entity) scopes.
 
-The Mem0 paper's harness asked Zep's hosted service for 20 edges reranked by its cross-encoder and 20 nodes
-reranked by RRF. graphiti's open-source cross-encoder (`OpenAIRerankerClient`) scores each passage with a
-chat model's logprobs, which an arbitrary OpenAI-compatible server (and our bridge) does not provide; so
-both scopes use graphiti's hybrid search (BM25 + cosine similarity) fused by reciprocal rank fusion, the
-reranker the harness itself used for nodes, or MMR (`method.reranker=mmr`, relevance traded against
-diversity by `method.mmr_lambda`).
+Zep's own LOCOMO harness (getzep/zep-papers `zep_locomo_search.py`) and the Mem0 paper's both asked for
+the 20 best edges reranked by a cross-encoder and the 20 best nodes reranked by RRF. The default does the
+same with graphiti's open-source cross-encoder (`OpenAIRerankerClient`, a chat model scoring each
+candidate fact by the logprob of "True"): candidates are graphiti's hybrid search (BM25 + cosine
+similarity), fused by reciprocal rank fusion and cut at 2 x limit, then each scored by the model. The
+options: RRF alone for edges too (`method.reranker=rrf`: no model call; the candidates in their fused
+order), or MMR for both scopes (`method.reranker=mmr`, relevance traded against diversity by
+`method.mmr_lambda`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,23 @@ from graphiti_core.search.search_config import (
     SearchConfig,
 )
 
-__all__ = ["edge_config", "node_config"]
+__all__ = ["EDGE_RERANKERS", "edge_config", "node_config"]
+
+
+EDGE_RERANKERS = {
+    "cross_encoder": EdgeReranker.cross_encoder,
+    "rrf": EdgeReranker.rrf,
+    "mmr": EdgeReranker.mmr,
+}
+"""`method.reranker` (system.RERANKERS) -> graphiti's edge reranker."""
 
 
 def edge_config(reranker: str, limit: int, mmr_lambda: float) -> SearchConfig:
-    """The best `limit` facts: BM25 + cosine candidates, fused by RRF or MMR."""
+    """The best `limit` facts: BM25 + cosine candidates, reranked by the cross-encoder, RRF or MMR."""
     return SearchConfig(
         edge_config=EdgeSearchConfig(
             search_methods=[EdgeSearchMethod.bm25, EdgeSearchMethod.cosine_similarity],
-            reranker=EdgeReranker.mmr if reranker == "mmr" else EdgeReranker.rrf,
+            reranker=EDGE_RERANKERS[reranker],
             mmr_lambda=mmr_lambda,
         ),
         limit=limit,
@@ -36,7 +46,8 @@ def edge_config(reranker: str, limit: int, mmr_lambda: float) -> SearchConfig:
 
 
 def node_config(reranker: str, limit: int, mmr_lambda: float) -> SearchConfig:
-    """The best `limit` entities: BM25 + cosine candidates, fused by RRF or MMR."""
+    """The best `limit` entities: BM25 + cosine candidates, fused by RRF (as the references did, whichever
+    edge reranker) or MMR."""
     return SearchConfig(
         node_config=NodeSearchConfig(
             search_methods=[NodeSearchMethod.bm25, NodeSearchMethod.cosine_similarity],

@@ -3,10 +3,11 @@
 Ingestion follows Zep's own LOCOMO harness (getzep/zep-papers, `zep_locomo_ingestion.py`): every message is
 one episode, `"<speaker>: <text>"` (captions are folded into the text by the loader, as for every system),
 added in order with its session's date as graphiti's `reference_time`, all messages of a conversation in
-one group (graph partition). Retrieval follows the Mem0 paper's harness (`evaluation/src/zep/search.py`):
-the 20 best edges (facts) and the 20 best nodes (entities) for the question, rendered as facts with their
-validity periods and entity summaries; the edge reranker is RRF (or MMR) instead of Zep's hosted
-cross-encoder (docs/systems/zep_graphiti.md says why).
+one group (graph partition). Retrieval follows both references (Zep's `zep_locomo_search.py`, the Mem0
+paper's `evaluation/src/zep/search.py`): the 20 best edges (facts), reranked by a cross-encoder (graphiti's
+own, `OpenAIRerankerClient`, through the bridge), and the 20 best nodes (entities) by RRF, rendered as facts
+with their validity periods and entity summaries; `method.reranker=rrf` (or `mmr`) reranks without a
+model (docs/systems/zep_graphiti.md).
 
 Every LLM and embedding call graphiti makes goes to the harness's LLM bridge (cached, counted, retried by
 the harness's client). graphiti is async: it runs on the harness's event loop, which also serves the bridge.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -41,7 +42,11 @@ __all__ = ["ZepGraphiti"]
 
 INGEST_STAGE = "graphiti_ingest"
 SEARCH_STAGE = "graphiti_search"
-RERANKERS = ("rrf", "mmr")
+RERANK_STAGE = "graphiti_rerank_search"
+"""The cross-encoder's calls (one per candidate fact), apart from the query embedding; the bridge wants the
+pipeline stage they serve last."""
+RERANKERS = ("cross_encoder", "rrf", "mmr")
+"""`method.reranker`: the first, the references' cross-encoder over edges, is the default."""
 LIBRARY_LOG = LibraryLog(["graphiti_core"])
 """graphiti logs what it could not use (ids, dates) at WARNING; counted per conversation, not printed."""
 MARKER = "graphiti.json"
@@ -56,6 +61,12 @@ PROMPT_TOKENS_PER_CALL = 1800.0
 COMPLETION_TOKENS_PER_CALL = 120.0
 EMBED_CALLS_PER_MESSAGE = 3.8
 LINE_TOKENS = 30.0  # one rendered fact or entity line
+# The cross-encoder: graphiti scores every candidate fact of a search (the RRF fusion of the BM25 and
+# cosine hits, cut at 2 x edge_limit) with one call; a LOCOMO conversation's graph holds hundreds of facts,
+# so a search nearly always has the full 2 x edge_limit. Each call: ~55 tokens of fixed instructions, the
+# fact and the question (~100 in all, cl100k), one completion token.
+CANDIDATES_PER_LIMIT = 2
+RERANK_PROMPT_TOKENS = 100.0
 
 
 class ZepGraphiti(SystemBase):
@@ -74,7 +85,7 @@ class ZepGraphiti(SystemBase):
         name: str = "zep_graphiti",
         edge_limit: int = 20,
         node_limit: int = 20,
-        reranker: str = "rrf",
+        reranker: str = "cross_encoder",
         mmr_lambda: float = 0.5,
         context: SystemContext,
     ) -> None:
@@ -112,7 +123,8 @@ class ZepGraphiti(SystemBase):
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         """Per message ~7 chat calls (entities, their resolution, facts, fact resolution, timestamps,
         summaries) of ~1,800 prompt tokens and ~3.8 embedding calls (measured on the stand-in; a real
-        model's count grows with the facts per message); per question one query embedding, no chat call."""
+        model's count grows with the facts per message); per question one query embedding and, with the
+        cross-encoder, one one-token chat call per candidate fact: 2 x edge_limit (40)."""
         messages = float(sum(len(c.turns) for c in dataset.conversations))
         calls = messages * CALLS_PER_MESSAGE
         lines = [
@@ -120,7 +132,12 @@ class ZepGraphiti(SystemBase):
                      calls * COMPLETION_TOKENS_PER_CALL),
             PlanLine("ingest", "graphiti embeddings", messages * EMBED_CALLS_PER_MESSAGE, messages * 60, 0),
         ]  # fmt: skip
-        items = int(method.get("edge_limit", 20)) + int(method.get("node_limit", 20))
+        edge_limit = int(method.get("edge_limit", 20))
+        if method.get("reranker", RERANKERS[0]) == "cross_encoder":
+            reranks = n_questions * CANDIDATES_PER_LIMIT * edge_limit
+            what = f"graphiti rerank ({CANDIDATES_PER_LIMIT * edge_limit}/question)"
+            lines.append(PlanLine("search", what, reranks, reranks * RERANK_PROMPT_TOKENS, reranks))
+        items = edge_limit + int(method.get("node_limit", 20))
         return CostPlan(context_tokens=items * LINE_TOKENS, lines=lines)
 
     def ingest_units(self, conversation: Conversation) -> int:
@@ -152,7 +169,8 @@ class ZepGraphiti(SystemBase):
         return self._dims
 
     async def _open(self, sample_id: str) -> Any:
-        """This conversation's Graphiti: its FalkorDB graph, the bridge route `sample_id`, no cross-encoder."""
+        """This conversation's Graphiti: its FalkorDB graph, the bridge route `sample_id`; its cross-encoder
+        refuses (each search brings one on its own route: `_search`)."""
         from graphiti_core import Graphiti
 
         old = self._graphs.pop(sample_id, None)
@@ -382,8 +400,10 @@ class ZepGraphiti(SystemBase):
             graphiti = self._graphs[sid]
         route = f"{sid}-q{question.index}"  # its own route: questions of one conversation run in parallel
         with measure() as t:
+            # The query embedding, then the searches (whose only model calls are the reranker's), each in
+            # its own ledger stage on the question's route.
             async with self.bridge.scope(route, stage=SEARCH_STAGE) as scope:
-                try:
+                with _failing_in(scope):
                     embedder = self._clients.make_embedder(
                         self.bridge.base_url(route),
                         self.bridge.api_key,
@@ -391,13 +411,9 @@ class ZepGraphiti(SystemBase):
                         await self._embedding_dims(),
                     )
                     vector = await embedder.create(input_data=[question.question.replace("\n", " ")])
-                    edges, nodes = await self._search(graphiti, sid, question.question, vector)
-                except LLMCallError:
-                    raise
-                except Exception as exc:
-                    # The query embedding's own failure when the harness's client gave up, else graphiti's
-                    # (or FalkorDB's) exception as a local error: the question fails and a rerun retries it.
-                    raise scope.error(exc, "graphiti search") from exc
+            async with self.bridge.scope(route, stage=RERANK_STAGE) as scope:
+                with _failing_in(scope):
+                    edges, nodes = await self._search(graphiti, sid, route, question.question, vector)
             text = render_context(edges, nodes)
         episodes = self._episodes.get(sid, {})
         dia_ids = tuple(dict.fromkeys(episodes[u] for e in edges for u in e.episodes if u in episodes))
@@ -412,18 +428,26 @@ class ZepGraphiti(SystemBase):
         )
 
     async def _search(
-        self, graphiti: Any, sid: str, query: str, vector: Sequence[float]
+        self, graphiti: Any, sid: str, route: str, query: str, vector: Sequence[float]
     ) -> tuple[list[Any], list[Any]]:
-        """Edges and nodes in two searches, as the paper's harness made two (one per scope)."""
+        """Edges and nodes in two searches, as both references made two (one per scope); the edge search's
+        cross-encoder calls go out on the question's `route`."""
+        from graphiti_core.search.search import search
+        from graphiti_core.search.search_filters import SearchFilters
+
         from mem0bench.systems.external.zep_graphiti.search import edge_config, node_config
 
+        reranker = self._clients.make_reranker(
+            self.bridge.base_url(route), self.bridge.api_key, self.bridge.model
+        )
+        clients = graphiti.clients.model_copy(update={"cross_encoder": reranker})
         gid = self.group_id(sid)
         jobs = []
         for config in (
             edge_config(self.reranker, self.edge_limit, self.mmr_lambda),
             node_config(self.reranker, self.node_limit, self.mmr_lambda),
         ):
-            jobs.append(graphiti.search_(query, config=config, group_ids=[gid], query_vector=list(vector)))
+            jobs.append(search(clients, query, [gid], config, SearchFilters(), query_vector=list(vector)))
         edge_results, node_results = await asyncio.gather(*jobs)
         return list(edge_results.edges), list(node_results.nodes)
 
@@ -441,6 +465,18 @@ class ZepGraphiti(SystemBase):
                 await self._admin.connection.aclose()
             self._admin = None
         await self.bridge.aclose()
+
+
+@contextlib.contextmanager
+def _failing_in(scope: BridgeScope) -> Iterator[None]:
+    """The first call of `scope` that failed for good when the harness's client gave up, else graphiti's
+    (or FalkorDB's) exception as a local error: the question fails and a rerun retries it."""
+    try:
+        yield
+    except LLMCallError:
+        raise
+    except Exception as exc:
+        raise scope.error(exc, "graphiti search") from exc
 
 
 def _when(value: Any) -> datetime | None:
