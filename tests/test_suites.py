@@ -120,7 +120,10 @@ def test_longmemeval_selection_and_counts(tmp_path: Path, caplog: pytest.LogCapt
             "haystack_dates[0]: cannot parse",
         ),
         (lambda q: q.update(question_type="single-hop"), "question_type: unknown question_type 'single-hop'"),
-        (lambda q: q["haystack_sessions"][1][0].update(role="system"), "haystack_sessions[1][0]: expected"),
+        (
+            lambda q: q["haystack_sessions"][1][0].update(role="system"),
+            "haystack_sessions[1][0].role: expected 'user' or 'assistant'",
+        ),
         (lambda q: q.update(haystack_dates=q["haystack_dates"][:2]), "differ in length (3, 2, 3)"),
     ],
 )
