@@ -60,6 +60,16 @@ def read_records(path: Path, fields: Sequence[str], cache_dir: Path) -> Records:
     """The JSON list of objects in `path`, through `datasets`, `fields` and any other top-level field as
     JSON values. Problems are one DatasetError line naming the file (and the record and field when the
     problem is in one)."""
+    # `datasets` reads a top-level object, or JSON Lines, as records of their own, and a list of strings as
+    # records with a `text` field: the file must open a list of objects.
+    opening = _opening(path)
+    if opening != b"[{":
+        data, _ = read_json(path)  # the one-line error of a file that is not JSON at all
+        if not isinstance(data, list):
+            raise DatasetError("expected a JSON list of records at the top level", file=str(path))
+        if not data:
+            raise DatasetError("the file holds no records", file=str(path))
+        raise DatasetError("expected an object", file=str(path), sample=0)
     import datasets
 
     datasets.disable_progress_bars()  # a one-line-per-problem command line, not a progress display
@@ -88,6 +98,16 @@ def read_records(path: Path, fields: Sequence[str], cache_dir: Path) -> Records:
     if len(table) == 0:
         raise DatasetError("the file holds no records", file=str(path))
     return Records(path=path, sha256=file_sha256(path), table=table)
+
+
+def _opening(path: Path) -> bytes:
+    """The file's first two bytes that are not whitespace (after any BOM): b"[{" opens a list of objects."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError as e:
+        raise DatasetError(f"cannot read the file: {e.strerror or e}", file=str(path)) from None
+    return bytes(b for b in head.removeprefix(b"\xef\xbb\xbf") if b not in b" \t\r\n")[:2]
 
 
 def _new_columns(exc: BaseException, declared: list[str]) -> set[str]:
