@@ -35,6 +35,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "data": (
         "data stats",
         "data stats --path data/locomo10.json --json",
+        "data stats --suite longmemeval_s --path data/longmemeval_s_cleaned.json",
         "data download --dir data",
     ),
     "compare": (

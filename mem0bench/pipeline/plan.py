@@ -25,6 +25,7 @@ from mem0bench.memory.costs import (
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
+from mem0bench.tokens import approx_tokens
 
 LOCOMO_TURNS = 5_882
 """Turns of the released LOCOMO file: the yardstick the dry run measures other suites' ingestion against."""
@@ -111,7 +112,7 @@ def scale_line(dataset: Dataset) -> str:
     chars = sum(len(t.text) for c in dataset.conversations for s in c.sessions for t in s.turns)
     return (
         f"ingests {len(dataset.conversations):,} conversations, {sessions:,} sessions, {turns:,} turns, "
-        f"~{chars / 4:,.0f} tokens: {turns / LOCOMO_TURNS:,.1f}x the turns of all of LOCOMO"
+        f"~{approx_tokens(chars):,} tokens: {turns / LOCOMO_TURNS:,.1f}x the turns of all of LOCOMO"
     )
 
 

@@ -85,6 +85,8 @@ class Suite:
     """Added by `eval.include_adversarial=true` (LOCOMO's category 5)."""
     expected_counts: Mapping[Category, int] = field(default_factory=dict)
     """Questions per category in the released files: a full load that differs is reported."""
+    counts_note: str = ""
+    """How `expected_counts` counts where that is not by category (`data stats` prints it)."""
     grading: Grading = "binary"
     rubrics: Mapping[Category, Rubric] = field(default_factory=dict)
     """The suite's own grading per category; a category without one is graded by `judge.prompt`."""

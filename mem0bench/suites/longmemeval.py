@@ -98,6 +98,8 @@ _COMMON: dict[str, Any] = dict(
     categories=tuple(TYPE_COUNTS),
     scored=tuple(TYPE_COUNTS),
     expected_counts=TYPE_COUNTS,
+    counts_note="the release's counts are by question_type, abstention questions included (30 of the 500); "
+    "the file's by category count those under abstention",
     grading="binary",
     rubrics=RUBRICS,
     answer_intro=(
