@@ -23,8 +23,9 @@ S_MINI = DATA / "longmemeval_s_mini.json"
 M_MINI = DATA / "longmemeval_m_mini.json"
 
 
-def _load(suite: str, path: Path, data_dir: Path, **kw: Any) -> Dataset:
-    return get_suite(suite).load(DatasetRequest(path=str(path), data_dir=data_dir, **kw))
+def _load(suite: str, path: Path, folder: Path, **kw: Any) -> Dataset:
+    request = DatasetRequest(path=str(path), data_dir=folder / "data", cache_dir=folder / "hf", **kw)
+    return get_suite(suite).load(request)
 
 
 def _raw(path: Path) -> list[dict[str, Any]]:
@@ -102,10 +103,14 @@ def test_m_file_many_sessions_per_question(tmp_path: Path, caplog: pytest.LogCap
     assert "1 multi_session questions where the release of LongMemEval_M has 133" in caplog.text
 
 
-def test_read_through_datasets_into_the_data_folders_cache(tmp_path: Path) -> None:
+def test_read_through_datasets_into_the_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ds = _load("longmemeval_s", S_MINI, tmp_path)
-    cache = tmp_path / CACHE_FOLDER
-    assert cache.is_dir() and any(cache.rglob("*.arrow"))  # the Arrow table `datasets` built
+    assert any((tmp_path / "hf").rglob("*.arrow"))  # the Arrow table `datasets` built
+    assert not (tmp_path / "data").exists()  # the data folder is for the files themselves
+    # Without a cache_dir: the `datasets` folder of the harness's cache.
+    monkeypatch.setenv("MEM0BENCH_CACHE_DIR", str(tmp_path / "cache"))
+    get_suite("longmemeval_m").load(DatasetRequest(path=str(M_MINI), data_dir=tmp_path / "data"))
+    assert any((tmp_path / "cache" / CACHE_FOLDER).rglob("*.arrow"))
     import hashlib
 
     assert ds.sha256 == hashlib.sha256(S_MINI.read_bytes()).hexdigest()  # of the file, not the cache
@@ -184,7 +189,9 @@ def test_malformed_file_is_one_line(tmp_path: Path, content: str, message: str) 
 def test_without_a_path_and_without_the_hub_one_line_says_to_pass_a_file(tmp_path: Path) -> None:
     # conftest sets HF_HUB_OFFLINE: the hub client refuses at once, as it would after its retries offline.
     with pytest.raises(DatasetError) as err:
-        get_suite("longmemeval_s").load(DatasetRequest(path=None, data_dir=tmp_path))
+        get_suite("longmemeval_s").load(
+            DatasetRequest(path=None, data_dir=tmp_path, cache_dir=tmp_path / "hf")
+        )
     text = str(err.value)
     assert "\n" not in text and text.startswith(
         "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned/"

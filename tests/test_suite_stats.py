@@ -19,7 +19,8 @@ LOCOMO_MINI = DATA / "locomo_mini.json"
 
 @pytest.fixture(autouse=True)
 def _data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEM0BENCH_DATA_DIR", str(tmp_path / "data"))  # where the datasets cache goes
+    monkeypatch.setenv("MEM0BENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MEM0BENCH_CACHE_DIR", str(tmp_path / "cache"))  # where `datasets` keeps its tables
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:

@@ -31,7 +31,9 @@ LOCOMO_MINI = DATA / "locomo_mini.json"
 
 
 def _load(name: str, path: Path, tmp_path: Path, **kw: Any):
-    return get_suite(name).load(DatasetRequest(path=str(path), data_dir=tmp_path, **kw))
+    return get_suite(name).load(
+        DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf", **kw)
+    )
 
 
 # ---- the registry --------------------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class DatasetRequest:
     """Locomo-Plus: `faithful` (one stitched copy of a host per item) or `grouped` (many cues per copy)."""
     seed: int = 0
     """Locomo-Plus: the seed of the host choice."""
+    cache_dir: Path | None = None
+    """Where `datasets` keeps the Arrow tables it builds from a suite's JSON (LongMemEval); None: the
+    `datasets` folder of the harness's cache (`paths.cache_home()`)."""
 
 
 @dataclass(frozen=True)

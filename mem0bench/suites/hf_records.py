@@ -8,8 +8,8 @@ as JSON, each value comes back exactly as the file wrote it, and the suite's loa
 with messages that name the record and the field. A field the caller did not name (a later version of the
 file, one's own annotations) is read the same way and left to the caller to ignore.
 
-The Arrow table `datasets` builds is cached under `cache_dir` (keyed by the file's path and modification
-time, by `datasets`): a second load of a large file maps the table instead of parsing the JSON again.
+The Arrow table `datasets` builds is kept under `cache_dir` (keyed by `datasets` on the file's path and
+modification time; the sha256 a run records is always of the file itself): a second load of a large file maps the table instead of parsing the JSON again.
 Rows are decoded one at a time, so a caller that turns each into its own objects never holds every
 record's decoded JSON at once.
 """

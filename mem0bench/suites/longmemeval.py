@@ -17,6 +17,7 @@ from typing import Any
 
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.paths import cache_home
 from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
 from mem0bench.suites.files import resolve_source
 from mem0bench.suites.hf_records import read_records
@@ -158,14 +159,15 @@ FIELDS = (
     "haystack_session_ids", "haystack_dates", "haystack_sessions", "answer_session_ids",
 )  # fmt: skip
 """The fields the repository's README documents, each read as the JSON value the file holds."""
-CACHE_FOLDER = "datasets-cache"
-"""Under the data folder: where `datasets` keeps the Arrow tables it builds from the files."""
+CACHE_FOLDER = "datasets"
+"""In the harness's cache folder: where `datasets` keeps the Arrow tables it builds from the files (a
+second load of LongMemEval_M maps its table instead of parsing 2.7 GB of JSON again)."""
 
 
 def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
     path = resolve_source(request.path, request.data_dir, SUITES[suite].sources[0])
     file = str(path)
-    records = read_records(path, FIELDS, request.data_dir / CACHE_FOLDER)
+    records = read_records(path, FIELDS, request.cache_dir or cache_home() / CACHE_FOLDER)
     ids = [
         _req_str({"question_id": q}, "question_id", file, i)
         for i, q in enumerate(records.column("question_id"))
