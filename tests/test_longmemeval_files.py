@@ -198,3 +198,28 @@ def test_without_a_path_and_without_the_hub_one_line_says_to_pass_a_file(tmp_pat
     )
     assert "download from the hub failed (the hub cannot be reached and HF_HUB_OFFLINE is set)" in text
     assert text.endswith("pass dataset.path=FILE pointing at a copy of longmemeval_s_cleaned.json")
+
+
+def test_dry_run_on_m_prices_a_question_and_the_whole_release(tmp_path: Path) -> None:
+    from devtools.e2e import cli_env, run_cli
+
+    env = cli_env("http://127.0.0.1:9/v1", tmp_path / "cache")  # nothing listens: no call could be made
+    result = run_cli(
+        ["run", "+exp=mem0", "dataset=longmemeval_m", f"dataset.path={M_MINI}", "run.dry_run=true"], env
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = [line for line in result.stdout.splitlines() if not line.startswith("[")]  # not the log's lines
+    assert out[0] == "dry run: mem0 on LongMemEval_M, 3 conversations, 3 questions (no LLM call made)"
+    assert any(line.startswith("ingests 3 conversations, 285 sessions, 850 turns") for line in out)
+    assert any(
+        line.startswith("note: LongMemEval_M: ~500 sessions (~1.5M tokens) per question") for line in out
+    )
+    total = next(line for line in out if line.startswith("total: about "))
+    calls, usd = total.removeprefix("total: about ").split("  ")[0].split(" calls, $")
+    per = out[out.index(total) + 1]
+    assert per.startswith(f"per question: about {float(calls.replace(',', '')) / 3:,.0f} calls, ")
+    assert per.endswith("(its conversation: 95 sessions on average)")
+    warning = out[out.index(total) + 2]
+    release = float(usd) / 3 * 500
+    assert warning.startswith("warning: at this rate all 500 questions of the release would be about ")
+    assert f"${release:,.2f}, if their conversations are the size of these" in warning

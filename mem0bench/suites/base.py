@@ -90,6 +90,8 @@ class Suite:
     """Questions per category in the released files: a full load that differs is reported."""
     counts_note: str = ""
     """How `expected_counts` counts where that is not by category (`data stats` prints it)."""
+    released: int | None = None
+    """Questions in the release where that is not the sum of `expected_counts` (see `release_questions`)."""
     grading: Grading = "binary"
     rubrics: Mapping[Category, Rubric] = field(default_factory=dict)
     """The suite's own grading per category; a category without one is graded by `judge.prompt`."""
@@ -102,6 +104,11 @@ class Suite:
     sources: tuple[SourceFile, ...] = ()
     notes: str = ""
     """One line the dry run and `data download` print (cost warnings, departures from the reference)."""
+
+    @property
+    def release_questions(self) -> int:
+        """How many questions the released files hold."""
+        return self.released if self.released is not None else sum(self.expected_counts.values())
 
     @property
     def own_judge(self) -> bool:

@@ -101,6 +101,7 @@ _COMMON: dict[str, Any] = dict(
     expected_counts=TYPE_COUNTS,
     counts_note="the release's counts are by question_type, abstention questions included (30 of the 500); "
     "the file's by category count those under abstention",
+    released=500,
     grading="binary",
     rubrics=RUBRICS,
     answer_intro=(
