@@ -172,7 +172,7 @@ def test_malformed_record_is_one_line_naming_file_question_and_field(
         ('{"questions": []}', "expected a JSON list of records at the top level"),
         ("[]", "the file holds no records"),
         ('[{"question_id": "a"}, "x"]', "sample #1: expected an object"),
-        ('[{"question_id": "a"', "invalid JSON at line 1"),
+        ('[{"question_id": "a"', "invalid JSON in record #0"),
         ('["e47becba"]', "sample #0: expected an object"),
         ('[{"question_id": 7, "question_type": "multi-session"}]', "sample #0: question_id: expected text"),
     ],
@@ -223,3 +223,36 @@ def test_dry_run_on_m_prices_a_question_and_the_whole_release(tmp_path: Path) ->
     release = float(usd) / 3 * 500
     assert warning.startswith("warning: at this rate all 500 questions of the release would be about ")
     assert f"${release:,.2f}, if their conversations are the size of these" in warning
+
+
+def test_the_list_is_copied_one_record_at_a_time_whatever_the_chunk_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    from mem0bench.suites import hf_records
+
+    whole = _load("longmemeval_s", S_MINI, tmp_path / "whole")
+    monkeypatch.setattr(hf_records, "_CHUNK", 7)  # every record, string and number cut across reads
+    tiny = _load("longmemeval_s", S_MINI, tmp_path / "tiny")
+    assert tiny.conversations == whole.conversations
+    lines = (
+        tmp_path / "tiny" / "hf" / f"{hashlib.sha256(S_MINI.read_bytes()).hexdigest()}.jsonl"
+    ).read_text()
+    assert [json.loads(line) for line in lines.splitlines()] == _raw(S_MINI)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('[{"question_id": "a"} {"question_id": "b"}]', "invalid JSON after record #0: expected ',' or ']'"),
+        ('[{"question_id": "a"}] []', "invalid JSON: text after the list"),
+        ('[{"question_id": "a"}, {"question_id": }]', "invalid JSON in record #1: Expecting value"),
+    ],
+)
+def test_broken_lists_are_one_line(tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    with pytest.raises(DatasetError, match=message):
+        _load("longmemeval_oracle", bad, tmp_path)
+    assert not list((tmp_path / "hf").glob("*.jsonl*"))  # no partial copy is left to be found later
