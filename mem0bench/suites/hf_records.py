@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from mem0bench.common.errors import exception_chain
 from mem0bench.common.text import one_line
 from mem0bench.data.download import file_sha256
 from mem0bench.data.errors import DatasetError
@@ -92,7 +93,7 @@ def read_records(path: Path, fields: Sequence[str], cache_dir: Path) -> Records:
         except Exception as exc:  # any failure of the library: one line
             extra = _new_columns(exc, names)
             if not extra:
-                inner = [c for c in _chain(exc) if str(c).strip()][-1:]
+                inner = [c for c in exception_chain(exc) if str(c).strip()][-1:]
                 reason = one_line(inner[0])[:300] if inner else type(exc).__name__
                 raise DatasetError(
                     f"the datasets library could not read it ({reason})", file=str(path)
@@ -198,16 +199,7 @@ def _new_columns(exc: BaseException, declared: list[str]) -> set[str]:
     """The top-level fields the table had beyond `declared`, when that is why `datasets` failed."""
     from datasets.table import CastError
 
-    for cause in _chain(exc):
+    for cause in exception_chain(exc):
         if isinstance(cause, CastError):
             return set(cause.table_column_names) - set(declared)
     return set()
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
