@@ -61,9 +61,6 @@ class Records:
     def __getitem__(self, index: int) -> dict[str, Any]:
         return dict(self.table[index])
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (dict(row) for row in self.table)
-
     def column(self, name: str) -> list[Any]:
         """One field of every record (only that column is decoded)."""
         return list(self.table[name])
