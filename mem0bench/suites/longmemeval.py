@@ -237,7 +237,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         raise DatasetError(
             f"cannot parse the date {question_date!r}", file=file, sample=qid, field="question_date"
         )
-    answer = item.get("answer")  # text, or a number in some counting questions
+    answer = item.get("answer")  # text; a number (a count) is taken too, as its text
     if answer is None:
         raise DatasetError("missing field 'answer'", file=file, sample=qid, field="answer")
     if isinstance(answer, (dict, list, bool)):
