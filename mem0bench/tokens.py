@@ -38,3 +38,13 @@ def encode(text: str) -> list[int]:
 
 def decode(tokens: list[int]) -> str:
     return encoding().decode(tokens)
+
+
+CHARS_PER_TOKEN = 4
+"""English text in cl100k_base: about 4 characters a token. For sizes too big to count quickly."""
+
+
+def approx_tokens(chars: int) -> int:
+    """Tokens estimated from a character count (`CHARS_PER_TOKEN`): what the dry run and `data stats`
+    show for suites whose text would take minutes to count (LongMemEval_M is ~750M tokens)."""
+    return round(chars / CHARS_PER_TOKEN)

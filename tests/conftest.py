@@ -15,6 +15,10 @@ LOCOMO_CANDIDATES = (REPO_DIR / "data" / "locomo10.json", SHARED_DIR / "data" / 
 # Our own synthetic LOCOMO-format file: every category, captions, odd turns, empty-session date keys.
 LOCOMO_MINI = REPO_DIR / "tests" / "data" / "locomo_mini.json"
 
+# No test reaches the Hugging Face hub: the suites' files are read from the committed mini files.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
 # tiktoken cannot download its encodings here: use the shared cache unless one is configured.
 if (SHARED_DIR / "tiktoken").is_dir():
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(SHARED_DIR / "tiktoken"))

@@ -31,7 +31,9 @@ LOCOMO_MINI = DATA / "locomo_mini.json"
 
 
 def _load(name: str, path: Path, tmp_path: Path, **kw: Any):
-    return get_suite(name).load(DatasetRequest(path=str(path), data_dir=tmp_path, **kw))
+    return get_suite(name).load(
+        DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf", **kw)
+    )
 
 
 # ---- the registry --------------------------------------------------------------------------------------
@@ -120,7 +122,10 @@ def test_longmemeval_selection_and_counts(tmp_path: Path, caplog: pytest.LogCapt
             "haystack_dates[0]: cannot parse",
         ),
         (lambda q: q.update(question_type="single-hop"), "question_type: unknown question_type 'single-hop'"),
-        (lambda q: q["haystack_sessions"][1][0].update(role="system"), "haystack_sessions[1][0]: expected"),
+        (
+            lambda q: q["haystack_sessions"][1][0].update(role="system"),
+            "haystack_sessions[1][0].role: expected 'user' or 'assistant'",
+        ),
         (lambda q: q.update(haystack_dates=q["haystack_dates"][:2]), "differ in length (3, 2, 3)"),
     ],
 )

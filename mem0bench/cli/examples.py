@@ -33,8 +33,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f"memories {RUN} --conversation conv-26 --export-graphml graphs/",
     ),
     "data": (
-        "data stats",
         "data stats --path data/locomo10.json --json",
+        "data stats --suite longmemeval_s --path data/longmemeval_s_cleaned.json",
         "data download --dir data",
     ),
     "compare": (

@@ -42,3 +42,13 @@ def exception_line(exc: BaseException) -> str:
         return head
     last = frames[-1]
     return f"{head} (at {last.filename}:{last.lineno} in {last.name})"
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """An exception, then its causes and contexts, outermost first (each once)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen

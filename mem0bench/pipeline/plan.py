@@ -26,6 +26,7 @@ from mem0bench.memory.costs import (
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
+from mem0bench.tokens import approx_tokens
 
 LOCOMO_TURNS = 5_882
 """Turns of the released LOCOMO file: the yardstick the dry run measures other suites' ingestion against."""
@@ -112,7 +113,7 @@ def scale_line(dataset: Dataset) -> str:
     chars = sum(len(t.text) for c in dataset.conversations for s in c.sessions for t in s.turns)
     return (
         f"ingests {len(dataset.conversations):,} conversations, {sessions:,} sessions, {turns:,} turns, "
-        f"~{chars / 4:,.0f} tokens: {turns / LOCOMO_TURNS:,.1f}x the turns of all of LOCOMO"
+        f"~{approx_tokens(chars):,} tokens: {turns / LOCOMO_TURNS:,.1f}x the turns of all of LOCOMO"
     )
 
 
@@ -138,3 +139,23 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  (assumes {FACTS_PER_PAIR} fact and "
           f"{TRIPLETS_PER_PAIR} triplet per message pair, a Mem0^g recurrence check after "
           f"{RECURRENCE_CHECKS_PER_RESOLVE:.0%} of conflict resolutions; cached calls cost nothing)")  # fmt: skip
+    if suite.name != "locomo":  # LOCOMO's dry run stays as it was: its questions share ten ingestions
+        print(per_question_line(dataset, sum(len(q) for q in questions.values()), total_calls, total_usd,
+                                release=suite.release_questions))  # fmt: skip
+
+
+def per_question_line(dataset: Dataset, n_questions: int, calls: float, usd: float, *, release: int) -> str:
+    """The plan per question, and the release's size at that rate when fewer questions are chosen: with
+    LongMemEval each question brings its own haystack, so a price per question is what scales."""
+    n = max(n_questions, 1)
+    sessions = sum(len(c.sessions) for c in dataset.conversations) / max(len(dataset.conversations), 1)
+    line = (
+        f"per question: about {calls / n:,.0f} calls, ${usd / n:.3f} "
+        f"(its conversation: {sessions:,.0f} sessions on average)"
+    )
+    if 0 < n_questions < release:
+        line += (
+            f"\nwarning: at this rate all {release:,} questions of the release would be about "
+            f"{calls / n * release:,.0f} calls, ${usd / n * release:,.2f}, if their conversations are the size of these"
+        )
+    return line

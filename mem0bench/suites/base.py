@@ -50,6 +50,9 @@ class DatasetRequest:
     """Locomo-Plus: `faithful` (one stitched copy of a host per item) or `grouped` (many cues per copy)."""
     seed: int = 0
     """Locomo-Plus: the seed of the host choice."""
+    cache_dir: Path | None = None
+    """Where `datasets` keeps the Arrow tables it builds from a suite's JSON (LongMemEval); None: the
+    `datasets` folder of the harness's cache (`paths.cache_home()`)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class Suite:
     """Added by `eval.include_adversarial=true` (LOCOMO's category 5)."""
     expected_counts: Mapping[Category, int] = field(default_factory=dict)
     """Questions per category in the released files: a full load that differs is reported."""
+    counts_note: str = ""
+    """How `expected_counts` counts where that is not by category (`data stats` prints it)."""
+    released: int | None = None
+    """Questions in the release where that is not the sum of `expected_counts` (see `release_questions`)."""
     grading: Grading = "binary"
     rubrics: Mapping[Category, Rubric] = field(default_factory=dict)
     """The suite's own grading per category; a category without one is graded by `judge.prompt`."""
@@ -97,6 +104,11 @@ class Suite:
     sources: tuple[SourceFile, ...] = ()
     notes: str = ""
     """One line the dry run and `data download` print (cost warnings, departures from the reference)."""
+
+    @property
+    def release_questions(self) -> int:
+        """How many questions the released files hold."""
+        return self.released if self.released is not None else sum(self.expected_counts.values())
 
     @property
     def own_judge(self) -> bool:

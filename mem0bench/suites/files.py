@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ def _from_hub(source: SourceFile, data_dir: Path) -> Path:
     checked against the hub's own sha256 of the file where the hub gives one (its LFS object id)."""
     try:
         from huggingface_hub import HfApi, hf_hub_download
+        from huggingface_hub.utils import logging as hf_logging
     except ImportError:  # pragma: no cover - installed with the harness's dependencies
         raise DatasetError(
             f"fetching from the Hugging Face hub needs huggingface_hub; or pass dataset.path=FILE "
@@ -47,6 +49,8 @@ def _from_hub(source: SourceFile, data_dir: Path) -> Path:
             file=source.url,
         ) from None
     assert source.hub_repo is not None
+    # The client logs each retry of an unreachable hub as a warning: the failure is said once, below.
+    hf_logging.set_verbosity_error()
     try:
         path = Path(
             hf_hub_download(
@@ -55,8 +59,11 @@ def _from_hub(source: SourceFile, data_dir: Path) -> Path:
         )
         info = HfApi().get_paths_info(source.hub_repo, [source.filename], repo_type="dataset")
     except Exception as exc:  # any hub failure (offline, moved, rate limited): one line
+        reason = one_line(exc) or type(exc).__name__
+        if "cannot find the requested files in the local cache" in reason:  # the client's "no connection"
+            reason = "the hub cannot be reached" + (" and HF_HUB_OFFLINE is set" if _hub_offline() else "")
         raise DatasetError(
-            f"download from the hub failed ({one_line(exc) or type(exc).__name__}); without network, pass "
+            f"download from the hub failed ({reason}); without network, pass "
             f"dataset.path=FILE pointing at a copy of {source.filename}",
             file=source.url,
         ) from None
@@ -67,6 +74,10 @@ def _from_hub(source: SourceFile, data_dir: Path) -> Path:
         path.unlink(missing_ok=True)
         raise DatasetError(f"downloaded file has sha256 {actual}, the hub says {expected}", file=source.url)
     return path
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def read_json(path: Path) -> tuple[Any, str]:

@@ -17,8 +17,10 @@ from typing import Any
 
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.paths import cache_home
 from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
-from mem0bench.suites.files import read_json, resolve_source
+from mem0bench.suites.files import resolve_source
+from mem0bench.suites.hf_records import read_records
 
 __all__ = ["QUESTION_TYPES", "load_longmemeval", "parse_lme_date"]
 
@@ -97,6 +99,9 @@ _COMMON: dict[str, Any] = dict(
     categories=tuple(TYPE_COUNTS),
     scored=tuple(TYPE_COUNTS),
     expected_counts=TYPE_COUNTS,
+    counts_note="the release's counts are by question_type, abstention questions included (30 of the 500); "
+    "the file's by category count those under abstention",
+    released=500,
     grading="binary",
     rubrics=RUBRICS,
     answer_intro=(
@@ -150,33 +155,39 @@ def load_longmemeval_oracle(request: DatasetRequest) -> Dataset:
     return load_longmemeval(request, "longmemeval_oracle")
 
 
+FIELDS = (
+    "question_id", "question_type", "question", "answer", "question_date",
+    "haystack_session_ids", "haystack_dates", "haystack_sessions", "answer_session_ids",
+)  # fmt: skip
+"""The fields the repository's README documents, each read as the JSON value the file holds."""
+CACHE_FOLDER = "datasets"
+"""In the harness's cache folder: where `datasets` keeps the Arrow tables it builds from the files (a
+second load of LongMemEval_M maps its table instead of parsing 2.7 GB of JSON again)."""
+
+
 def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
     path = resolve_source(request.path, request.data_dir, SUITES[suite].sources[0])
     file = str(path)
-    data, sha256 = read_json(path)
-    if not isinstance(data, list):
-        raise DatasetError("expected a JSON list of questions at the top level", file=file)
+    records = read_records(path, FIELDS, request.cache_dir or cache_home() / CACHE_FOLDER)
     ids = [
-        _req_str(item, "question_id", file, i) if isinstance(item, dict) else ""
-        for i, item in enumerate(data)
+        _req_str({"question_id": q}, "question_id", file, i)
+        for i, q in enumerate(records.column("question_id"))
     ]
-    for i, item in enumerate(data):
-        if not isinstance(item, dict):
-            raise DatasetError("expected an object", file=file, sample=i)
     if len(set(ids)) != len(ids):
         twice = next(q for q, n in Counter(ids).items() if n > 1)
         raise DatasetError("duplicate question_id", file=file, sample=twice, field="question_id")
-    chosen: list[int] = list(range(len(data)))
+    chosen: list[int] = list(range(len(ids)))
     if request.conversations is not None:
         wanted = set(request.conversations)
         unknown = [c for c in request.conversations if c not in set(ids)]
         if unknown:
             raise DatasetError(f"unknown question id(s) {', '.join(unknown[:5])}", file=file)
         chosen = [i for i, q in enumerate(ids) if q in wanted]
-    conversations = tuple(_conversation(data[i], ids[i], i, file) for i in chosen)
-    dataset = Dataset(path=file, sha256=sha256, conversations=conversations, suite=suite)
+    conversations = tuple(_conversation(records[i], ids[i], i, file) for i in chosen)
+    dataset = Dataset(path=file, sha256=records.sha256, conversations=conversations, suite=suite)
     if request.conversations is None:
-        by_type = Counter(QUESTION_TYPES[str(data[i]["question_type"])] for i in chosen)
+        types = records.column("question_type")  # each checked by `_conversation`
+        by_type = Counter(QUESTION_TYPES[types[i]] for i in chosen)
         by_type[Category.ABSTENTION] = sum(1 for q in dataset.questions if q.category is Category.ABSTENTION)
         check_counts(suite, dataset, whole_file=True, found=by_type)
     return dataset
@@ -191,8 +202,9 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         )  # fmt: skip
     category = Category.ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
     lists = {
-        k: _req_list(item, k, file, qid)
-        for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+        "haystack_session_ids": _req_list(item, "haystack_session_ids", file, qid, of_text=True),
+        "haystack_dates": _req_list(item, "haystack_dates", file, qid),
+        "haystack_sessions": _req_list(item, "haystack_sessions", file, qid),
     }
     if len({len(v) for v in lists.values()}) != 1:
         raise DatasetError(
@@ -210,7 +222,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
                 f"cannot parse the date {date_text!r} (expected e.g. '2023/05/20 (Sat) 02:21')",
                 file=file, sample=qid, field=f"haystack_dates[{j}]",
             )  # fmt: skip
-        dated.append((when, j, str(sid)))
+        dated.append((when, j, sid))
     dated.sort(key=lambda d: (d[0], d[1]))  # by date; the oracle file's sessions are not in order
     sessions: list[Session] = []
     index_of: dict[str, int] = {}
@@ -219,19 +231,19 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         turns = _turns(lists["haystack_sessions"][j], n, f"haystack_sessions[{j}]", file, qid, evidence)
         index_of.setdefault(sid, n)
         sessions.append(Session(index=n, date_time=when, date_text=lists["haystack_dates"][j], turns=turns))
-    answer_sessions = item.get("answer_session_ids") or []
-    if not isinstance(answer_sessions, list):
-        raise DatasetError(
-            "expected a list of session ids", file=file, sample=qid, field="answer_session_ids"
-        )
+    answer_sessions = _req_list(item, "answer_session_ids", file, qid, of_text=True)
     question_date = _req_str(item, "question_date", file, qid)
     if parse_lme_date(question_date) is None:
         raise DatasetError(
             f"cannot parse the date {question_date!r}", file=file, sample=qid, field="question_date"
         )
-    answer = item.get("answer")
-    if answer is None or isinstance(answer, (dict, list, bool)):
-        raise DatasetError("expected a string or a number", file=file, sample=qid, field="answer")
+    answer = item.get("answer")  # text; a number (a count) is taken too, as its text
+    if answer is None:
+        raise DatasetError("missing field 'answer'", file=file, sample=qid, field="answer")
+    if isinstance(answer, (dict, list, bool)):
+        raise DatasetError(
+            f"expected text or a number, found {_kind(answer)}", file=file, sample=qid, field="answer"
+        )
     question = Question(
         qid=f"{qid}:q0",
         sample_id=qid,
@@ -240,7 +252,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         answer=str(answer),
         category=category,
         evidence=tuple(evidence),
-        evidence_sessions=tuple(sorted({index_of[s] for s in map(str, answer_sessions) if s in index_of})),
+        evidence_sessions=tuple(sorted({index_of[s] for s in answer_sessions if s in index_of})),
         asked_on=question_date,
     )
     return Conversation(
@@ -251,32 +263,69 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
 
 def _turns(raw: Any, n: int, where: str, file: str, qid: str, evidence: list[str]) -> tuple[Turn, ...]:
     if not isinstance(raw, list):
-        raise DatasetError("expected a list of turns", file=file, sample=qid, field=where)
+        raise DatasetError(
+            f"expected a list of turns, found {_kind(raw)}", file=file, sample=qid, field=where
+        )
     turns = []
     for k, t in enumerate(raw, start=1):
         at = f"{where}[{k - 1}]"
-        if not isinstance(t, dict) or t.get("role") not in SPEAKERS or not isinstance(t.get("content"), str):
+        if not isinstance(t, dict):
+            raise DatasetError(f"expected a turn object, found {_kind(t)}", file=file, sample=qid, field=at)
+        if t.get("role") not in SPEAKERS:
             raise DatasetError(
-                "expected {'role': 'user' or 'assistant', 'content': text}", file=file, sample=qid, field=at
+                f"expected 'user' or 'assistant', found {_kind(t.get('role'))}",
+                file=file, sample=qid, field=f"{at}.role",
+            )  # fmt: skip
+        content = _req_str(t, "content", file, qid, at=f"{at}.content")
+        marked = t.get("has_answer")  # only on some turns: the evidence ones, and the answer sessions' others
+        if marked is not None and not isinstance(marked, bool):
+            raise DatasetError(
+                f"expected true or false, found {_kind(marked)}",
+                file=file,
+                sample=qid,
+                field=f"{at}.has_answer",
             )
         dia_id = f"D{n}:{k}"
-        if t.get("has_answer") is True:
+        if marked:
             evidence.append(dia_id)
-        turns.append(Turn(speaker=SPEAKERS[t["role"]], dia_id=dia_id, text=t["content"]))
+        turns.append(Turn(speaker=SPEAKERS[t["role"]], dia_id=dia_id, text=content))
     return tuple(turns)
 
 
-def _req_str(item: dict[str, Any], key: str, file: str, sample: str | int) -> str:
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _req_str(item: dict[str, Any], key: str, file: str, sample: str | int, *, at: str | None = None) -> str:
+    """`item[key]` as text; absent (None, as `datasets` gives a field a record lacks) or of another type is
+    one line naming the record and the field (`at`, else `key`)."""
     value = item.get(key)
+    if value is None:
+        raise DatasetError(f"missing field {key!r}", file=file, sample=sample, field=at or key)
     if not isinstance(value, str):
-        what = "missing field" if key not in item else "expected a string in"
-        raise DatasetError(f"{what} {key!r}", file=file, sample=sample, field=key)
+        raise DatasetError(f"expected text, found {_kind(value)}", file=file, sample=sample, field=at or key)
     return value
 
 
-def _req_list(item: dict[str, Any], key: str, file: str, sample: str) -> list[Any]:
+def _req_list(item: dict[str, Any], key: str, file: str, sample: str, *, of_text: bool = False) -> list[Any]:
     value = item.get(key)
+    if value is None:
+        raise DatasetError(f"missing field {key!r}", file=file, sample=sample, field=key)
     if not isinstance(value, list):
-        what = "missing field" if key not in item else "expected a list in"
-        raise DatasetError(f"{what} {key!r}", file=file, sample=sample, field=key)
+        raise DatasetError(f"expected a list, found {_kind(value)}", file=file, sample=sample, field=key)
+    if of_text:
+        for j, v in enumerate(value):
+            if not isinstance(v, str):
+                raise DatasetError(
+                    f"expected text, found {_kind(v)}", file=file, sample=sample, field=f"{key}[{j}]"
+                )
     return value

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from mem0bench.common.errors import exception_chain
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
@@ -369,7 +370,7 @@ class ZepGraphiti(SystemBase):
 
     def _episode_failed(self, sample_id: str, index: int, turn: Turn, exc: BaseException) -> None:
         """add_episode raised: the message is lost. One row, unless the failed call behind it has one."""
-        if not any(id(e) in self._recorded for e in _chain(exc)):
+        if not any(id(e) in self._recorded for e in exception_chain(exc)):
             self.failures.append(
                 StepFailure(
                     system=self.name,
@@ -489,13 +490,3 @@ def _when(value: Any) -> datetime | None:
         return datetime.fromisoformat(str(value))
     except ValueError:
         return None
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """An exception and its causes and contexts."""
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
