@@ -328,7 +328,8 @@ def _stress_lines(stress: dict[str, Any], suite: str | None, absent: list[dict[s
     where = "per LOCOMO category" if suite is None else f"per {get_suite(suite).title} category"
     lines = [
         "",
-        f"Stress test: {stress['items']} known-WRONG answers made from the golds; false accepts in %, "
+        f"Stress test: {stress['items']} known-WRONG answers made from the "
+        f"{'cues' if suite == 'locomo_plus' else 'golds'}; false accepts in %, "
         f"Wilson 95% interval, per family and kind, overall and {where}.",
         "",
         "| family / kind | overall | " + " | ".join(names) + " |",
