@@ -66,7 +66,9 @@ def test_a_partial_is_half_an_error_on_a_graded_suite() -> None:
     labels = {i.item_id: 0.5 for i in items}  # the judge says PARTIAL to everything
     rates = error_rates(items, labels)["overall"]
     wrong = sum(not i.expected for i in items)
-    assert rates["false_accept"]["errors"] == pytest.approx(wrong / 2) and rates["false_accept"]["rate"] == 0.5
+    assert (
+        rates["false_accept"]["errors"] == pytest.approx(wrong / 2) and rates["false_accept"]["rate"] == 0.5
+    )
     assert rates["false_reject"]["rate"] == 0.5 and rates["partial"] == len(items)
 
 
@@ -90,7 +92,15 @@ def test_judge_check_command_on_each_suite(suite: str, tmp_path: Path) -> None:
     with StandinServer() as server:
         server.set_handler(_partial_judge(seen))
         env = cli_env(server.base_url, tmp_path / "cache")
-        args = ["judge-check", f"dataset={suite}", *SUITE_ARGS[suite], "--per-category", "3", "--out", str(out)]
+        args = [
+            "judge-check",
+            f"dataset={suite}",
+            *SUITE_ARGS[suite],
+            "--per-category",
+            "3",
+            "--out",
+            str(out),
+        ]
         result = run_cli([*args, *FAST[:3]], env)
     assert result.returncode == 0, result.stderr[-3000:]
     check = json.loads((out / "judge_check.json").read_text())

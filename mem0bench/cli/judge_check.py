@@ -166,7 +166,7 @@ class Probe:
     file: Path
     records: list[Any]
     """AnswerRecord per matched answer (qid suffixed '#probe')."""
-    theirs: dict[str, tuple[bool | None, ...]]
+    theirs: dict[str, tuple[bool | float | None, ...]]
     counts: dict[str, int]
 
 

@@ -149,7 +149,12 @@ def _rate(labels: Sequence[bool | float]) -> dict[str, Any]:
     n, k = len(labels), float(sum(float(v) for v in labels))
     interval = wilson_interval(k, n)  # type: ignore[arg-type]  # a half count is fine in Wilson's formula
     errors: int | float = int(k) if k.is_integer() else k
-    return {"n": n, "errors": errors, "rate": k / n if n else None, "ci95": list(interval) if interval else None}
+    return {
+        "n": n,
+        "errors": errors,
+        "rate": k / n if n else None,
+        "ci95": list(interval) if interval else None,
+    }
 
 
 def _error(item: CalibrationItem, label: bool | float) -> float:
@@ -248,14 +253,14 @@ def second_opinion(ours: Mapping[str, bool | None], theirs: Mapping[str, bool | 
 
 def probe_rates(
     ours: Mapping[str, bool | None],
-    theirs: Mapping[str, Sequence[bool | None]],
+    theirs: Mapping[str, Sequence[bool | float | None]],
     categories: Mapping[str, str],
 ) -> dict[str, Any]:
     """A file of known-WRONG answers: our judge's false accepts (Wilson interval) beside the file's own
     labels (the share of its judgments that accepted, and its per-answer majority, ties WRONG), with the
     agreement of the two majorities; overall and per category (`categories`: item id -> category)."""
 
-    def majority(values: Sequence[bool | None]) -> bool | None:
+    def majority(values: Sequence[bool | float | None]) -> bool | None:
         given = [v for v in values if v is not None]
         return None if not given else sum(given) > len(given) / 2
 

@@ -55,25 +55,29 @@ _LOCOMO_STRESS = ("vague_*", "date_*", "number_changed", "name_swapped", "list_i
 _NOT_APPLICABLE: dict[str, tuple[NotApplicable, ...]] = {
     "locomo_plus": (
         NotApplicable(
-            "cognitive", ("gold", "gold_in_sentence", "other_gold"),
+            "cognitive",
+            ("gold", "gold_in_sentence", "other_gold"),
             "there is no gold answer: the cue takes its place (cue_recalled, other_cue)",
         ),
         NotApplicable(
             "cognitive", _LOCOMO_STRESS, "they transform a short gold answer, and Locomo-Plus has none"
         ),
         NotApplicable(
-            "cognitive", ("hedge",),
+            "cognitive",
+            ("hedge",),
             "a reply naming the cue among other things draws on it in part: PARTIAL is a fair grade, so "
             "it has no known label",
         ),
     ),  # fmt: skip
     "longmemeval": (
         NotApplicable(
-            "single_session_preference", ("gold", "gold_in_sentence", "other_gold", "stress kinds"),
+            "single_session_preference",
+            ("gold", "gold_in_sentence", "other_gold", "stress kinds"),
             "the reference describes a good reply and is not one; a reply built from it has no known label",
         ),
         NotApplicable(
-            "abstention", ("other_gold", "dont_know", "stress kinds"),
+            "abstention",
+            ("other_gold", "dont_know", "stress kinds"),
             "'I don't know' is the right reply here (abstains); the wrong one is a confident answer "
             "(confident_answer); the reference explains why there is no answer, so transforming it makes "
             "nothing known-wrong",
