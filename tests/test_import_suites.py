@@ -75,15 +75,25 @@ def test_locomo_plus_output_matches_by_trigger_with_graded_labels(tmp_path: Path
         ("by_conversation.json", "longmemeval_s", "no question_id: not LongMemEval's hypothesis file"),
     ],
 )
-def test_a_file_of_another_suite_is_one_line(file: str, suite: str, says: str, tmp_path: Path, capsys) -> None:
+def test_a_file_of_another_suite_is_one_line(
+    file: str, suite: str, says: str, tmp_path: Path, capsys
+) -> None:
     assert _import(FIXTURES / file, tmp_path / "out", suite) != 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and says in err and f"(dataset={suite} here)" in err and "Traceback" not in err
+    assert (
+        err.count("\n") == 1 and says in err and f"(dataset={suite} here)" in err and "Traceback" not in err
+    )
 
 
 def test_a_longmemeval_file_on_locomo_says_which_suite(tmp_path: Path, capsys, locomo_mini: Path) -> None:
     code = import_main(
-        [str(FIXTURES / "longmemeval_hypotheses.jsonl"), "--out", str(tmp_path / "o"), "--dataset", str(locomo_mini)]
+        [
+            str(FIXTURES / "longmemeval_hypotheses.jsonl"),
+            "--out",
+            str(tmp_path / "o"),
+            "--dataset",
+            str(locomo_mini),
+        ]
     )
     err = capsys.readouterr().err
     assert code != 0 and err.count("\n") == 1 and "add dataset=longmemeval_s" in err
