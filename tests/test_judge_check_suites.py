@@ -16,6 +16,7 @@ from mem0bench.data.model import Category
 from mem0bench.pipeline.tools.calibration import build_calibration_set, error_rates
 from mem0bench.pipeline.tools.suite_calibration import ABSTAINS, GENERIC_REPLY
 from mem0bench.suites import DatasetRequest, get_suite
+from tests.test_import_compare import FIXTURES
 from tests.test_suites_e2e import DATA, SUITE_ARGS
 
 
@@ -101,12 +102,15 @@ def test_judge_check_command_on_each_suite(suite: str, tmp_path: Path) -> None:
             "--out",
             str(out),
         ]
+        if suite == "locomo_plus":  # the framework's own judged output as a probe, matched by trigger
+            args += ["--probe", str(FIXTURES / "locomo_plus_judged.json")]
         result = run_cli([*args, *FAST[:3]], env)
     assert result.returncode == 0, result.stderr[-3000:]
     check = json.loads((out / "judge_check.json").read_text())
     text = (out / "judge_check.md").read_text()
     assert check["suite"] == suite and f"on {suite} (its own grading)" in text
-    assert len(seen) == check["items"] + check["stress"]["items"]  # one call per item, judge.runs=1
+    probed = check["probe"]["matched"] if suite == "locomo_plus" else 0
+    assert len(seen) == check["items"] + check["stress"]["items"] + probed  # one call each, judge.runs=1
     assert "Not applicable on" in text and check["not_applicable"]
     if suite == "locomo_plus":
         assert set(check["categories"]) == {"cognitive"}
@@ -114,6 +118,7 @@ def test_judge_check_command_on_each_suite(suite: str, tmp_path: Path) -> None:
         assert check["overall"]["false_accept"]["rate"] == 0.5 and check["overall"]["partial"] > 0
         assert "a PARTIAL counts 0.5" in text and "Cue (the earlier exchange)" in seen[0]
         assert "hedge" in text  # said not to apply, with why
+        assert probed == 4 and check["probe"]["overall"]["theirs_judgments"] == 3  # 'maybe' is no label
     else:
         assert set(check["categories"]) == {"single_session_user", "knowledge_update", "abstention"}
         # Binary: every item judged CORRECT, so every known-wrong one is a false accept.

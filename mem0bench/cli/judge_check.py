@@ -172,7 +172,8 @@ class Probe:
 
 def _probe_answers(path: Path, dataset: Any) -> Probe:
     from mem0bench.pipeline.experiment import select_questions
-    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_records
+    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_data, read_records
+    from mem0bench.pipeline.tools.imported_suites import match_suite_records, suite_records
     from mem0bench.suites import get_suite
 
     suite = get_suite(dataset.suite)
@@ -180,7 +181,12 @@ def _probe_answers(path: Path, dataset: Any) -> Probe:
         c.sample_id: select_questions(c, include_adversarial=False, max_questions=None, suite=suite)
         for c in dataset.conversations
     }
-    result = match_records(read_records(path, FieldMap()), dataset, FieldMap(), questions)
+    if suite.name == "locomo":
+        result = match_records(read_records(path, FieldMap()), dataset, FieldMap(), questions)
+    else:  # the suite's own published shape, matched by its own identity (as `import` does)
+        records = suite_records(str(path), read_data(path), suite.name, FieldMap())
+        graded = suite.grading == "graded"
+        result = match_suite_records(records, dataset, FieldMap(), questions, graded=graded)
     if not result.answers:
         raise ConfigurationError(
             f"{path}: --probe: no record matched a {suite.title} question ({result.counts})"
