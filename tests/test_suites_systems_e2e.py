@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.e2e import FAST, REPO, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.standin.amem_replies import amem_replies
 from devtools.standin.langmem_replies import reply as langmem_reply
 from devtools.standin.mem0_oss_replies import mem0_handler
 from devtools.standin.server import StandinServer
 from tests.falkordb_server import FalkorDBServer
 from tests.test_suites_e2e import SUITE_ARGS
-from tests.test_your_system import _service_module
+from tests.test_your_system import KEYWORD, _service_module
 
 pytestmark = pytest.mark.slow
 
@@ -32,13 +32,17 @@ SCOPE = {
 QUESTIONS = {"longmemeval_s": 2, "locomo_plus": 3}
 HANDLERS: dict[str, Callable[[], Any] | None] = {
     "mem0g": None,
+    "mem0g_falkordb": None,
     "mem0_oss": mem0_handler,
+    "mem0_oss_graph": mem0_handler,
     "langmem": lambda: langmem_reply,
     "amem": lambda: amem_replies,
     "chatgpt_memory_emulation": None,
     "zep_graphiti": None,
     "http_system": None,
+    "keyword_memory": None,  # the example of docs/your_system.md, from its own folder
 }
+GRAPH_SERVER = ("zep_graphiti", "mem0g_falkordb")
 
 
 @pytest.fixture
@@ -55,25 +59,32 @@ def reference_service() -> Iterator[Any]:
 
 @pytest.mark.parametrize("suite", ["longmemeval_s", "locomo_plus"])
 @pytest.mark.parametrize(
-    "exp", [pytest.param(e, marks=pytest.mark.falkordb) if e == "zep_graphiti" else e for e in HANDLERS]
+    "exp", [pytest.param(e, marks=pytest.mark.falkordb) if e in GRAPH_SERVER else e for e in HANDLERS]
 )
 def test_every_system_runs_every_suite(exp: str, suite: str, tmp_path: Path, request: Any) -> None:
     extra: list[str] = []
-    if exp == "zep_graphiti":
+    flags: list[str] = []
+    env_paths: list[Path] = []
+    if exp in GRAPH_SERVER:
         falkordb: FalkorDBServer = request.getfixturevalue("falkordb_server")
         extra = [f"graph.host={falkordb.host}", f"graph.port={falkordb.port}"]
     if exp == "http_system":
         extra = [f"method.url={request.getfixturevalue('reference_service').url}"]
+    if exp == "keyword_memory":
+        flags, env_paths = ["--config-dir", str(KEYWORD)], [KEYWORD, REPO]
     run_dir = tmp_path / "run"
     args = [
-        "run", f"+exp={exp}", f"dataset={suite}", *SUITE_ARGS[suite], *SCOPE[suite], "judge.runs=1",
+        "run", *flags, f"+exp={exp}", f"dataset={suite}", *SUITE_ARGS[suite], *SCOPE[suite], "judge.runs=1",
         "eval.latency=inline", f"hydra.run.dir={run_dir}", *FAST, *extra,
     ]  # fmt: skip
     make = HANDLERS[exp]
     with StandinServer(api_key=TEST_KEY) as server:
         if make is not None:
             server.set_handler(make())
-        result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+        env = cli_env(server.base_url, tmp_path / "cache")
+        if env_paths:
+            env["PYTHONPATH"] = ":".join(map(str, env_paths))
+        result = run_cli(args, env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     manifest = json.loads((run_dir / "run.json").read_text())
