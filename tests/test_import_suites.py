@@ -20,13 +20,17 @@ def _import(file: Path, out: Path, suite: str, *extra: str) -> int:
     return import_main([*args, "--bootstrap-replicates", "50", *extra])
 
 
+def _imported(name: str, suite: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:
+    """Import a fixture: what it printed and the counts in run.json."""
+    assert _import(FIXTURES / name, out, suite) == 0
+    return capsys.readouterr().out, json.loads((out / "run.json").read_text())["imported"]
+
+
 def test_longmemeval_log_matches_by_question_id_with_its_judge(tmp_path: Path, capsys) -> None:
     out = tmp_path / "lme"
-    assert _import(FIXTURES / "longmemeval_hypotheses.jsonl.log", out, "longmemeval_s") == 0
-    printed = capsys.readouterr().out
+    printed, counts = _imported("longmemeval_hypotheses.jsonl.log", "longmemeval_s", out, capsys)
     assert "unmatched: record 4: no question_id '0a1b2c3d'" in printed
     assert "duplicate: record 5: e47becba:q0 already imported from record 1" in printed
-    counts = json.loads((out / "run.json").read_text())["imported"]
     assert (counts["records"], counts["matched"], counts["unmatched"], counts["duplicate"]) == (5, 3, 1, 1)
     assert counts["missing"] == 0 and counts["bad_judge"] == 0
     rows = {r.qid: r for r in read_predictions(out / "predictions.jsonl")}
@@ -41,20 +45,18 @@ def test_longmemeval_log_matches_by_question_id_with_its_judge(tmp_path: Path, c
 
 def test_longmemeval_hypotheses_without_a_judge(tmp_path: Path, capsys) -> None:
     out = tmp_path / "lme"
-    assert _import(FIXTURES / "longmemeval_hypotheses.jsonl", out, "longmemeval_s") == 0
-    assert "1 LongMemEval_S questions without a record" in capsys.readouterr().out
+    printed, _ = _imported("longmemeval_hypotheses.jsonl", "longmemeval_s", out, capsys)
+    assert "1 LongMemEval_S questions without a record" in printed
     rows = read_predictions(out / "predictions.jsonl")
     assert len(rows) == 2 and all(r.judge == (None,) for r in rows)  # no label from the file
 
 
 def test_locomo_plus_output_matches_by_trigger_with_graded_labels(tmp_path: Path, capsys) -> None:
     out = tmp_path / "plus"
-    assert _import(FIXTURES / "locomo_plus_judged.json", out, "locomo_plus") == 0
-    printed = capsys.readouterr().out
+    printed, counts = _imported("locomo_plus_judged.json", "locomo_plus", out, capsys)
     assert "bad judge: record 5: 'maybe' is not a label" in printed
     assert "unmatched: record 6: no trigger" in printed
     assert "1 records of another suite skipped" in printed and "F1 n/a, BLEU-1 n/a" in printed
-    counts = json.loads((out / "run.json").read_text())["imported"]
     assert (counts["matched"], counts["other_suite"], counts["missing"]) == (4, 1, 1)
     rows = {r.question.split("\n")[0]: r for r in read_predictions(out / "predictions.jsonl")}
     labels = {text.split(": ", 1)[1][:20]: r.judge for text, r in rows.items()}

@@ -6,7 +6,7 @@ stand-in. rag, full_context and mem0 are covered by test_suites_e2e.py."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from devtools.standin.mem0_oss_replies import mem0_handler
 from devtools.standin.server import StandinServer
 from tests.falkordb_server import FalkorDBServer
 from tests.test_suites_e2e import SUITE_ARGS
-from tests.test_your_system import KEYWORD, _service_module
+from tests.test_your_system import KEYWORD, reference_service  # noqa: F401 - registers the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -43,18 +43,6 @@ HANDLERS: dict[str, Callable[[], Any] | None] = {
     "keyword_memory": None,  # the example of docs/your_system.md, from its own folder
 }
 GRAPH_SERVER = ("zep_graphiti", "mem0g_falkordb")
-
-
-@pytest.fixture
-def reference_service() -> Iterator[Any]:
-    import threading
-
-    service = _service_module().Service(0)
-    thread = threading.Thread(target=service.serve_forever, daemon=True)
-    thread.start()
-    yield service
-    service.shutdown()
-    service.server_close()
 
 
 @pytest.mark.parametrize("suite", ["longmemeval_s", "locomo_plus"])
