@@ -44,12 +44,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "import": (
         "import zep_locomo_grades.json --out results/runs/zep --system zep",
         "import answers.jsonl --out results/runs/mine --fields prediction=response,gold=golden_answer",
-        "import fc_gpt-4o-mini_memos.json --out results/runs/fc-audit --system full-context-audit",
+        "import hyp.jsonl.log --out results/runs/lme-mine dataset=longmemeval_s dataset.path=lme_s.json",
     ),
     "judge-check": (
         "judge-check judge.model=gpt-4o-mini judge.prompt=strict --per-category 50",
-        "judge-check --second-opinion results/runs/zep run.dry_run=true",
         "judge-check judge.prompt=paper --probe ap_v2_vague_scored.json",
+        "judge-check dataset=locomo_plus dataset.mode=grouped --per-category 50",
     ),
     "check-system": (
         "check-system keyword_memory.KeywordMemory k=3",

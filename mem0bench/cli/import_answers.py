@@ -1,9 +1,15 @@
-"""`mem0bench import FILE --out RUN_DIR`: another system's published answers as a run directory.
+"""`mem0bench import FILE --out RUN_DIR [dataset=SUITE ...]`: another system's published answers as a run
+directory.
 
 The answers are scored with our F1, BLEU-1 and LOCOMO F1 against LOCOMO's gold (or `--answer-key`); a
 judge field in the file becomes one run of an imported judge, kept apart from ours (its signature is
 `imported:<system>`). `report`, `compare` and `judge` then treat the folder like any other run;
 `python -m mem0bench judge RUN_DIR` judges the same answers with our judge.
+
+Other suites (config overrides after the file, as for `run`): `dataset=longmemeval_s dataset.path=FILE`
+reads LongMemEval's hypothesis JSONL ({question_id, hypothesis}, optionally its judge's `autoeval_label`),
+`dataset=locomo_plus` the output of Locomo-Plus's evaluation framework (its judge_label graded 1 / 0.5 /
+0): `pipeline/tools/imported_suites.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from mem0bench.cli.errors import report_errors
+from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.paths import data_home
@@ -24,6 +30,7 @@ def import_main(argv: list[str]) -> int:
         prog="mem0bench import", description=__doc__.split("\n")[0], **with_examples("import")
     )
     parser.add_argument("file", type=Path, help="JSON object of conversations, JSON list or JSONL of records")
+    parser.add_argument("overrides", nargs="*", help="config overrides such as dataset=longmemeval_s")
     parser.add_argument("--out", required=True, type=Path, help="the run directory to create")
     parser.add_argument("--dataset", help="the LOCOMO file (default: the config's dataset.path)")
     parser.add_argument(
@@ -33,7 +40,7 @@ def import_main(argv: list[str]) -> int:
     parser.add_argument("--answer-key", help="score against this answer key instead of LOCOMO's gold")
     parser.add_argument("--bootstrap-replicates", type=int, default=2000, help="for the 95%% intervals")
     parser.add_argument("--include-adversarial", action="store_true", help="match category 5 questions too")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     return report_errors(lambda: _import(args))
 
 
@@ -45,11 +52,12 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.cli.run import CONFIG_DIR
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-    from mem0bench.pipeline.experiment import public_config, select_questions
+    from mem0bench.pipeline.experiment import dataset_request, dataset_suite, public_config, select_questions
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.pipeline.tools.import_run import write_imported_run
-    from mem0bench.pipeline.tools.imported import match_records, parse_fields, read_records
+    from mem0bench.pipeline.tools.imported import match_records, parse_fields, read_data, read_records
+    from mem0bench.pipeline.tools.imported_suites import match_suite_records, suite_records
     from mem0bench.rundir.directory import RunDirectory
 
     if args.out.exists() and any(args.out.iterdir()):
@@ -60,27 +68,43 @@ def _import(args: argparse.Namespace) -> int:
         raise ConfigurationError(str(exc)) from None
     system = args.system or args.file.stem
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        overrides = [f"method.name={system}"]
+        overrides = [f"method.name={system}", *args.overrides]
         if args.dataset:
             overrides.append(f"dataset.path={Path(args.dataset).resolve()}")
         if args.answer_key:
             overrides.append(f"dataset.answer_key={Path(args.answer_key).resolve()}")
-        cfg = compose(config_name="run", overrides=overrides)
+        try:
+            cfg = compose(config_name="run", overrides=overrides)
+        except Exception as exc:  # Hydra raises several types for a bad override
+            raise ConfigurationError(describe_hydra_error(exc)) from None
     resolved = plain(cfg)
     scope = ExperimentSpec.from_mapping(resolved).scope
-    dataset = load_dataset(
-        resolve_dataset_path(scope.path, data_home(scope.data_dir), option="--dataset FILE")
-    )
+    suite = dataset_suite(scope)
+    if suite.name == "locomo":  # as it always was (the file named in --dataset's words)
+        dataset = load_dataset(
+            resolve_dataset_path(scope.path, data_home(scope.data_dir), option="--dataset FILE")
+        )
+    else:
+        dataset = suite.load(dataset_request(scope))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
     questions = {
-        c.sample_id: select_questions(c, include_adversarial=args.include_adversarial, max_questions=None)
+        c.sample_id: select_questions(
+            c, include_adversarial=args.include_adversarial, max_questions=None, suite=suite
+        )
         for c in dataset.conversations
     }
-    records = read_records(args.file, fields)
-    result = match_records(records, dataset, fields, questions)
+    if suite.name == "locomo":
+        records = read_records(args.file, fields)
+        result = match_records(records, dataset, fields, questions)
+    else:
+        records = suite_records(str(args.file), read_data(args.file), suite.name, fields)
+        result = match_suite_records(records, dataset, fields, questions, graded=suite.grading == "graded")
     if not result.answers:
-        raise ConfigurationError(f"{args.file}: no record matched a LOCOMO question ({result.counts})")
+        raise ConfigurationError(
+            f"{args.file}: no record matched a {suite.title} question of {dataset.path} ({result.counts}); "
+            f"is it a file of another suite or variant? (dataset={suite.name} here)"
+        )
     config = public_config(resolved)
     # The method block describes where the answers came from: there is no system to instantiate.
     config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
@@ -100,7 +124,8 @@ def _import(args: argparse.Namespace) -> int:
         f"imported {counts['matched']} of {counts['records']} records from {args.file} into {args.out}: "
         f"{counts['unmatched']} unmatched, {counts['ambiguous']} ambiguous, {counts['duplicate']} duplicate, "
         f"{counts['gold_differs']} gold differs, {counts['category_differs']} category differs, "
-        f"{counts['bad_judge']} bad judge value; {counts['missing']} LOCOMO questions without a record"
+        f"{counts['bad_judge']} bad judge value; {counts['missing']} {suite.title} questions without a record"
+        + (f"; {counts['other_suite']} records of another suite skipped" if counts.get("other_suite") else "")
     )
     judge = metrics["overall"]["judge"]
     labelled = sum(1 for a in result.answers if any(v is not None for v in a.labels))
@@ -112,7 +137,11 @@ def _import(args: argparse.Namespace) -> int:
         print(
             f"imported judge ({system}): J = {100 * judge['mean']:.2f}%{spread} over {labelled} labelled answers"
         )
-    print(f"F1 {100 * metrics['overall']['f1']:.2f}, BLEU-1 {100 * metrics['overall']['bleu1']:.2f} (ours)")
+    overall = metrics["overall"]
+    if overall.get("f1") is None:  # no reference answer (Locomo-Plus): the lexical scores do not apply
+        print("F1 n/a, BLEU-1 n/a (no reference answer)")
+    else:
+        print(f"F1 {100 * overall['f1']:.2f}, BLEU-1 {100 * overall['bleu1']:.2f} (ours)")
     return 0
 
 

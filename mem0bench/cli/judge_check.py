@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,6 @@ from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.paths import data_home
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.spec import ExperimentSpec
@@ -76,15 +76,16 @@ def _compose(overrides: list[str]) -> ExperimentSpec:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
-    from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.experiment import build_client, dataset_request, dataset_suite
     from mem0bench.pipeline.tools.calibration import build_calibration_set
+    from mem0bench.pipeline.tools.suite_calibration import not_applicable
     from mem0bench.report.judge_checks import default_out
 
     spec = _compose(args.overrides)
     judge, scope = spec.judge, spec.scope
-    dataset = load_dataset(resolve_dataset_path(scope.path, data_home(scope.data_dir)))
+    suite = dataset_suite(scope)
+    dataset = suite.load(dataset_request(scope))
     if scope.answer_key:
         key = read_answer_key(scope.answer_key, dataset)
         dataset = apply_answer_key(dataset, key, scope.answer_key_mode)  # type: ignore[arg-type]
@@ -101,6 +102,9 @@ async def _check(args: argparse.Namespace) -> int:
     try:
         await client.preflight(extra_models=[judge.model])
         result = await _judge_all(client, judge, items, opinion_answers, args.second_opinion)
+        if suite.name != "locomo":  # LOCOMO's file stays as it was
+            result["suite"] = suite.name
+            result["not_applicable"] = [dataclasses.asdict(n) for n in not_applicable(suite.name)]
         if probe is not None:
             result["probe"] = await _judge_probe(client, judge, probe)
     finally:
@@ -169,21 +173,31 @@ class Probe:
     file: Path
     records: list[Any]
     """AnswerRecord per matched answer (qid suffixed '#probe')."""
-    theirs: dict[str, tuple[bool | None, ...]]
+    theirs: dict[str, tuple[bool | float | None, ...]]
     counts: dict[str, int]
 
 
 def _probe_answers(path: Path, dataset: Any) -> Probe:
     from mem0bench.pipeline.experiment import select_questions
-    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_records
+    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_data, read_records
+    from mem0bench.pipeline.tools.imported_suites import match_suite_records, suite_records
+    from mem0bench.suites import get_suite
 
+    suite = get_suite(dataset.suite)
     questions = {
-        c.sample_id: select_questions(c, include_adversarial=False, max_questions=None)
+        c.sample_id: select_questions(c, include_adversarial=False, max_questions=None, suite=suite)
         for c in dataset.conversations
     }
-    result = match_records(read_records(path, FieldMap()), dataset, FieldMap(), questions)
+    if suite.name == "locomo":
+        result = match_records(read_records(path, FieldMap()), dataset, FieldMap(), questions)
+    else:  # the suite's own published shape, matched by its own identity (as `import` does)
+        records = suite_records(str(path), read_data(path), suite.name, FieldMap())
+        graded = suite.grading == "graded"
+        result = match_suite_records(records, dataset, FieldMap(), questions, graded=graded)
     if not result.answers:
-        raise ConfigurationError(f"{path}: --probe: no record matched a LOCOMO question ({result.counts})")
+        raise ConfigurationError(
+            f"{path}: --probe: no record matched a {suite.title} question ({result.counts})"
+        )
     records = [_record(f"{a.question.qid}#probe", a.question, a.prediction) for a in result.answers]
     theirs = {f"{a.question.qid}#probe": a.labels for a in result.answers}
     return Probe(path, records, theirs, result.counts)
@@ -208,6 +222,22 @@ async def _majority(client: Any, judge: Any, record: Any) -> bool | None:
     return None if not labels else sum(labels) > len(labels) / 2
 
 
+async def _score(client: Any, judge: Any, record: Any) -> bool | float | None:
+    """Our judge's grade of one calibration item: its most frequent label over judge.runs, ties to the
+    lower (binary: ties WRONG); True/False on a binary suite, 1 / 0.5 / 0 on a graded one; None if all
+    failed."""
+    from mem0bench.pipeline.judge import judge_once
+    from mem0bench.rundir.records import label_score
+    from mem0bench.suites import suite_of
+
+    found = await asyncio.gather(*(judge_once(client, judge, record, run) for run in range(judge.runs)))
+    scores = [s for j in found if (s := label_score(j.label)) is not None]
+    if not scores:
+        return None
+    vote = max(sorted(set(scores)), key=scores.count)
+    return vote if suite_of(record.category_id).grading == "graded" else vote == 1.0
+
+
 async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
     from mem0bench.pipeline.tools.calibration import probe_rates
 
@@ -223,7 +253,7 @@ async def _judge_all(
     from mem0bench.pipeline.tools.calibration import FAMILIES, error_rates, second_opinion
 
     records = [_record(i.item_id, i.question, i.prediction) for i in items]
-    labels = await asyncio.gather(*(_majority(client, judge, r) for r in records))
+    labels = await asyncio.gather(*(_score(client, judge, r) for r in records))
     result: dict[str, Any] = {
         "judge": {"model": judge.model, "prompt": judge.prompt_name, "mode": judge.mode, "runs": judge.runs},
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -253,8 +283,10 @@ def _fmt_rate(r: dict[str, Any]) -> str:
 
 def render_markdown(result: dict[str, Any]) -> str:
     j = result["judge"]
+    on = f" on {result['suite']} (its own grading)" if result.get("suite") else ""
     lines = [
-        f"**judge-check: {j['model']} ({j['prompt']}, {j['mode']}, {j['runs']} run(s)), {result['items']} items**",
+        f"**judge-check: {j['model']} ({j['prompt']}, {j['mode']}, {j['runs']} run(s)), {result['items']} "
+        f"items{on}**",
         "",
         "Rates in %, Wilson 95% interval in brackets. False accept: a known-wrong answer judged CORRECT; "
         "false reject: a known-right answer judged WRONG.",
@@ -266,11 +298,18 @@ def render_markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {_fmt_rate(b['false_accept'])} | {_fmt_rate(b['false_reject'])} | {b['failed']} |"
         )
+    partial = result["overall"].get("partial")
+    if partial is not None:
+        lines += ["", f"Graded scale: a PARTIAL counts 0.5 (half an error on a known-wrong item, as it is half "
+                  f"a point of J); {partial} item(s) judged PARTIAL."]  # fmt: skip
     lines += ["", "| item kind | judged against its known label |", "|---|---|"]
     lines += [f"| {k} | {_fmt_rate(r)} |" for k, r in result["kinds"].items()]
     stress = result.get("stress")
     if stress:
-        lines += _stress_lines(stress)
+        lines += _stress_lines(stress, result.get("suite"), result.get("not_applicable", []))
+    if result.get("not_applicable"):
+        lines += ["", f"Not applicable on {result['suite']} (no item made, so no rate):", ""]
+        lines += [f"- {n['scope']}: {', '.join(n['kinds'])}: {n['why']}" for n in result["not_applicable"]]
     probe = result.get("probe")
     if probe:
         lines += _probe_lines(probe)
@@ -290,21 +329,31 @@ def render_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _stress_lines(stress: dict[str, Any]) -> list[str]:
+def _stress_lines(stress: dict[str, Any], suite: str | None, absent: list[dict[str, Any]]) -> list[str]:
+    """The stress table; on another suite than LOCOMO its scored categories, `n/a` in a column where the
+    stress kinds do not apply (`absent`: the not_applicable entries)."""
     from mem0bench.pipeline.tools.calibration import SCORED_CATEGORIES
+    from mem0bench.suites import get_suite
 
-    names = [c.label for c in SCORED_CATEGORIES]
+    scored = SCORED_CATEGORIES if suite is None else get_suite(suite).scored
+    names = [c.label for c in scored]
+    no_stress = {n["scope"] for n in absent if "stress kinds" in n["kinds"]}
+    where = "per LOCOMO category" if suite is None else f"per {get_suite(suite).title} category"
     lines = [
         "",
-        f"Stress test: {stress['items']} known-WRONG answers made from the golds; false accepts in %, "
-        "Wilson 95% interval, per family and kind, overall and per LOCOMO category.",
+        f"Stress test: {stress['items']} known-WRONG answers made from the "
+        f"{'cues' if suite == 'locomo_plus' else 'golds'}; false accepts in %, "
+        f"Wilson 95% interval, per family and kind, overall and {where}.",
         "",
         "| family / kind | overall | " + " | ".join(names) + " |",
         "|---|---|" + "---|" * len(names),
     ]
     rows = [(f"**{k}**", b) for k, b in stress["families"].items()] + list(stress["kinds"].items())
     for name, b in rows:
-        cells = [_fmt_rate(b["categories"][c]) if c in b["categories"] else "-" for c in names]
+        cells = [
+            _fmt_rate(b["categories"][c]) if c in b["categories"] else "n/a" if c in no_stress else "-"
+            for c in names
+        ]
         lines.append(f"| {name} | {_fmt_rate(b['overall'])} | " + " | ".join(cells) + " |")
     return lines
 

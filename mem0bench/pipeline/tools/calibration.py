@@ -13,6 +13,13 @@ and per category, so the easy items' figures stay what they were.
 
 False accept = a known-WRONG item judged CORRECT; false reject = a known-CORRECT item judged WRONG. Both
 are proportions with Wilson 95% intervals, per category and overall.
+
+Other suites (`dataset.suite`): the categories are the suite's scored ones and its judge grades them with
+its own rubric. Where a question has no gold answer to transform (Locomo-Plus's cues, LongMemEval's
+abstention and preference questions) the items come from `suite_calibration`; a graded suite's label is a
+score (PARTIAL 0.5), so a known-wrong reply judged PARTIAL is half a false accept, as it is half a point of J.
+LongMemEval asks one question per conversation (Locomo-Plus one per faithful copy): the pools of other
+answers are the category's across the dataset, not the conversation's.
 """
 
 from __future__ import annotations
@@ -22,9 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mem0bench.data.model import Category, Dataset, Question
+from mem0bench.data.model import Category, Conversation, Dataset, Question
 from mem0bench.metrics.significance import cohen_kappa, wilson_interval
 from mem0bench.pipeline.tools.stress import FAMILIES, STRESS_KINDS, proper_nouns, stress_answers
+from mem0bench.pipeline.tools.suite_calibration import SUITE_CORRECT, abstention_answers, cue_answers
+from mem0bench.suites import get_suite, suite_of
 
 __all__ = [
     "FAMILIES",
@@ -53,7 +62,7 @@ class CalibrationItem:
     @property
     def expected(self) -> bool:
         """True: the right label is CORRECT."""
-        return self.kind in KNOWN_CORRECT
+        return self.kind in KNOWN_CORRECT or self.kind in SUITE_CORRECT
 
     @property
     def item_id(self) -> str:
@@ -86,75 +95,132 @@ def build_calibration_set(
     items: list[CalibrationItem] = []
     conversations = {c.sample_id: c for c in dataset.conversations}
     names = {sid: proper_nouns(c) for sid, c in conversations.items()} if stress else {}
-    for category in SCORED_CATEGORIES:
-        pool = [q for q in dataset.questions if q.category == category and q.answer.strip()]
+    suite = get_suite(dataset.suite)
+    # LongMemEval asks one question per conversation, Locomo-Plus one per faithful copy: a conversation's
+    # pool would hold only the question itself.
+    whole_category = dataset.suite != "locomo"
+    answered = [q for q in dataset.questions if q.answer.strip()]
+    for category in suite.scored:
+        pool = [q for q in answered if q.category == category]
         for q in sorted(pool, key=_key)[:per_category]:
-            items.append(CalibrationItem(q, "gold", q.answer))
-            items.append(CalibrationItem(q, "gold_in_sentence", SENTENCE.format(gold=q.answer)))
-            same = [o for o in pool if o.sample_id == q.sample_id]
-            other = _other_gold(q, same)
-            if other is not None:
-                items.append(CalibrationItem(q, "other_gold", other))
-            items.append(CalibrationItem(q, "dont_know", DONT_KNOW))
-            if stress:
-                made = stress_answers(q, conversations[q.sample_id], same, names[q.sample_id])
-                items += [CalibrationItem(q, a.kind, a.prediction) for a in made]
+            same = pool if whole_category else [o for o in pool if o.sample_id == q.sample_id]
+            made = _suite_items(q, same, answered, stress=stress)
+            if made is None:
+                made = _gold_items(q, same, conversations[q.sample_id], names.get(q.sample_id), stress=stress)
+            items += [CalibrationItem(q, kind, prediction) for kind, prediction in made]
     return items
 
 
-def _rate(labels: Sequence[bool]) -> dict[str, Any]:
-    """Share of True with its Wilson interval."""
-    n, k = len(labels), sum(labels)
-    interval = wilson_interval(k, n)
-    return {"n": n, "errors": k, "rate": k / n if n else None, "ci95": list(interval) if interval else None}
+def _suite_items(
+    q: Question, same: Sequence[Question], answered: Sequence[Question], *, stress: bool
+) -> list[tuple[str, str]] | None:
+    """The items of a question that has no gold answer to transform; None for one that has."""
+    if q.category is Category.COGNITIVE:
+        return cue_answers(q, same, stress=stress)
+    if q.category is Category.ABSTENTION:
+        return abstention_answers(q, answered)
+    if q.category is Category.SINGLE_SESSION_PREFERENCE:
+        return [("dont_know", DONT_KNOW)]
+    return None
 
 
-def error_rates(items: Sequence[CalibrationItem], labels: Mapping[str, bool | None]) -> dict[str, Any]:
+def _gold_items(
+    q: Question, same: Sequence[Question], conversation: Conversation, names: Any, *, stress: bool
+) -> list[tuple[str, str]]:
+    """LOCOMO's items from a gold answer: the two known-correct, the two easy known-wrong, the stress."""
+    made = [("gold", q.answer), ("gold_in_sentence", SENTENCE.format(gold=q.answer))]
+    other = _other_gold(q, same)
+    if other is not None:
+        made.append(("other_gold", other))
+    made.append(("dont_know", DONT_KNOW))
+    if stress:
+        made += [(a.kind, a.prediction) for a in stress_answers(q, conversation, same, names)]
+    return made
+
+
+Label = bool | float | None
+"""An item's label: True/False (binary), a score 1 / 0.5 / 0 (graded), None (the judge failed)."""
+KIND_ORDER = (*KNOWN_CORRECT, "cue_recalled", "abstains", "other_gold", "other_cue", "dont_know",
+              "confident_answer")  # fmt: skip
+
+
+def _rate(labels: Sequence[bool | float]) -> dict[str, Any]:
+    """Share of True (a graded 0.5 counting half) with its Wilson interval."""
+    n, k = len(labels), float(sum(float(v) for v in labels))
+    interval = wilson_interval(k, n)  # type: ignore[arg-type]  # a half count is fine in Wilson's formula
+    errors: int | float = int(k) if k.is_integer() else k
+    return {
+        "n": n,
+        "errors": errors,
+        "rate": k / n if n else None,
+        "ci95": list(interval) if interval else None,
+    }
+
+
+def _error(item: CalibrationItem, label: bool | float) -> float:
+    """How wrong the judge was on an item: a known-wrong item's score, or 1 - a known-right item's."""
+    return 1.0 - float(label) if item.expected else float(label)
+
+
+def _categories(items: Sequence[CalibrationItem]) -> list[Category]:
+    """The categories of the items, in the enum's order (LOCOMO's: 1-4, as always)."""
+    present = {i.question.category for i in items}
+    return [c for c in Category if c in present]
+
+
+def _graded(items: Sequence[CalibrationItem]) -> bool:
+    return any(suite_of(int(i.question.category)).grading == "graded" for i in items[:1])
+
+
+def error_rates(items: Sequence[CalibrationItem], labels: Mapping[str, Label]) -> dict[str, Any]:
     """False-accept and false-reject rates overall, per category and per item kind. `labels`: item_id ->
-    True (judged CORRECT), False, or None (the judge failed: left out and counted)."""
+    True (judged CORRECT), False, a graded score, or None (the judge failed: left out and counted). On a
+    graded suite each block also counts the items judged PARTIAL."""
+    graded = _graded(items)
 
     def block(subset: Sequence[CalibrationItem]) -> dict[str, Any]:
         judged = [(i, labels.get(i.item_id)) for i in subset]
         done = [(i, v) for i, v in judged if v is not None]
-        return {
-            "false_accept": _rate([v for i, v in done if not i.expected]),
-            "false_reject": _rate([not v for i, v in done if i.expected]),
+        out = {
+            "false_accept": _rate([_error(i, v) for i, v in done if not i.expected]),
+            "false_reject": _rate([_error(i, v) for i, v in done if i.expected]),
             "failed": len(judged) - len(done),
         }
+        if graded:
+            out["partial"] = sum(1 for _, v in done if v == 0.5)
+        return out
 
     stress = [i for i in items if i.kind in FAMILIES]
     items = [i for i in items if i.kind not in FAMILIES]
     out: dict[str, Any] = {"overall": block(items), "categories": {}, "kinds": {}}
-    for category in SCORED_CATEGORIES:
-        subset = [i for i in items if i.question.category == category]
-        if subset:
-            out["categories"][category.label] = block(subset)
-    for kind in (*KNOWN_CORRECT, *KNOWN_WRONG):
+    for category in _categories(items):
+        out["categories"][category.label] = block([i for i in items if i.question.category == category])
+    locomo = all(i.question.category.family == "locomo" for i in items)
+    present = {i.kind for i in items}
+    kinds = (*KNOWN_CORRECT, *KNOWN_WRONG) if locomo else [k for k in KIND_ORDER if k in present]
+    for kind in kinds:
         subset = [i for i in items if i.kind == kind]
         judged = [labels.get(i.item_id) for i in subset]
-        wrong = [v != i.expected for i, v in zip(subset, judged) if v is not None]
-        out["kinds"][kind] = _rate(wrong)
+        out["kinds"][kind] = _rate([_error(i, v) for i, v in zip(subset, judged) if v is not None])
     if stress:
         out["stress"] = stress_rates(stress, labels)
     return out
 
 
-def stress_rates(items: Sequence[CalibrationItem], labels: Mapping[str, bool | None]) -> dict[str, Any]:
+def stress_rates(items: Sequence[CalibrationItem], labels: Mapping[str, Label]) -> dict[str, Any]:
     """False-accept rates of the stress items (all known WRONG): per family (vague, specific, hedge) and
     per kind, each overall and per category; judge failures left out and counted."""
 
     def accepts(subset: Sequence[CalibrationItem]) -> dict[str, Any]:
         judged = [labels.get(i.item_id) for i in subset]
-        rate = _rate([bool(v) for v in judged if v is not None])
+        rate = _rate([float(v) for v in judged if v is not None])
         rate["failed"] = sum(v is None for v in judged)
         return rate
 
     def by_category(subset: Sequence[CalibrationItem]) -> dict[str, Any]:
         categories = {}
-        for category in SCORED_CATEGORIES:
-            inside = [i for i in subset if i.question.category == category]
-            if inside:
-                categories[category.label] = accepts(inside)
+        for category in _categories(subset):
+            categories[category.label] = accepts([i for i in subset if i.question.category == category])
         return {"overall": accepts(subset), "categories": categories}
 
     families = {}
@@ -187,14 +253,14 @@ def second_opinion(ours: Mapping[str, bool | None], theirs: Mapping[str, bool | 
 
 def probe_rates(
     ours: Mapping[str, bool | None],
-    theirs: Mapping[str, Sequence[bool | None]],
+    theirs: Mapping[str, Sequence[bool | float | None]],
     categories: Mapping[str, str],
 ) -> dict[str, Any]:
     """A file of known-WRONG answers: our judge's false accepts (Wilson interval) beside the file's own
     labels (the share of its judgments that accepted, and its per-answer majority, ties WRONG), with the
     agreement of the two majorities; overall and per category (`categories`: item id -> category)."""
 
-    def majority(values: Sequence[bool | None]) -> bool | None:
+    def majority(values: Sequence[bool | float | None]) -> bool | None:
         given = [v for v in values if v is not None]
         return None if not given else sum(given) > len(given) / 2
 
@@ -217,7 +283,7 @@ def probe_rates(
 
     keys = list(ours)
     out: dict[str, Any] = {"overall": block(keys), "categories": {}}
-    for category in SCORED_CATEGORIES:
+    for category in Category:
         inside = [k for k in keys if categories.get(k) == category.label]
         if inside:
             out["categories"][category.label] = block(inside)

@@ -9,13 +9,13 @@ predictions.jsonl / metrics.json are built by the same aggregate and statistics 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.statistics import IMPORTED_PREFIX, BootstrapSettings, add_statistics
 from mem0bench.pipeline.tools.imported import ImportResult
 from mem0bench.rundir.directory import RunDirectory
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, Label
 from mem0bench.rundir.schema import write_results
 
 
@@ -40,7 +40,7 @@ def write_imported_run(
         for run, given in enumerate(item.labels):
             if given is None:
                 continue
-            label: Literal["CORRECT", "WRONG"] = "CORRECT" if given else "WRONG"
+            label: Label = "PARTIAL" if given == 0.5 else "CORRECT" if given else "WRONG"
             judgement = Judgement(q.qid, run, label, signature, answer_session=session, session=session)
             judgements.append(judgement)
             rundir.appender("judgements.jsonl").append(judgement.to_dict())

@@ -25,7 +25,9 @@ from typing import Any
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 
-__all__ = ["FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_records"]
+__all__ = [
+    "FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_data", "read_records",
+]  # fmt: skip
 
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "question": ("question", "query"),
@@ -91,10 +93,10 @@ class Record:
 class ImportedAnswer:
     question: Question
     prediction: str
-    labels: tuple[bool | None, ...]
+    labels: tuple[bool | float | None, ...]
     """The file's own judge labels, one per judge run (several when the record holds several judgments,
     as EverMemOS's `llm_judgments`); () when the file has none for this record, None for a run whose value
-    is not a label."""
+    is not a label; a graded suite's 1 / 0.5 / 0 as a score."""
 
 
 @dataclass(frozen=True)
@@ -107,16 +109,22 @@ class ImportResult:
     missing (LOCOMO questions of the matched conversations that no record answers)."""
 
 
-def read_records(path: Path, fields: FieldMap) -> list[Record]:
+def read_data(path: Path) -> Any:
+    """The file's JSON, or its JSONL lines as a list."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DatasetError(f"cannot read: {exc.strerror or exc}", file=name) from None
     try:
-        data: Any = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError:
-        data = _jsonl(text, name)
+        return _jsonl(text, name)
+
+
+def read_records(path: Path, fields: FieldMap) -> list[Record]:
+    name = str(path)
+    data = read_data(path)
     records: list[Record] = []
     if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), dict):
         data = data[_RESULT_WRAPPER]
@@ -135,9 +143,14 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
             item = _obj(item, name, where)
             role = fields.pick("conversation", item)
             if role is None:
+                hint = (
+                    " or, for LongMemEval's {question_id, hypothesis} file, add dataset=longmemeval_s "
+                    "(or _m, _oracle)" if "question_id" in item else ""
+                )  # fmt: skip
                 raise DatasetError(
-                    "no conversation field (name it with --fields conversation=...)", file=name, field=where
-                )
+                    f"no conversation field (name it with --fields conversation=...{hint})", file=name,
+                    field=where,
+                )  # fmt: skip
             records.append(Record(where, item[role], item))
     else:
         raise DatasetError(

@@ -1,0 +1,196 @@
+"""Other harnesses' answers to LongMemEval and Locomo-Plus, matched by each suite's own question identity
+(pure: file records in, matches out). LOCOMO's files are `imported`'s.
+
+- LongMemEval: the files its evaluation script reads and writes (src/evaluation/evaluate_qa.py): JSONL (or
+  a JSON list) of `{question_id, hypothesis}`, and its log, where each line also has
+  `autoeval_label: {model, label}` (a boolean: one run of the file's judge). Matched by `question_id`; an
+  optional `question_type` is checked against the question's category (an abstention question, `_abs`,
+  keeps its type in the file).
+- Locomo-Plus: the JSON list its evaluation framework writes (evaluation_framework/task_eval/
+  evaluate_qa.py, then llm_as_judge.py): `{question_input, evidence, category, ground_truth, prediction,
+  model, time_gap}` and, once judged, `judge_label` (correct / partial / wrong) and `judge_score` (1 / 0.5
+  / 0). The records carry no item id: an item is its trigger, so a record is matched by the trigger's text
+  (`question_input`, A/B or speaker names dropped) and, when triggers repeat, by the cue (`evidence`).
+  Records of LOCOMO's own categories (the framework writes both in one file) are counted apart, not matched.
+
+A file that is not the suite's (no `question_id` on a LongMemEval import, no trigger on a Locomo-Plus one)
+is one line naming the file, the record and what the suite reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mem0bench.data.errors import DatasetError
+from mem0bench.data.model import Category, Dataset, Question
+from mem0bench.pipeline.tools.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise
+from mem0bench.suites.longmemeval import QUESTION_TYPES
+
+__all__ = ["LME_SHAPE", "PLUS_SHAPE", "match_suite_records", "suite_records"]
+
+LME_SHAPE = "LongMemEval's hypothesis file: JSONL of {question_id, hypothesis} (optionally autoeval_label)"
+PLUS_SHAPE = (
+    "Locomo-Plus's evaluation output: a JSON list of {question_input, evidence, category, prediction} "
+    "(optionally judge_label / judge_score)"
+)
+_PREDICTION = {"longmemeval": ("hypothesis", "prediction"), "locomo_plus": ("prediction", "response")}
+_QUESTION = {"longmemeval": ("question_id",), "locomo_plus": ("question_input", "trigger", "question")}
+_JUDGE = {"longmemeval": ("autoeval_label",), "locomo_plus": ("judge_label", "judge_score")}
+_GRADES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+_SPEAKER = re.compile(r"^[^:：\n]{1,40}[:：]\s*")
+_COGNITIVE = "cognitive"
+
+
+def family(suite: str) -> str:
+    return "longmemeval" if suite.startswith("longmemeval") else suite
+
+
+def _pick(data: Mapping[str, Any], given: str | None, names: Sequence[str]) -> str | None:
+    if given is not None:
+        return given if given in data else None
+    return next((n for n in names if n in data), None)
+
+
+def suite_records(file: str, rows: Any, suite: str, fields: FieldMap) -> list[Record]:
+    """The file's rows (its parsed JSON or JSONL) as records of `suite`; a file or a row of another shape
+    is one DatasetError line."""
+    kind = family(suite)
+    shape = LME_SHAPE if kind == "longmemeval" else PLUS_SHAPE
+    if isinstance(rows, Mapping):  # a JSONL file of one line parses as one JSON object
+        rows = [rows]
+    if not isinstance(rows, list):
+        raise DatasetError(
+            f"a JSON {type(rows).__name__}, not {shape}; is it a file of another suite? (dataset={suite} here)",
+            file=file,
+        )  # fmt: skip
+    records = []
+    for i, row in enumerate(rows):
+        where = f"record {i + 1}"
+        if not isinstance(row, Mapping):
+            raise DatasetError(
+                f"a record must be an object, not {type(row).__name__}", file=file, field=where
+            )
+        key = _pick(row, fields.question, _QUESTION[kind])
+        if key is None or _pick(row, fields.prediction, _PREDICTION[kind]) is None:
+            missing = "question_id" if kind == "longmemeval" and key is None else (
+                "a trigger (question_input)" if key is None else "a prediction"
+            )  # fmt: skip
+            raise DatasetError(
+                f"no {missing}: not {shape}; is it a file of another suite? (dataset={suite} here)",
+                file=file, field=where,
+            )  # fmt: skip
+        records.append(Record(where, row[key], row))
+    return records
+
+
+def _plain(text: Any) -> str:
+    """A dialogue's words without its speakers ('A: ...', 'Maya: ...', 'Maya：...'), normalised."""
+    return normalise(" ".join(_SPEAKER.sub("", line) for line in str(text).splitlines() if line.strip()))
+
+
+def _grade(value: Any, graded: bool) -> tuple[bool | float | None, bool]:
+    """(label, understood) of one judge value: a boolean, LongMemEval's {label: bool}, correct / wrong
+    (any case) or 1 / 0, and on a graded suite partial or 0.5 too (a score then, not a boolean)."""
+    if isinstance(value, Mapping):
+        value = value.get("label")
+    if value is None:
+        return None, True
+    if isinstance(value, bool):
+        return value, True
+    score = None
+    if isinstance(value, str):
+        score = _GRADES.get(value.strip().casefold())
+    elif isinstance(value, (int, float)) and value in (0, 0.5, 1):
+        score = float(value)
+    if score is None or (score == 0.5 and not graded):
+        return None, False
+    return (score if graded else score == 1.0), True
+
+
+def match_suite_records(
+    records: Sequence[Record],
+    dataset: Dataset,
+    fields: FieldMap,
+    questions: Mapping[str, Sequence[Question]],
+    *,
+    graded: bool,
+) -> ImportResult:
+    """Match each record to one of `questions` (sample id -> the questions in scope) by the suite's own
+    identity: LongMemEval's question_id, Locomo-Plus's trigger (then cue)."""
+    kind = family(dataset.suite)
+    counts: Counter[str] = Counter(records=len(records))
+    for name in ("matched", "unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs",
+                 "bad_judge", "missing", "other_suite"):  # fmt: skip
+        counts[name] += 0
+    problems: list[str] = []
+    answers: list[ImportedAnswer] = []
+    taken: dict[str, str] = {}
+    scope = [q for qs in questions.values() for q in qs]
+    by_id = {q.sample_id: q for q in scope} if kind == "longmemeval" else {}
+    by_trigger: dict[str, list[Question]] = {}
+    for q in scope:
+        by_trigger.setdefault(_plain(q.question), []).append(q)
+
+    def problem(name: str, record: Record, text: str) -> None:
+        counts[name] += 1
+        problems.append(f"{name.replace('_', ' ')}: {record.where}: {text}")
+
+    for record in records:
+        data = record.data
+        if kind == "locomo_plus":
+            category = _pick(data, fields.category, ("category",))
+            value = str(data.get(category, _COGNITIVE)) if category else _COGNITIVE
+            if value.strip().casefold() != _COGNITIVE:
+                counts["other_suite"] += 1  # LOCOMO's own questions, written beside the cognitive ones
+                continue
+            candidates = by_trigger.get(_plain(record.conversation), [])
+            evidence = data.get("evidence")
+            if len(candidates) > 1 and evidence:
+                candidates = [q for q in candidates if _plain(q.answer) == _plain(evidence)] or candidates
+        else:
+            found = by_id.get(str(record.conversation))
+            candidates = [found] if found is not None else []
+        if not candidates:
+            what = "question_id" if kind == "longmemeval" else "trigger"
+            problem("unmatched", record, f"no {what} {str(record.conversation)[:80]!r} in {dataset.path}")
+            continue
+        free = [q for q in candidates if q.qid not in taken]
+        if len(candidates) > 1 and len(free) > 1:
+            ids = ", ".join(q.qid for q in candidates)
+            problem("ambiguous", record, f"{str(record.conversation)[:80]!r} matches {ids}")
+            continue
+        if not free:
+            problem(
+                "duplicate", record, f"{candidates[0].qid} already imported from {taken[candidates[0].qid]}"
+            )
+            continue
+        question = free[0]
+        taken[question.qid] = record.where
+        qtype = data.get("question_type") if kind == "longmemeval" else None
+        if qtype is not None and not _same_type(qtype, question):
+            problem(
+                "category_differs", record,
+                f"{question.qid}: the file says {qtype!r}, the dataset {question.category.label}",
+            )  # fmt: skip
+        prediction = data[_pick(data, fields.prediction, _PREDICTION[kind]) or ""]
+        judge = _pick(data, fields.judge, _JUDGE[kind])
+        given = None if judge is None else data.get(judge)
+        label, understood = _grade(given, graded)
+        if not understood:
+            problem("bad_judge", record, f"{given!r} is not a label")
+        labels: tuple[bool | float | None, ...] = () if given is None else (label,)
+        answers.append(ImportedAnswer(question, "" if prediction is None else str(prediction), labels))
+    counts["matched"] = len(answers)
+    counts["missing"] = sum(1 for q in scope if q.qid not in taken)
+    return ImportResult(answers, problems, dict(counts))
+
+
+def _same_type(value: Any, question: Question) -> bool:
+    """The file's question_type is the question's (an abstention question keeps its type in the file)."""
+    category = QUESTION_TYPES.get(str(value).strip())
+    if category is None:
+        return False
+    return question.category is Category.ABSTENTION or category is question.category
