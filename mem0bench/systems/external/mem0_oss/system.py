@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -74,13 +75,27 @@ class _Outcome:
     error: BaseException | None
 
 
+_thread_loops = threading.local()
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    """This worker thread's own event loop, kept from one call to the next: a loop made per call (what
+    `asyncio.run` does) also makes, and joins, the threads of a new default executor for mem0's
+    `asyncio.to_thread` calls, which cost a search more than its own work on a busy machine."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_thread_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread_loops.loop = asyncio.new_event_loop()
+    return loop
+
+
 def _call_library(factory: Callable[[], Coroutine[Any, Any, Any]], seed: str = "") -> _Outcome:
-    """Run one AsyncMemory call to completion on a private loop (in a worker thread), collecting what mem0
+    """Run one AsyncMemory call to completion on the worker thread's private loop, collecting what mem0
     logged at WARNING+ meanwhile and the exception it raised, if any. `seed`: the memory ids it makes
-    come from it (repeatable requests)."""
+    come from it (repeatable requests). The call's task runs in this thread's context (the caller's,
+    copied by `run_blocking`: its bridge scope, log capture and seed)."""
     with libfail.capture() as records, library.seeded(seed):
         try:
-            value = asyncio.run(factory())
+            value = _private_loop().run_until_complete(factory())
         except Exception as error:  # noqa: BLE001 - a library failure is recorded, not fatal
             return _Outcome(None, list(records), error)
         return _Outcome(value, list(records), None)
