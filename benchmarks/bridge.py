@@ -44,13 +44,15 @@ def direct_run(
 ) -> dict[str, Any]:
     """The library alone, in this process (the child side of `bench bridge`): per-search seconds and CPU."""
     from mem0bench.data import load_dataset
+    from mem0bench.pipeline.experiment import select_questions
     from mem0bench.systems.external.mem0_oss import library
     from mem0bench.systems.external.mem0_oss.locomo import speaker_batches
     from mem0bench.systems.methods.mem0.streams import stream_specs
 
     mem0 = library.import_mem0()
     conversation = load_dataset(str(dataset), conversations=[conversation_id]).conversations[0]
-    questions = list(conversation.questions)[:max_questions]
+    # The run's own choice of questions (categories 1-4, the first N): both sides search the same ones.
+    questions = select_questions(conversation, include_adversarial=False, max_questions=max_questions)
     endpoint = library.LibraryEndpoint(
         base_url=base_url, api_key="bench-fake-key-not-real", model="gpt-4o-mini",
         embedding_model="text-embedding-3-small", embedding_dims=1536,
