@@ -303,6 +303,36 @@ def test_stamped_scopes_on_one_route_overlap_and_keep_their_calls_apart(standin)
     assert usage["stages"]["lib_search"]["calls"] == 4 and "conv" not in usage["stages"]
 
 
+def test_an_async_library_on_the_harness_loop_stamps_its_requests_too(standin):
+    """An async library (AsyncOpenAI on the bridge's async client) searching for two questions at once."""
+
+    async def main() -> tuple[dict[str, timing.CallTiming], dict[str, Any]]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            http = bridge.async_http_client(10.0)
+            lib = openai.AsyncOpenAI(
+                base_url=bridge.base_url("conv"), api_key=bridge.api_key, max_retries=0, http_client=http
+            )
+
+            async def question(name: str, n: int) -> tuple[str, timing.CallTiming]:
+                with timing.measure() as measured:
+                    async with bridge.scope("conv", stage="lib_search", stamped=True):
+                        for i in range(n):
+                            await lib.embeddings.create(model="x", input=f"{name} {i}")
+                return name, measured
+
+            got = dict(await asyncio.gather(question("one", 1), question("three", 3)))
+            await http.aclose()
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        return got, usage
+
+    got, usage = asyncio.run(main())
+    assert got["one"].usage["lib_search_embedding"][0] == 1
+    assert got["three"].usage["lib_search_embedding"][0] == 3
+    assert "conv" not in usage["stages"]
+
+
 def test_a_stamped_call_after_its_scope_closed_is_served_unscoped(standin):
     async def main() -> dict[str, Any]:
         client = make_client(standin)
