@@ -15,11 +15,13 @@ from the kernel's accounting of the child process (`os.wait4`: its rusage, the s
                nominal latency, and with a bare client's measured round trip to the same stand-in)
     search     search time excluding network at LOCOMO scale, Mem0 and Mem0^g: in the run (under the
                run's own concurrency) and isolated (the same stores queried one question at a time)
-    all        everything above, then a markdown block for docs/benchmarks.md
+    bridge     mem0's library (mem0ai) run directly and through `+exp=mem0_oss` (the LLM bridge) on one
+               conversation, zero-latency stand-in: search p50 and CPU per request of both, and the ratios
+    all        overhead, overlap and search, then a markdown block for docs/benchmarks.md
 
 Modules: `settings` (paths, targets, the shared `BenchContext`), `standin` (the stand-in process and its
 counters), `runs` (one measured `run` process and what its run directory says), `overhead`, `overlap`
-(+ `roundtrip`, the bare-client calibration) and `search` (the three measurements), `render` (tables and
+(+ `roundtrip`, the bare-client calibration) `search` and `bridge` (the measurements), `render` (tables and
 markdown), `machine` (what the figures were measured on) and `cli` (`bench_main`).
 Results are plain JSON-ready dicts: they are written verbatim to `bench.json` and printed by `--json`.
 """

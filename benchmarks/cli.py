@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bridge import bench_bridge, serve_direct
 from benchmarks.machine import machine_info
 from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
@@ -28,12 +29,14 @@ HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "isolated": serve_isolated,
     "roundtrip": serve_roundtrip,
     "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
+    "mem0direct": serve_direct,
 }
 
 EXAMPLES = """examples:
   python -m benchmarks all --out /tmp/bench
   python -m benchmarks overhead --method mem0g --conversations conv-26 --json
-  python -m benchmarks overlap --latency-ms 100 --concurrency 32"""
+  python -m benchmarks overlap --latency-ms 100 --concurrency 32
+  python -m benchmarks bridge --conversation conv-26"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     s.add_argument("--conversations", default=None)
     s.add_argument("--max-questions", type=int, default=None)
+
+    b = sub.add_parser("bridge", help="mem0ai directly vs through +exp=mem0_oss: search p50, CPU/request")
+    common(b)
+    b.add_argument("--conversation", default="conv-26")
+    b.add_argument("--max-questions", type=int, default=None, help="default: all of the conversation's")
 
     a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
     common(a)
@@ -177,6 +185,10 @@ def _run_sections(
         report.section("search", lambda: bench_search(
             ctx, methods=_ids(args.methods) or [], runs=runs, conversations=_ids(args.conversations),
             max_questions=args.max_questions,
+        ))  # fmt: skip
+    elif args.command == "bridge":
+        report.section("bridge", lambda: bench_bridge(
+            ctx, conversation=args.conversation, max_questions=args.max_questions,
         ))  # fmt: skip
     else:  # all: the search figures reuse the overhead runs
         for method in _ids(args.methods) or []:

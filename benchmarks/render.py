@@ -151,6 +151,37 @@ def search_rows(res: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def bridge_rows(res: dict[str, Any]) -> list[Row]:
+    """The rows of a `bridge` result: mem0's library directly and through `+exp=mem0_oss`."""
+    d, b, r = res["direct"], res["bridged"], res["ratios"]
+    checks = {c["figure"]: c for c in res["checks"]}
+
+    def target(name: str) -> tuple[str, str]:
+        c = checks[name]
+        return c["target"], _verdict(c["pass"])
+
+    def ms(s: dict[str, Any]) -> str:
+        return f"{fmt(s['p50'])} / {fmt(s['p95'])}"
+
+    return [
+        ("direct: questions / adds / requests", f"{d['questions']} / {d['adds']} / {d['http']['total']:,}", "", ""),
+        ("direct: one search p50 / p95 (ms)", ms(d["search_ms"]), "", ""),
+        ("direct: a question's two searches p50 / p95 (ms)", ms(d["question_ms"]), "", ""),
+        ("bridged: isolated search p50 / p95 (ms)", ms(b["isolated_search_ms"]), "", ""),
+        ("bridged: inline search p50 / p95 (ms)", ms(b["inline_search_ms"]), "", ""),
+        ("search p50, bridged / direct question", fmt(r["search_p50_bridged_vs_direct_question"]),
+         *target("mem0_oss isolated search p50 / direct (both speakers)")),
+        ("CPU per request, direct: whole / after start-up (ms)",
+         f"{fmt(d['cpu_ms_per_request'])} / {fmt(d['cpu_ms_per_request_after_startup'])}", "", ""),
+        ("CPU per request, bridged: whole / after start-up (ms)",
+         f"{fmt(b['cpu_ms_per_request'])} / {fmt(b['cpu_ms_per_request_after_startup'])}", "", ""),
+        ("CPU per request, bridged / direct (after start-up)", fmt(r["cpu_per_request_bridged_vs_direct"]),
+         *target("mem0_oss CPU per request / direct (after start-up)")),
+        ("load average 1 min: direct, bridged (start -> end)",
+         f"{d['loadavg_1m'][0]} -> {d['loadavg_1m'][1]}, {b['loadavg_1m'][0]} -> {b['loadavg_1m'][1]}", "", ""),
+    ]  # fmt: skip
+
+
 def _section(res: dict[str, Any]) -> tuple[str, str, list[Row], list[dict[str, Any]]] | None:
     """One result's terminal title, markdown title, rows and the runs it made; None for an unknown one."""
     if res["command"] == "overhead":
@@ -166,6 +197,9 @@ def _section(res: dict[str, Any]) -> tuple[str, str, list[Row], list[dict[str, A
     if res["command"] == "search":
         title = "search time excluding network"
         return title, title, search_rows(res), []
+    if res["command"] == "bridge":
+        title = f"bridge: mem0ai directly vs +exp=mem0_oss, {res['conversation']}, zero-latency stand-in"
+        return title, title, bridge_rows(res), []
     return None
 
 

@@ -59,3 +59,27 @@ def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
     assert "harness CPU per LLM call" in text and "local search p50 / p95" in text
     markdown = render_markdown(report["results"], report["machine"], report["bench_command"])
     assert "| harness peak RSS (MB) |" in markdown and "python -m mem0bench run +exp=mem0" in markdown
+
+
+def test_bridge_runs_mem0_directly_and_through_the_bridge(tiny_locomo, tmp_path, capsys):
+    pytest.importorskip("mem0")
+    out = tmp_path / "bench"
+    code = bench_main(
+        ["bridge", "--dataset", str(tiny_locomo), "--conversation", "mini-1", "--out", str(out), "--json"]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    (res,) = json.loads(captured.out)["results"]
+    direct, bridged = res["direct"], res["bridged"]
+    # The same work on both sides: the conversation's adds and its 3 questions' searches, both speakers.
+    assert direct["questions"] == bridged["questions"] == 3
+    assert direct["search_ms"]["n"] == 2 * 3 and direct["question_ms"]["n"] == 3
+    assert bridged["isolated_search_ms"]["n"] == 3
+    for side in (direct, bridged):
+        assert side["http"]["chat"] > 0 and side["http"]["embeddings"] > 0 and side["http"]["errors"] == 0
+        assert side["cpu_ms_per_request"] > 0
+    # The bridged run makes the library's requests plus the answers and judgements (fresh cache).
+    assert bridged["http"]["chat"] > 2 * 3
+    assert res["ratios"]["search_p50_bridged_vs_direct_question"] > 0
+    assert all(c["pass"] in (True, False) for c in res["checks"])
+    assert "bridged / direct" in render_text([res])

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -298,6 +301,103 @@ def test_scopes_on_one_route_are_serialized(standin):
 
     order = asyncio.run(main())
     assert order in (["a+", "a-", "b+", "b-"], ["b+", "b-", "a+", "a-"])
+
+
+def test_stamped_scopes_on_one_route_overlap_and_keep_their_calls_apart(standin):
+    """Two questions search one library instance (one route, one shared client) at once: neither waits
+    for the other, and each question's timing scope and bridge scope get its own calls, no one else's."""
+    delay = 0.3
+    standin.latency_ms = delay * 1000
+
+    async def main() -> tuple[float, dict[str, tuple[timing.CallTiming, int]], dict[str, Any]]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            http = bridge.http_client(10.0)
+            lib = openai.OpenAI(
+                base_url=bridge.base_url("conv"), api_key=bridge.api_key, max_retries=0, http_client=http
+            )
+
+            def library_search(text: str) -> None:  # what a sync library does in its worker thread
+                lib.chat.completions.create(model="x", messages=[{"role": "user", "content": text}])
+                lib.embeddings.create(model="x", input=text)
+
+            async def question(name: str, text: str) -> tuple[str, tuple[timing.CallTiming, int]]:
+                with timing.measure() as measured:
+                    async with bridge.scope("conv", stage="lib_search", stamped=True) as scope:
+                        await bridge.run_blocking(library_search, text)
+                return name, (measured, scope.calls)
+
+            started = time.perf_counter()
+            got = await asyncio.gather(question("long", "tell me " * 200), question("short", "hi"))
+            wall = time.perf_counter() - started
+            http.close()
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        return wall, dict(got), usage
+
+    wall, got, usage = asyncio.run(main())
+    # Each question waits 2 x delay on the server (chat, then embedding); taking turns would be 4 x delay.
+    assert wall < 3 * delay
+    for _name, (measured, calls) in got.items():
+        assert calls == 2
+        assert measured.usage["lib_search"][0] == 1 and measured.usage["lib_search_embedding"][0] == 1
+        assert measured.network_s >= 2 * delay * 0.9
+    assert got["long"][0].usage["lib_search"][1] > 200 > got["short"][0].usage["lib_search"][1]
+    # Two chats and two embeddings, all under the scopes' stage (none unscoped, under the route's name).
+    assert usage["stages"]["lib_search"]["calls"] == 4 and "conv" not in usage["stages"]
+
+
+def test_an_async_library_on_the_harness_loop_stamps_its_requests_too(standin):
+    """An async library (AsyncOpenAI on the bridge's async client) searching for two questions at once."""
+
+    async def main() -> tuple[dict[str, timing.CallTiming], dict[str, Any]]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            http = bridge.async_http_client(10.0)
+            lib = openai.AsyncOpenAI(
+                base_url=bridge.base_url("conv"), api_key=bridge.api_key, max_retries=0, http_client=http
+            )
+
+            async def question(name: str, n: int) -> tuple[str, timing.CallTiming]:
+                with timing.measure() as measured:
+                    async with bridge.scope("conv", stage="lib_search", stamped=True):
+                        for i in range(n):
+                            await lib.embeddings.create(model="x", input=f"{name} {i}")
+                return name, measured
+
+            got = dict(await asyncio.gather(question("one", 1), question("three", 3)))
+            await http.aclose()
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        return got, usage
+
+    got, usage = asyncio.run(main())
+    assert got["one"].usage["lib_search_embedding"][0] == 1
+    assert got["three"].usage["lib_search_embedding"][0] == 3
+    assert "conv" not in usage["stages"]
+
+
+def test_a_stamped_call_after_its_scope_closed_is_served_unscoped(standin):
+    async def main() -> dict[str, Any]:
+        client = make_client(standin)
+        async with LLMBridge(client) as bridge:
+            http = bridge.http_client(10.0)
+            lib = openai.OpenAI(
+                base_url=bridge.base_url("late"), api_key=bridge.api_key, max_retries=0, http_client=http
+            )
+            async with bridge.scope("late", stage="lib_search", stamped=True):
+                context = contextvars.copy_context()  # a library task outliving the scope keeps its token
+            ask = functools.partial(
+                lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "q"}]
+            )
+            await bridge.run_blocking(context.run, ask)
+            http.close()
+        usage = client.ledger.snapshot()
+        await client.aclose()
+        return usage
+
+    usage = asyncio.run(main())
+    assert usage["stages"]["late"]["calls"] == 1 and "lib_search" not in usage["stages"]
 
 
 SOMELIB_LOG = LibraryLog(["somelib"])

@@ -6,10 +6,15 @@ nothing twice), retries, rate limits, usage ledger and failure records as our ow
 harness's embedder (MiniLM locally: nothing fetched from a hub).
 
 Routes: `/r/<route>/v1/chat/completions`, `/r/<route>/v1/embeddings`, `/r/<route>/v1/models`. A route is
-the adapter's own id for one library instance (usually a conversation). Calls on a route are attributed to
-the scope the adapter has open on it (`scope(route, stage)`): served under that ledger stage and counted in
-the caller's timing scope (a question's usage and its cached flag), which is why scopes on one route are
-serialized. Sync libraries run through `run_blocking` (the bridge's own threads), never on the loop.
+the adapter's own id for one library instance (usually a conversation). A call is attributed to a scope the
+adapter opened (`scope(route, stage)`): served under that ledger stage and counted in the opener's timing
+scope (a question's usage and its cached flag). Which scope, when several questions search one library
+instance at once: the scope's token, which `scope` puts in a context variable and the library's HTTP
+client (one from `http_client()` / `async_http_client()`) sends back as the `X-Mem0bench-Scope` header of
+every request it makes in that context (the context follows the call into `run_blocking`'s threads,
+`asyncio.to_thread` and tasks). Such `stamped` scopes overlap freely; a library whose client cannot stamp
+its requests opens unstamped scopes, which take turns on the route (its calls go to the one open).
+Sync libraries run through `run_blocking` (the bridge's own threads), never on the loop.
 
 The HTTP side is a small HTTP/1.1 server (keep-alive, Content-Length or chunked bodies) on asyncio: the
 libraries' own clients (httpx, requests) are the only peers, and a web framework would be a dependency
@@ -22,15 +27,18 @@ import asyncio
 import base64
 import contextvars
 import functools
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
+import httpx2
 import numpy as np
 
 from mem0bench.llm import timing
@@ -40,13 +48,20 @@ from mem0bench.llm.types import CallFailure, LLMCallError
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["BRIDGE_API_KEY", "BridgeScope", "LLMBridge"]
+__all__ = ["BRIDGE_API_KEY", "SCOPE_HEADER", "BridgeScope", "LLMBridge"]
 
 T = TypeVar("T")
 
 BRIDGE_API_KEY = "mem0bench-bridge-not-a-secret"
 """What the libraries send as their API key: the bridge asks for none, and the real key never leaves
 the harness's client."""
+
+SCOPE_HEADER = "x-mem0bench-scope"
+"""The request header naming the scope a library's request belongs to (see the module docstring)."""
+
+_open_scope: ContextVar[str | None] = ContextVar("mem0bench_bridge_scope", default=None)
+"""The token of the innermost stamped scope open in this context."""
+_tokens = itertools.count(1)  # unique in the process: a token never names another bridge's scope
 
 BRIDGED_STAGES = ("ingest", "search")
 """The pipeline stages a library works in (answering and judging are the harness's own calls)."""
@@ -86,10 +101,28 @@ class BridgeScope:
 
 
 @dataclass
+class _Open:
+    """An open scope and the context its calls are served in (the opener's: its timing scope)."""
+
+    scope: BridgeScope
+    context: contextvars.Context
+
+
+@dataclass
 class _Route:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    scope: BridgeScope | None = None
-    context: contextvars.Context | None = None
+    exclusive: _Open | None = None
+    """The unstamped scope open on the route (they take turns): it gets the calls that carry no token."""
+
+
+def _stamp(request: httpx2.Request) -> None:
+    token = _open_scope.get()
+    if token is not None:
+        request.headers[SCOPE_HEADER] = token
+
+
+async def _astamp(request: httpx2.Request) -> None:
+    _stamp(request)
 
 
 class _HTTPError(Exception):
@@ -112,6 +145,7 @@ class LLMBridge:
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._routes: dict[str, _Route] = {}
+        self._stamped: dict[str, _Open] = {}  # token -> open stamped scope
         self._dims: int | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -175,6 +209,17 @@ class LLMBridge:
             raise RuntimeError("LLMBridge.base_url before start()")
         return f"http://127.0.0.1:{self._port}/r/{quote(route, safe='')}/v1"
 
+    def http_client(self, timeout_s: float) -> httpx2.Client:
+        """A sync HTTP client for a library's OpenAI client (`http_client=`): it stamps every request with
+        the stamped scope open where the request is made. The caller owns (and closes) it. No TLS
+        verification: the bridge is plain HTTP on loopback, and loading the CA bundle costs ~0.1 s of CPU
+        per client."""
+        return httpx2.Client(timeout=timeout_s, verify=False, event_hooks={"request": [_stamp]})
+
+    def async_http_client(self, timeout_s: float) -> httpx2.AsyncClient:
+        """`http_client` for an async library client (`AsyncOpenAI(http_client=...)`)."""
+        return httpx2.AsyncClient(timeout=timeout_s, verify=False, event_hooks={"request": [_astamp]})
+
     @property
     def model(self) -> str:
         """The chat model every library is given: the harness's `llm.model`."""
@@ -193,22 +238,35 @@ class LLMBridge:
         return self._dims
 
     @asynccontextmanager
-    async def scope(self, route: str, stage: str) -> AsyncIterator[BridgeScope]:
-        """Attribute the calls arriving on `route` to `stage` and to the caller's timing scope until the
-        block ends. Scopes on one route wait for each other.
+    async def scope(self, route: str, stage: str, *, stamped: bool = False) -> AsyncIterator[BridgeScope]:
+        """Attribute the library's calls made in this block to `stage` and to the caller's timing scope.
+
+        `stamped`: the library's client comes from `http_client()` / `async_http_client()` and the block's
+        calls are made in its context, so each request names its scope and scopes on one route overlap
+        (a conversation's questions search at once). Unstamped scopes on one route wait for each other.
 
         `stage` is `<system>_ingest` or `<system>_search`: usage.json keeps the library's calls apart, and
         the progress bars count them with the pipeline stage named after the last underscore."""
         if pipeline_stage(stage) not in BRIDGED_STAGES:
             raise ValueError(f"a bridge scope's stage ends in _ingest or _search, not {stage!r}")
-        state = self._routes.setdefault(route, _Route())
-        async with state.lock:
-            scope = BridgeScope(route=route, stage=stage)
-            state.scope, state.context = scope, contextvars.copy_context()
+        scope = BridgeScope(route=route, stage=stage)
+        if stamped:
+            token = str(next(_tokens))
+            reset = _open_scope.set(token)
+            self._stamped[token] = _Open(scope, contextvars.copy_context())
             try:
                 yield scope
             finally:
-                state.scope, state.context = None, None
+                del self._stamped[token]
+                _open_scope.reset(reset)
+            return
+        state = self._routes.setdefault(route, _Route())
+        async with state.lock:
+            state.exclusive = _Open(scope, contextvars.copy_context())
+            try:
+                yield scope
+            finally:
+                state.exclusive = None
 
     # ---- HTTP ------------------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -221,7 +279,7 @@ class LLMBridge:
                 if request is None:
                     break
                 method, target, headers, body = request
-                status, payload = await self._dispatch(method, target, body)
+                status, payload = await self._dispatch(method, target, headers.get(SCOPE_HEADER), body)
                 data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
                 head = (
                     f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
@@ -238,7 +296,16 @@ class LLMBridge:
                 self._connections.discard(task)
             writer.close()
 
-    async def _dispatch(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
+    def _open(self, route: str, token: str | None) -> _Open | None:
+        """The scope a request belongs to: the one its token names, else the route's unstamped one (a
+        token of a scope closed already is no token: such a late call is served as an unscoped one)."""
+        found = self._stamped.get(token) if token is not None else None
+        if found is not None:
+            return found
+        state = self._routes.get(route)
+        return state.exclusive if state is not None else None
+
+    async def _dispatch(self, method: str, target: str, token: str | None, body: bytes) -> tuple[int, Any]:
         try:
             route, endpoint = _parse_target(target)
             if endpoint == "models":
@@ -251,14 +318,14 @@ class LLMBridge:
                 raise _HTTPError(400, f"the request body is not JSON: {exc}") from None
             if not isinstance(request, dict):
                 raise _HTTPError(400, "the request body is not a JSON object")
-            state = self._routes.get(route)
-            scope = state.scope if state is not None else None
+            found = self._open(route, token)
+            scope = found.scope if found is not None else None
             stage = scope.stage if scope is not None else route
             serve = self._chat if endpoint == "chat/completions" else self._embeddings
             work = serve(request, stage, scope)
-            if state is not None and state.context is not None:
-                # Run in the caller's context: its timing scope counts the call (usage, cached flag).
-                return await asyncio.create_task(work, context=state.context)
+            if found is not None:
+                # Run in the opener's context: its timing scope counts the call (usage, cached flag).
+                return await asyncio.create_task(work, context=found.context)
             return await work
         except _HTTPError as exc:
             return exc.status, {"error": {"message": str(exc), "type": exc.kind, "code": None}}
@@ -300,7 +367,7 @@ class LLMBridge:
             value: Any = (
                 base64.b64encode(vec.astype("<f4").tobytes()).decode("ascii")
                 if fmt == "base64"
-                else [float(x) for x in vec]
+                else vec.tolist()  # the same floats as float(x) each, at C speed
             )
             data.append({"object": "embedding", "index": i, "embedding": value})
         return 200, {

@@ -195,8 +195,10 @@ def seeded(seed: str) -> Iterator[None]:
         _seed.reset(token)
 
 
-def open_memory(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool) -> Any:
-    """A mem0 AsyncMemory for one speaker (blocking: opens files; call it in a worker thread)."""
+def open_memory(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool, http_client: Any = None) -> Any:
+    """A mem0 AsyncMemory for one speaker (blocking: opens files; call it in a worker thread). Its OpenAI
+    clients send their requests through `http_client` when given (the bridge's, which names each request's
+    scope), and close it with the memory."""
     mem0 = import_mem0()
     if graph:
         _import_graph_deps()
@@ -207,9 +209,23 @@ def open_memory(speaker: Speaker, endpoint: LibraryEndpoint, graph: bool) -> Any
         )
     speaker.folder.mkdir(parents=True, exist_ok=True)
     memory = mem0.AsyncMemory.from_config(memory_config(speaker, endpoint, graph))
-    _tune_clients(memory)
+    _tune_clients(memory, http_client)
     memory.vector_store = _Serialized(memory.vector_store)
+    if getattr(memory, "graph", None) is not None and hasattr(memory.graph, "kuzu_execute"):
+        memory.graph.kuzu_execute = _locked(memory.graph.kuzu_execute)
     return memory
+
+
+def _locked(fn: Any) -> Any:
+    """`fn` one call at a time: a speaker's searches run at once, each in its own threads, and share one
+    Kuzu connection (its query and the reading of its rows, which `kuzu_execute` does, go together)."""
+    lock = threading.Lock()
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return fn(*args, **kwargs)
+
+    return call
 
 
 class _Serialized:
@@ -244,17 +260,20 @@ class _Serialized:
         return call
 
 
-def _tune_clients(memory: Any) -> None:
+def _tune_clients(memory: Any, http_client: Any) -> None:
     """No retries in the library's OpenAI clients (our LLMClient behind the bridge already retried), a
-    generous timeout, and no `dimensions` parameter on embedding requests (the bridge's embedder has one
-    size; mem0 only sends it because we tell it the size for the vector store)."""
+    generous timeout, `http_client` when given, and no `dimensions` parameter on embedding requests (the
+    bridge's embedder has one size; mem0 only sends it because we tell it the size for the vector store)."""
     llms = [memory.llm]
     embedders = [memory.embedding_model]
     if getattr(memory, "graph", None) is not None:
         llms.append(memory.graph.llm)
         embedders.append(memory.graph.embedding_model)
     for holder in (*llms, *embedders):
-        holder.client = holder.client.with_options(max_retries=0, timeout=CLIENT_TIMEOUT_S)
+        options: dict[str, Any] = {"max_retries": 0, "timeout": CLIENT_TIMEOUT_S}
+        if http_client is not None:
+            options["http_client"] = http_client
+        holder.client = holder.client.with_options(**options)
     for embedder in embedders:
         if hasattr(embedder, "_pass_dimensions_to_api"):
             embedder._pass_dimensions_to_api = False
@@ -264,6 +283,7 @@ def close_memory(memory: Any) -> None:
     """Release the instance's files: the history database, the local qdrant lock, the Kuzu database."""
     for close in (
         lambda: memory.close(),
+        lambda: memory.llm.client.close(),  # and the HTTP client every one of its clients shares
         lambda: memory.vector_store._inner.client.close(),
         lambda: memory.graph.graph.close() if getattr(memory, "graph", None) is not None else None,
         lambda: memory.graph.db.close() if getattr(memory, "graph", None) is not None else None,

@@ -7,7 +7,8 @@ and relation extraction into an embedded Kuzu database). Retrieval: `search(ques
 limit=top_k)` for each speaker, rendered as one list of dated memories per speaker (and relations).
 
 Every LLM and embedding request mem0 makes goes to the LLM bridge (one route per conversation and speaker),
-so the harness's client, cache, ledger and failure records serve it. mem0's AsyncMemory runs on a private
+so the harness's client, cache, ledger and failure records serve it; its requests name their bridge scope
+(stamped scopes), so a speaker's instance serves several questions' searches at once. mem0's AsyncMemory runs on a private
 event loop in a worker thread of this adapter's pool: the harness's loop stays free to serve the bridge.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -73,13 +75,27 @@ class _Outcome:
     error: BaseException | None
 
 
+_thread_loops = threading.local()
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    """This worker thread's own event loop, kept from one call to the next: a loop made per call (what
+    `asyncio.run` does) also makes, and joins, the threads of a new default executor for mem0's
+    `asyncio.to_thread` calls, which cost a search more than its own work on a busy machine."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_thread_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread_loops.loop = asyncio.new_event_loop()
+    return loop
+
+
 def _call_library(factory: Callable[[], Coroutine[Any, Any, Any]], seed: str = "") -> _Outcome:
-    """Run one AsyncMemory call to completion on a private loop (in a worker thread), collecting what mem0
+    """Run one AsyncMemory call to completion on the worker thread's private loop, collecting what mem0
     logged at WARNING+ meanwhile and the exception it raised, if any. `seed`: the memory ids it makes
-    come from it (repeatable requests)."""
+    come from it (repeatable requests). The call's task runs in this thread's context (the caller's,
+    copied by `run_blocking`: its bridge scope, log capture and seed)."""
     with libfail.capture() as records, library.seeded(seed):
         try:
-            value = asyncio.run(factory())
+            value = _private_loop().run_until_complete(factory())
         except Exception as error:  # noqa: BLE001 - a library failure is recorded, not fatal
             return _Outcome(None, list(records), error)
         return _Outcome(value, list(records), None)
@@ -114,7 +130,6 @@ class Mem0OSS(SystemBase):
         self.bridge = LLMBridge(context.client, workers=workers)
         self._streams: dict[str, list[_Stream]] = {}
         self._locks = ConversationLocks()
-        self._search_locks: dict[str, asyncio.Lock] = {}
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -178,7 +193,8 @@ class Mem0OSS(SystemBase):
     async def _open(self, spec: StreamSpec, folder: Path, route: str, dims: int | None) -> _Stream:
         endpoint = await self._endpoint(route, dims)
         speaker = library.Speaker(user_id=spec.user, folder=folder)
-        memory = await self.bridge.run_blocking(library.open_memory, speaker, endpoint, self.graph)
+        http = self.bridge.http_client(library.CLIENT_TIMEOUT_S)
+        memory = await self.bridge.run_blocking(library.open_memory, speaker, endpoint, self.graph, http)
         return _Stream(spec=spec, folder=folder, route=route, memory=memory, dims=endpoint.embedding_dims)
 
     async def _reopen(self, spec: StreamSpec, folder: Path, route: str) -> _Stream:
@@ -193,7 +209,7 @@ class Mem0OSS(SystemBase):
         sid, spec, memory = conversation.sample_id, stream.spec, stream.memory
         counts: Counter[str] = Counter()
         rows: list[StepFailure] = []
-        async with self.bridge.scope(stream.route, stage=INGEST_STAGE):
+        async with self.bridge.scope(stream.route, stage=INGEST_STAGE, stamped=True):
             for batch in speaker_batches(conversation, spec.user, self.batch_size):
                 memory.config.custom_fact_extraction_prompt = library.extraction_prompt(
                     batch.session_date, self.harness_instructions
@@ -323,9 +339,8 @@ class Mem0OSS(SystemBase):
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
         """Each speaker's top_k memories (and, with the graph, top_k relations), searched concurrently.
 
-        A speaker's mem0 instance searches for one question at a time (its bridge route attributes calls
-        to one scope at a time); the wait for it is queueing, kept out of the latency: each speaker's
-        search is measured once it has the instance, and the two run side by side (latency: the longer)."""
+        A speaker's mem0 instance serves the searches of several questions at once (each request names
+        its question's bridge scope); the two speakers' searches run side by side (latency: the longer)."""
         streams = await self._ensure_open(conversation)
         results = await asyncio.gather(*(self._search(s, conversation, question) for s in streams))
         with timing.measure() as rendering:
@@ -354,24 +369,25 @@ class Mem0OSS(SystemBase):
         async def search() -> Any:
             return await memory.search(question.question, user_id=user, limit=limit)
 
-        async with self._search_locks.setdefault(stream.route, asyncio.Lock()):
-            with timing.measure() as measured:
-                async with self.bridge.scope(stream.route, stage=SEARCH_STAGE):
-                    outcome = await self.bridge.run_blocking(_call_library, search)
-                for record in outcome.records:
-                    step, kind = libfail.classify(record)
-                    self._search_failure(conversation, question, f"search_{step}", kind, record.message)
-                if outcome.error is not None:
-                    error = outcome.error
-                    message = f"{type(error).__name__}: {error}"
-                    self._search_failure(conversation, question, "search", failure_kind(error), message)
-                    return [], [], measured
-                value = outcome.value if isinstance(outcome.value, dict) else {}
-                found = [m for m in value.get("results") or [] if isinstance(m, dict)]
-                # mem0's order (score, best first); memories of equal score by text, so that the context
-                # (and its cached answer) does not depend on the order the store happened to hold them in.
-                found.sort(key=lambda m: (-_score(m), str(m.get("memory", ""))))
-                relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
+        with timing.measure() as measured:
+            async with self.bridge.scope(stream.route, stage=SEARCH_STAGE, stamped=True):
+                outcome = await self.bridge.run_blocking(_call_library, search)
+            for record in outcome.records:
+                step, kind = libfail.classify(record)
+                self._search_failure(conversation, question, f"search_{step}", kind, record.message)
+            if outcome.error is not None:
+                error = outcome.error
+                message = f"{type(error).__name__}: {error}"
+                self._search_failure(conversation, question, "search", failure_kind(error), message)
+                return [], [], measured
+            value = outcome.value if isinstance(outcome.value, dict) else {}
+            found = [m for m in value.get("results") or [] if isinstance(m, dict)]
+            # mem0's order (score, best first); memories of equal score by text, so that the context
+            # (and its cached answer) does not depend on the order the store happened to hold them in.
+            # Scores are compared to 6 places, as the store's tie-break does: a speaker's searches run at
+            # once, and the same search then comes back with scores that differ in the last bits.
+            found.sort(key=lambda m: (-round(_score(m), 6), str(m.get("memory", ""))))
+            relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
         return found, relations, measured
 
     def _search_failure(
