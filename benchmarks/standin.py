@@ -7,6 +7,7 @@ prints its port, then one JSON line of counters for each "stats" line it reads, 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import resource
 import select
@@ -59,8 +60,9 @@ def requests_between(before: StandinStats, after: StandinStats) -> Requests:
 class Standin:
     """The stand-in server as a child process (`with Standin(latency_ms, log) as s: s.base_url, s.stats()`)."""
 
-    def __init__(self, latency_ms: float, log_path: Path) -> None:
+    def __init__(self, latency_ms: float, log_path: Path, handler: str | None = None) -> None:
         self.latency_ms = latency_ms
+        self.handler = handler  # "module:function" for `StandinServer.set_handler` (a library's replies)
         self.log_path = log_path
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
@@ -70,6 +72,8 @@ class Standin:
             raise BenchError(f"bench needs the repository's stand-in server at {STANDIN_MODULE}")
         self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
         cmd = [sys.executable, "-m", "benchmarks", "standin", "--latency-ms", f"{self.latency_ms:g}"]
+        if self.handler:
+            cmd += ["--handler", self.handler]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=standin_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, text=True, bufsize=1,
@@ -119,12 +123,16 @@ def serve_standin(argv: list[str]) -> int:
     """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
     p = argparse.ArgumentParser(prog="python -m benchmarks standin")
     p.add_argument("--latency-ms", type=float, default=0.0)
+    p.add_argument("--handler", default=None, metavar="MODULE:FUNCTION", help="the server's reply function")
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
         sys.path.insert(0, str(REPO))
     from devtools.standin.server import StandinServer
 
     server = StandinServer(latency_ms=a.latency_ms).start()
+    if a.handler:
+        module, _, name = a.handler.partition(":")
+        server.set_handler(getattr(importlib.import_module(module), name))
     print(server.port, flush=True)
     try:
         for line in sys.stdin:
