@@ -123,7 +123,12 @@ def serve_standin(argv: list[str]) -> int:
     """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
     p = argparse.ArgumentParser(prog="python -m benchmarks standin")
     p.add_argument("--latency-ms", type=float, default=0.0)
-    p.add_argument("--handler", default=None, metavar="MODULE:FUNCTION", help="the server's reply function")
+    p.add_argument(
+        "--handler",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="the server's reply function (MODULE:FACTORY() to call a factory for it)",
+    )
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
         sys.path.insert(0, str(REPO))
@@ -132,7 +137,8 @@ def serve_standin(argv: list[str]) -> int:
     server = StandinServer(latency_ms=a.latency_ms).start()
     if a.handler:
         module, _, name = a.handler.partition(":")
-        server.set_handler(getattr(importlib.import_module(module), name))
+        handler = getattr(importlib.import_module(module), name.removesuffix("()"))
+        server.set_handler(handler() if name.endswith("()") else handler)  # "f()": a handler factory
     print(server.port, flush=True)
     try:
         for line in sys.stdin:

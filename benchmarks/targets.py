@@ -35,9 +35,9 @@ MEM0G_LOCAL_P95_MS = 5.0
 
 # The stand-in's reply formats for libraries that parse free text (the rest take its default replies).
 HANDLERS = {
-    "mem0_oss": "devtools.standin.mem0_oss_replies:reply",
+    "mem0_oss": "devtools.standin.mem0_oss_replies:mem0_handler()",
     "langmem": "devtools.standin.langmem_replies:reply",
-    "amem": "devtools.standin.amem_replies:reply",
+    "amem": "devtools.standin.amem_replies:amem_replies",
 }
 CPU_SYSTEMS = "mem0,mem0g,rag,full_context,chatgpt_memory_emulation,mem0_oss,zep_graphiti,langmem,amem"
 
@@ -140,9 +140,16 @@ def bench_cpu(
     rows: dict[str, dict[str, Any]] = {}
     for system in systems:
         ctx.say(f"cpu: {system} ...")
-        with Standin(0.0, ctx.out / f"cpu-{system}-standin.log", handler=HANDLERS.get(system)) as server:
-            startup = measure_run(sub, f"cpu-{system}-startup", system, server, dry_run=True)
-            run = measure_run(sub, f"cpu-{system}", system, server, max_questions=max_questions, judge_runs=1)
+        try:  # one system that cannot run (a missing extra, a library's error) must not lose the others
+            with Standin(0.0, ctx.out / f"cpu-{system}-standin.log", handler=HANDLERS.get(system)) as server:
+                startup = measure_run(sub, f"cpu-{system}-startup", system, server, dry_run=True)
+                run = measure_run(
+                    sub, f"cpu-{system}", system, server, max_questions=max_questions, judge_runs=1
+                )
+        except BenchError as exc:
+            ctx.say(f"cpu: {system} failed: {exc}")
+            rows[system] = {"error": str(exc).splitlines()[0]}
+            continue
         requests = run["http"]["total"]
         after = run["cpu_s"] - startup["cpu_s"]
         rows[system] = {
@@ -194,6 +201,9 @@ def render_cpu(res: dict[str, Any]) -> str:
              "| CPU per request (ms) | after startup (ms) | peak RSS (MB) | load 1m |",
              "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, r in res["systems"].items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 8)
+            continue
         per = r["cpu_ms_per_request"]
         net = r["cpu_ms_per_request_after_startup"]
         lines.append(

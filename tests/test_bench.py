@@ -59,3 +59,22 @@ def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
     assert "harness CPU per LLM call" in text and "local search p50 / p95" in text
     markdown = render_markdown(report["results"], report["machine"], report["bench_command"])
     assert "| harness peak RSS (MB) |" in markdown and "python -m mem0bench run +exp=mem0" in markdown
+
+
+def test_cpu_per_request_for_two_systems(tiny_locomo, tmp_path, capsys):
+    """`cpu` on the fixture's first session: our RAG, and mem0's library with its reply formats (the
+    stand-in's handler given by a factory)."""
+    code = bench_main(
+        ["cpu", "--dataset", str(tiny_locomo), "--conversation", "mini-1", "--sessions", "1",
+         "--systems", "rag,mem0_oss", "--out", str(tmp_path / "bench"), "--json"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    (res,) = json.loads(captured.out)["results"]
+    assert set(res["systems"]) == {"rag", "mem0_oss"}
+    for name, row in res["systems"].items():
+        assert "error" not in row, (name, row)
+        assert row["requests"] == row["chat"] + row["embeddings"] > 0
+        assert row["cpu_s"] > row["startup_cpu_s"] > 0
+        assert row["cpu_ms_per_request"] > row["cpu_ms_per_request_after_startup"] > 0
+    assert res["systems"]["mem0_oss"]["chat"] > res["systems"]["rag"]["chat"]  # the library's own calls
