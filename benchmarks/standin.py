@@ -13,8 +13,10 @@ import resource
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.settings import REPO, STANDIN_MODULE, BenchError, standin_env
 
@@ -119,6 +121,13 @@ class Standin:
         self._log.close()
 
 
+def load_handler(spec: str) -> Callable[[str, dict[str, Any]], Any]:
+    """A stand-in reply function from "module:function", or "module:factory()" for one a factory makes."""
+    module, _, name = spec.partition(":")
+    found = getattr(importlib.import_module(module), name.removesuffix("()"))
+    return found() if name.endswith("()") else found
+
+
 def serve_standin(argv: list[str]) -> int:
     """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
     p = argparse.ArgumentParser(prog="python -m benchmarks standin")
@@ -136,9 +145,7 @@ def serve_standin(argv: list[str]) -> int:
 
     server = StandinServer(latency_ms=a.latency_ms).start()
     if a.handler:
-        module, _, name = a.handler.partition(":")
-        handler = getattr(importlib.import_module(module), name.removesuffix("()"))
-        server.set_handler(handler() if name.endswith("()") else handler)  # "f()": a handler factory
+        server.set_handler(load_handler(a.handler))
     print(server.port, flush=True)
     try:
         for line in sys.stdin:

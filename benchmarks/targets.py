@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runs import measure_run, read_jsonl
+from benchmarks.runs import measure_run, read_jsonl, run_command, shown
 from benchmarks.settings import BenchContext, BenchError
-from benchmarks.standin import Standin
+from benchmarks.standin import Standin, load_handler
+from benchmarks.startup import Clock, measure_argv
 from benchmarks.stats import check, summary_ms
 
 ISOLATED_VS_ALONE = 2.0  # isolated p50 at the default concurrency / inline p50 at concurrency 1
@@ -136,43 +138,36 @@ def bench_cpu(
 ) -> dict[str, Any]:
     """CPU per HTTP request for each system on the same subset (see the module's docstring)."""
     subset = subset_file(ctx.dataset, ctx.out, conversation, sessions)
-    sub = BenchContext(out=ctx.out, dataset=subset, overrides=ctx.overrides, env=ctx.env, log=ctx.log)
     rows: dict[str, dict[str, Any]] = {}
     for system in systems:
         ctx.say(f"cpu: {system} ...")
+        work = ctx.out / f"cpu-{system}"
+        work.mkdir(parents=True, exist_ok=True)
+        argv = run_command(
+            system, subset, work / "run", conversations=None, max_questions=max_questions, judge_runs=1,
+            concurrency=None, extra=ctx.overrides,
+        )  # fmt: skip
+        handler = HANDLERS.get(system)
+        clock = Clock(load_handler(handler) if handler else None)
+        load = os.getloadavg()[0]
         try:  # one system that cannot run (a missing extra, a library's error) must not lose the others
-            with Standin(0.0, ctx.out / f"cpu-{system}-standin.log", handler=HANDLERS.get(system)) as server:
-                startup = measure_run(sub, f"cpu-{system}-startup", system, server, dry_run=True)
-                run = measure_run(
-                    sub, f"cpu-{system}", system, server, max_questions=max_questions, judge_runs=1
-                )
-        except BenchError as exc:
+            fig = measure_argv(argv, work, clock, ctx.env)
+        except RuntimeError as exc:
             ctx.say(f"cpu: {system} failed: {exc}")
             rows[system] = {"error": str(exc).splitlines()[0]}
             continue
-        requests = run["http"]["total"]
-        after = run["cpu_s"] - startup["cpu_s"]
+        phase = fig.cpu_s - fig.cpu_to_first_request_s - fig.cpu_after_last_request_s
         rows[system] = {
-            "requests": requests,
-            "chat": run["http"]["chat"],
-            "embeddings": run["http"]["embeddings"],
-            "questions": run.get("n_questions"),
-            "wall_s": run["wall_s"],
-            "cpu_s": run["cpu_s"],
-            "startup_cpu_s": startup["cpu_s"],
-            "cpu_ms_per_request": 1000 * run["cpu_s"] / requests if requests else None,
-            "cpu_ms_per_request_after_startup": 1000 * after / requests if requests else None,
-            "standin_cpu_s": run["standin_cpu_s"],
-            "peak_rss_mb": run["peak_rss_mb"],
-            "loadavg_1m": run["loadavg_1m"],
-            "command": run["command"],
+            **asdict(fig),
+            "chat": clock.endpoints.get("chat", 0),
+            "embeddings": clock.endpoints.get("embeddings", 0),
+            # Between the first request and the last: ingestion, answers, judge, the latency pass.
+            "cpu_ms_per_request": 1000 * phase / fig.requests,
+            "cpu_ms_per_request_whole_run": 1000 * fig.cpu_s / fig.requests,
+            "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],
+            "command": shown(argv),
         }
-    return {
-        "command": "cpu",
-        "subset": str(subset),
-        "loadavg_1m_end": round(os.getloadavg()[0], 2),
-        "systems": rows,
-    }
+    return {"command": "cpu", "subset": str(subset), "systems": rows}
 
 
 def render_targets(res: dict[str, Any]) -> str:
@@ -197,18 +192,18 @@ def render_targets(res: dict[str, Any]) -> str:
 
 
 def render_cpu(res: dict[str, Any]) -> str:
-    lines = ["| system | requests (chat / emb.) | questions | wall (s) | CPU (s) | startup CPU (s) "
-             "| CPU per request (ms) | after startup (ms) | peak RSS (MB) | load 1m |",
-             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| system | requests (chat / emb.) | wall (s) | CPU (s): before first / between / after last request "
+             "| CPU per request between (ms) | CPU per request, whole run (ms) | load 1m |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, r in res["systems"].items():
         if "error" in r:
-            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 8)
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 5)
             continue
-        per = r["cpu_ms_per_request"]
-        net = r["cpu_ms_per_request_after_startup"]
+        between = r["cpu_s"] - r["cpu_to_first_request_s"] - r["cpu_after_last_request_s"]
         lines.append(
-            f"| {name} | {r['requests']} ({r['chat']} / {r['embeddings']}) | {r['questions']} | {r['wall_s']:.1f} "
-            f"| {r['cpu_s']:.2f} | {r['startup_cpu_s']:.2f} | {'-' if per is None else f'{per:.2f}'} "
-            f"| {'-' if net is None else f'{net:.2f}'} | {r['peak_rss_mb']:.0f} | {r['loadavg_1m'][0]} -> {r['loadavg_1m'][1]} |"
+            f"| {name} | {r['requests']} ({r['chat']} / {r['embeddings']}) | {r['wall_s']:.1f} "
+            f"| {r['cpu_to_first_request_s']:.2f} / {between:.2f} / {r['cpu_after_last_request_s']:.2f} "
+            f"| {r['cpu_ms_per_request']:.2f} | {r['cpu_ms_per_request_whole_run']:.2f} "
+            f"| {r['loadavg_1m'][0]} -> {r['loadavg_1m'][1]} |"
         )
     return "\n".join(lines)
