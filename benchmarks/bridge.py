@@ -181,7 +181,9 @@ def bench_bridge(
     """Direct and bridged, one after the other, against one zero-latency stand-in answering mem0's prompts."""
     from benchmarks.stats import check
 
-    with Standin(0.0, ctx.out / "bridge-standin.log", mem0_replies=True) as standin:
+    with Standin(
+        0.0, ctx.out / "bridge-standin.log", handler="devtools.standin.mem0_oss_replies:mem0_handler()"
+    ) as standin:
         ctx.say(f"[bridge] mem0ai directly on {conversation}")
         direct = _direct(ctx, standin, conversation, max_questions)
         ctx.say(f"[bridge] +exp=mem0_oss on {conversation}")

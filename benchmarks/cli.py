@@ -22,6 +22,7 @@ from benchmarks.search import bench_search, serve_isolated
 from benchmarks.settings import BenchContext, BenchError, default_dataset
 from benchmarks.standin import serve_standin
 from benchmarks.startup import startup_main
+from benchmarks.targets import CPU_SYSTEMS, bench_cpu, bench_targets, render_cpu, render_targets
 
 # The child-process sides of the measurements: not in --help, started by the bench itself.
 HIDDEN: dict[str, Callable[[list[str]], int]] = {
@@ -36,7 +37,9 @@ EXAMPLES = """examples:
   python -m benchmarks all --out /tmp/bench
   python -m benchmarks overhead --method mem0g --conversations conv-26 --json
   python -m benchmarks overlap --latency-ms 100 --concurrency 32
-  python -m benchmarks bridge --conversation conv-26"""
+  python -m benchmarks bridge --conversation conv-26
+  python -m benchmarks targets --out /tmp/targets
+  python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,6 +102,19 @@ def _parser() -> argparse.ArgumentParser:
     common(b)
     b.add_argument("--conversation", default="conv-26")
     b.add_argument("--max-questions", type=int, default=None, help="default: all of the conversation's")
+    t = sub.add_parser(
+        "targets", help="issue 18: mem0's isolated search p50 at 0 and 50 ms, mem0g's local p95"
+    )
+    common(t)
+    t.add_argument("--conversation", default="conv-26")
+    t.add_argument("--max-questions", type=int, default=None, help="per conversation (default: all)")
+
+    c = sub.add_parser("cpu", help="harness CPU per HTTP request for every system, on a small subset")
+    common(c)
+    c.add_argument("--systems", default=CPU_SYSTEMS, help="experiments (+exp=...), comma-separated")
+    c.add_argument("--conversation", default="conv-26")
+    c.add_argument("--sessions", type=int, default=3, help="the conversation's first N sessions")
+    c.add_argument("--max-questions", type=int, default=None)
 
     a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
     common(a)
@@ -190,6 +206,15 @@ def _run_sections(
         report.section("bridge", lambda: bench_bridge(
             ctx, conversation=args.conversation, max_questions=args.max_questions,
         ))  # fmt: skip
+    elif args.command == "targets":
+        report.section("targets", lambda: bench_targets(
+            ctx, conversation=args.conversation, max_questions=args.max_questions,
+        ))  # fmt: skip
+    elif args.command == "cpu":
+        report.section("cpu", lambda: bench_cpu(
+            ctx, systems=_ids(args.systems) or [], conversation=args.conversation, sessions=args.sessions,
+            max_questions=args.max_questions,
+        ))  # fmt: skip
     else:  # all: the search figures reuse the overhead runs
         for method in _ids(args.methods) or []:
             res = report.section(f"overhead {method}", lambda m=method: bench_overhead(
@@ -263,6 +288,11 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
         return
     print(f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['memory_gb']} GB, "
           f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}")  # fmt: skip
+    for res in results:  # the issue-18 sections print their own tables (render_text skips them)
+        if res["command"] == "targets":
+            print(render_targets(res))
+        elif res["command"] == "cpu":
+            print(render_cpu(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

@@ -7,13 +7,16 @@ prints its port, then one JSON line of counters for each "stats" line it reads, 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import resource
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.settings import REPO, STANDIN_MODULE, BenchError, standin_env
 
@@ -59,9 +62,9 @@ def requests_between(before: StandinStats, after: StandinStats) -> Requests:
 class Standin:
     """The stand-in server as a child process (`with Standin(latency_ms, log) as s: s.base_url, s.stats()`)."""
 
-    def __init__(self, latency_ms: float, log_path: Path, *, mem0_replies: bool = False) -> None:
+    def __init__(self, latency_ms: float, log_path: Path, handler: str | None = None) -> None:
         self.latency_ms = latency_ms
-        self.mem0_replies = mem0_replies  # answer mem0's free-text JSON prompts in its format
+        self.handler = handler  # "module:function" for `StandinServer.set_handler` (a library's replies)
         self.log_path = log_path
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
@@ -71,8 +74,8 @@ class Standin:
             raise BenchError(f"bench needs the repository's stand-in server at {STANDIN_MODULE}")
         self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
         cmd = [sys.executable, "-m", "benchmarks", "standin", "--latency-ms", f"{self.latency_ms:g}"]
-        if self.mem0_replies:
-            cmd.append("--mem0-replies")
+        if self.handler:
+            cmd += ["--handler", self.handler]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=standin_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, text=True, bufsize=1,
@@ -118,22 +121,31 @@ class Standin:
         self._log.close()
 
 
+def load_handler(spec: str) -> Callable[[str, dict[str, Any]], Any]:
+    """A stand-in reply function from "module:function", or "module:factory()" for one a factory makes."""
+    module, _, name = spec.partition(":")
+    found = getattr(importlib.import_module(module), name.removesuffix("()"))
+    return found() if name.endswith("()") else found
+
+
 def serve_standin(argv: list[str]) -> int:
     """Hidden subcommand `standin [--latency-ms MS]`: the child side of `Standin`."""
     p = argparse.ArgumentParser(prog="python -m benchmarks standin")
     p.add_argument("--latency-ms", type=float, default=0.0)
-    p.add_argument("--mem0-replies", action="store_true", help="answer mem0's fact and update prompts")
+    p.add_argument(
+        "--handler",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="the server's reply function (MODULE:FACTORY() to call a factory for it)",
+    )
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
         sys.path.insert(0, str(REPO))
     from devtools.standin.server import StandinServer
 
-    server = StandinServer(latency_ms=a.latency_ms)
-    if a.mem0_replies:
-        from devtools.standin.mem0_oss_replies import mem0_handler
-
-        server.set_handler(mem0_handler())
-    server.start()
+    server = StandinServer(latency_ms=a.latency_ms).start()
+    if a.handler:
+        server.set_handler(load_handler(a.handler))
     print(server.port, flush=True)
     try:
         for line in sys.stdin:

@@ -20,6 +20,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,33 +57,47 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15 of stat)
 
 
-class _Clock:
-    """A stand-in handler that notes when each request arrives (wall, and the harness's CPU so far) and
-    lets the stand-in answer it."""
+Handler = Callable[[str, dict[str, Any]], Any]
 
-    def __init__(self) -> None:
+
+class Clock:
+    """A stand-in handler that notes when each request arrives (wall, and the harness's CPU so far) and
+    lets the stand-in answer it (with `reply`'s answer when given: a library's reply formats)."""
+
+    def __init__(self, reply: Handler | None = None) -> None:
         self.pid = 0
         self.times: list[tuple[float, float | None]] = []
+        self.endpoints: Counter[str] = Counter()
+        self._reply = reply
         self._lock = threading.Lock()
 
-    def __call__(self, endpoint: str, body: dict[str, Any]) -> None:
+    def __call__(self, endpoint: str, body: dict[str, Any]) -> Any:
         stamp = (time.perf_counter(), _cpu_s(self.pid) if self.pid else None)
         with self._lock:
             self.times.append(stamp)
+            self.endpoints[endpoint] += 1
+        return None if self._reply is None else self._reply(endpoint, body)
 
 
 def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
+    argv = [
+        sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
+        "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
+        f"hydra.run.dir={work / 'run'}", *extra,
+    ]  # fmt: skip
+    return measure_argv(argv, work, Clock())
+
+
+def measure_argv(
+    argv: list[str], work: Path, clock: Clock, env_extra: dict[str, str] | None = None
+) -> StartupFigures:
+    """Run `argv` (a `python -m mem0bench run ...`) against a stand-in in this process that stamps every
+    request with `clock`; its cache under `work`."""
     from devtools.standin.server import StandinServer
 
-    clock = _Clock()
     with StandinServer(api_key=BENCH_KEY) as server:
         server.set_handler(clock)
-        argv = [
-            sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
-            "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
-            f"hydra.run.dir={work / 'run'}", *extra,
-        ]  # fmt: skip
-        env = harness_env(server.base_url, work / "cache", {})
+        env = harness_env(server.base_url, work / "cache", env_extra or {})
         log = work / "run.stderr"
         with open(log, "wb") as err:
             t0 = time.perf_counter()
@@ -91,7 +107,7 @@ def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
             t_exit = time.perf_counter()
     code = os.waitstatus_to_exitcode(status)
     if code != 0 or not clock.times:
-        raise RuntimeError(f"{method}: run exited {code}: {log.read_text()[-2000:]}")
+        raise RuntimeError(f"{' '.join(argv[3:5])}: run exited {code}: {log.read_text()[-2000:]}")
     cpu_total = usage.ru_utime + usage.ru_stime
     (first, cpu_first), (last, cpu_last) = clock.times[0], clock.times[-1]
     return StartupFigures(

@@ -83,3 +83,22 @@ def test_bridge_runs_mem0_directly_and_through_the_bridge(tiny_locomo, tmp_path,
     assert res["ratios"]["search_p50_bridged_vs_direct_question"] > 0
     assert all(c["pass"] in (True, False) for c in res["checks"])
     assert "bridged / direct" in render_text([res])
+
+
+def test_cpu_per_request_for_two_systems(tiny_locomo, tmp_path, capsys):
+    """`cpu` on the fixture's first session: our RAG, and mem0's library with its reply formats (the
+    stand-in's handler given by a factory)."""
+    code = bench_main(
+        ["cpu", "--dataset", str(tiny_locomo), "--conversation", "mini-1", "--sessions", "1",
+         "--systems", "rag,mem0_oss", "--out", str(tmp_path / "bench"), "--json"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    (res,) = json.loads(captured.out)["results"]
+    assert set(res["systems"]) == {"rag", "mem0_oss"}
+    for name, row in res["systems"].items():
+        assert "error" not in row, (name, row)
+        assert row["requests"] == row["chat"] + row["embeddings"] > 0
+        assert row["cpu_s"] > row["cpu_to_first_request_s"] > 0 and row["cpu_after_last_request_s"] > 0
+        assert row["cpu_ms_per_request_whole_run"] > row["cpu_ms_per_request"] > 0
+    assert res["systems"]["mem0_oss"]["chat"] > res["systems"]["rag"]["chat"]  # the library's own calls

@@ -7,11 +7,13 @@ import asyncio
 import dataclasses
 import io
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 
-from devtools.e2e import TEST_KEY, cli_env
+from devtools.e2e import REPO, TEST_KEY, cli_env
 from devtools.reliability import run_args, small_sample
 from devtools.standin.server import StandinServer
 from mem0bench.data import load_dataset
@@ -158,3 +160,39 @@ def test_a_bridge_scope_must_name_a_stage_the_bars_count(standin):
             await client.aclose()
 
     asyncio.run(main())
+
+
+def test_a_stage_added_late_shows_its_count_and_eta_without_calls(monkeypatch):
+    """The isolated latency pass's size is known only after the answers: added then, it counts questions
+    (its calls count as search calls, which the answer line shows)."""
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    ledger, stream = _Ledger(), io.StringIO()
+    progress = StageProgress(ledger, {"answer": 2, "judge": 2}, stream=stream, log_every_s=30)
+    ledger.calls["search"] = 7
+    progress.add_stage("latency", 4)
+    progress.add_stage("latency", 99)  # once only
+    assert progress.snapshot().totals == {"answer": 2, "judge": 2, "latency": 4}
+    clock[0] = 1.0
+    progress.advance("latency", 1)
+    clock[0] = 4.0
+    progress.advance("latency", 3)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "progress latency: 0/4, eta ?"
+    assert lines[-1] == "progress latency: 4/4, eta 00:00"
+
+
+def test_the_latency_pass_reports_progress(tmp_path, locomo_mini):
+    data = small_sample(tmp_path, locomo_mini, sessions=1, questions=3)
+    args = run_args("rag", data, tmp_path / "run", "judge.runs=1", "run.progress=true")
+    with StandinServer(api_key=TEST_KEY) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "mem0bench", *args], cwd=REPO, env=cli_env(server.base_url, tmp_path / "c"),
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    measured = len((tmp_path / "run" / "latency.jsonl").read_text(encoding="utf-8").splitlines())
+    assert measured > 0
+    lines = result.stderr.splitlines()
+    assert f"progress latency: 0/{measured}, eta ?" in lines
+    assert any(line.startswith(f"progress latency: {measured}/{measured}, eta ") for line in lines), lines

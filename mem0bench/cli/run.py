@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from mem0bench.paths import CONFIG_DIR
@@ -43,6 +44,35 @@ def record_failed_job(run_dir: Path, reason: str) -> None:
     # If the folder itself is the problem, the error line was printed already: nothing more to do.
     with contextlib.suppress(OSError):
         write_json(run_dir / "run.json", {"run_id": run_dir.name, "status": "failed", "reason": reason})
+
+
+# Arguments that can make composing the config change the run mode: a `hydra.mode` override, or config
+# folders and files of the user's own (which may set it). No config in configs/ sets `hydra.mode`
+# (tests/test_cli_startup.py checks).
+_MODE_FROM_CONFIG = ("hydra.mode", "hydra.searchpath", "--config-dir", "-cd", "--config-path", "-cp",
+                     "--config-name", "-cn")  # fmt: skip
+
+
+def _mode_needs_config(argv: list[str]) -> bool:
+    return any(arg.lstrip("+~").startswith(_MODE_FROM_CONFIG) for arg in argv)
+
+
+@contextlib.contextmanager
+def _mode_from_flags(argv: list[str]) -> Iterator[None]:
+    """Hydra 1.3 composes the whole config once only to read `hydra.mode` (`Hydra.get_mode`), then again
+    for the run: ~0.25 s of CPU before the first request. When nothing in `argv` can set that key, the
+    answer is known without composing: unset, so `-m`/`--multirun` alone decides, as Hydra then does."""
+    if _mode_needs_config(argv):
+        yield
+        return
+    from hydra._internal.hydra import Hydra
+
+    composed = Hydra.get_mode
+    Hydra.get_mode = lambda self, config_name, overrides: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Hydra.get_mode = composed  # type: ignore[method-assign]
 
 
 def run_main(argv: list[str]) -> int:
@@ -90,5 +120,6 @@ def run_main(argv: list[str]) -> int:
     # configs/run.yaml's hydra.help.footer: `run --help` ends with examples like every other command.
     OmegaConf.register_new_resolver("mem0bench_examples", lambda _: hydra_footer(), replace=True)
     sys.argv = [sys.argv[0], *_take_secrets(argv)]
-    _task()
+    with _mode_from_flags(sys.argv[1:]):
+        _task()
     return max(exit_codes, default=0)

@@ -19,7 +19,6 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from mem0bench.common.text import one_line
-from mem0bench.report.tables import fmt_judge
 from mem0bench.rundir.find import find_run_dirs
 from mem0bench.rundir.heartbeat import HeartbeatInfo
 
@@ -48,6 +47,10 @@ def _varied(overrides: list[list[str] | None]) -> list[list[str]]:
 
 def sweep_summary(sweep_dir: Path) -> str:
     """The summary block for the jobs under `sweep_dir` ('' when none)."""
+    # Imported here, not at the top: Hydra builds this callback before every run, sweep or not, and the
+    # report package brings pandas and matplotlib (over a second of CPU before a run's first request).
+    from mem0bench.report.tables import fmt_judge
+
     jobs = find_run_dirs(sweep_dir) if sweep_dir.is_dir() else []
     if not jobs:
         return ""

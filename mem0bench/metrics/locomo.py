@@ -6,6 +6,8 @@ import re
 import string
 from collections import Counter
 
+# First: NLTK without the heavy libraries it only wraps (see _nltk).
+from mem0bench.metrics import _nltk  # noqa: F401  # isort: skip
 from nltk.stem import PorterStemmer
 
 __all__ = ["locomo_f1", "normalize_answer", "stemmed_tokens", "token_f1"]

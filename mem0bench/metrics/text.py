@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+# First: NLTK without the heavy libraries it only wraps (see _nltk).
+from mem0bench.metrics import _nltk  # noqa: F401  # isort: skip
 from nltk.tokenize import word_tokenize
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu

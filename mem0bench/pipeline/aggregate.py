@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from mem0bench.data.model import Category
-from mem0bench.metrics import bleu1, f1, judge_summary, locomo_f1, mean, percentile
+from mem0bench.metrics import judge_summary, mean, percentile
 from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord, label_score, score_label
 from mem0bench.rundir.schema import PredictionRow
 from mem0bench.suites import suite_of
@@ -58,6 +58,9 @@ def prediction_rows(
 ) -> list[PredictionRow]:
     """The per-question rows of predictions.jsonl, scores included; the answer row's other fields ride
     along in `extra`."""
+    # Here, not at the top: the lexical scores import NLTK, which only scoring needs (see metrics).
+    from mem0bench.metrics import bleu1, f1, locomo_f1
+
     rows = []
     for a in answers:
         judged: list[JudgeScore] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))

@@ -38,15 +38,19 @@ from mem0bench.rundir.heartbeat import ProgressSnapshot
 
 # The client's accounting stages behind each progress stage (search is part of answering a question). A
 # library's stage behind the bridge counts with its pipeline stage (`ledger.pipeline_stage`).
-LEDGER_STAGES = {"ingest": ("ingest",), "answer": ("search", "answer"), "judge": ("judge",)}
+# The isolated latency pass (`latency`) has no client stage of its own: its calls count as search calls
+# (which answering makes too), so its line shows questions done and an ETA, not calls.
+LEDGER_STAGES: dict[str, tuple[str, ...]] = {
+    "ingest": ("ingest",), "answer": ("search", "answer"), "judge": ("judge",), "latency": (),
+}  # fmt: skip
 
 ProgressMode = bool | str
 
-UNITS = {"ingest": "pair", "answer": "question", "judge": "label"}
+UNITS = {"ingest": "pair", "answer": "question", "judge": "label", "latency": "question"}
 
 # Calls per item when neither a measurement nor a plan is available (one answer call and one query
 # embedding per question; one call per judge label).
-DEFAULT_CALLS_PER_ITEM = {"answer": 2.0, "judge": 1.0}
+DEFAULT_CALLS_PER_ITEM = {"answer": 2.0, "judge": 1.0, "latency": 1.0}
 
 RATE_WINDOW_S = 60.0
 """The run ETA uses the call rate of the last minute."""
@@ -105,18 +109,34 @@ class StageProgress:
         self._rate_samples: deque[tuple[float, int]] = deque()
         self._rate_lock = threading.Lock()
         self._run_line: tqdm | None = None
+        self._mininterval = 0.1 if tty else 1.0
         if self.mode != "bars":
             return
         for position, (stage, total) in enumerate(totals.items()):
-            self._bars[stage] = tqdm(
-                total=total, desc=f"{stage:>6}", unit=UNITS.get(stage, "it"), position=position, leave=True,
-                file=self.stream, dynamic_ncols=True, mininterval=0.1 if tty else 1.0,
-            )  # fmt: skip
+            self._bars[stage] = self._bar(stage, total, position)
         # One text line under the bars: the ETA of everything left and what this process has paid.
         self._run_line = tqdm(
             total=0, bar_format="{desc}", desc=f"{'run':>6}: eta ? (all stages)", position=len(totals),
             leave=True, file=self.stream,
         )  # fmt: skip
+
+    def _bar(self, stage: str, total: int, position: int) -> tqdm:
+        return tqdm(
+            total=total, desc=f"{stage:>6}", unit=UNITS.get(stage, "it"), position=position, leave=True,
+            file=self.stream, dynamic_ncols=True, mininterval=self._mininterval,
+        )  # fmt: skip
+
+    def add_stage(self, stage: str, total: int) -> None:
+        """A stage whose size is known only once the run is under way (the isolated latency pass, after
+        the answers): a bar below the others, or its lines, from now on."""
+        if stage in self.totals or self._closed:
+            return
+        self.totals[stage] = total
+        self.done[stage] = 0
+        if self.mode == "bars":
+            self._bars[stage] = self._bar(stage, total, len(self._bars) + 1)  # below the run line
+        elif self.mode == "lines":
+            self._print(self.line(stage))
 
     def plan(self, planned_calls: Mapping[str, float]) -> None:
         """The dry-run plan's LLM calls per client stage (ingest, search, answer, judge), for the run ETA
@@ -220,11 +240,11 @@ class StageProgress:
         return f"eta {_eta(snap.eta_s)} (all stages), calls {snap.calls:,}, paid ${snap.cost_usd:.4f}"
 
     def line(self, stage: str) -> str:
+        count = f"progress {stage}: {self.done.get(stage, 0)}/{self.totals.get(stage, 0)}"
+        if not LEDGER_STAGES.get(stage, (stage,)):
+            return f"{count}, eta {_eta(self.eta_s(stage))}"
         calls, tokens, cost = self.usage(stage)
-        return (
-            f"progress {stage}: {self.done.get(stage, 0)}/{self.totals.get(stage, 0)}, calls {calls:,}, "
-            f"tokens {tokens:,}, cost ${cost:.4f}, eta {_eta(self.eta_s(stage))}"
-        )
+        return f"{count}, calls {calls:,}, tokens {tokens:,}, cost ${cost:.4f}, eta {_eta(self.eta_s(stage))}"
 
     # -- updates -------------------------------------------------------------------------------------
     def advance(self, stage: str, n: int = 1) -> None:
@@ -259,6 +279,8 @@ class StageProgress:
 
     def _refresh_postfix(self) -> None:
         for stage, bar in self._bars.items():
+            if not LEDGER_STAGES.get(stage, (stage,)):
+                continue  # no calls of its own to show
             calls, tokens, cost = self.usage(stage)
             bar.set_postfix_str(f"calls {calls:,} tok {tokens:,} ${cost:.4f}", refresh=False)
         if self._run_line is not None:

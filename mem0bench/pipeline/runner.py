@@ -257,6 +257,9 @@ class Runner:
             remeasure=options.remeasure_latency,
         )
         conversations = {c.sample_id: c for c in self.dataset.conversations}
+        progress = self.attempt.progress
+        if plan:
+            progress.add_stage("latency", len(plan))
         for question in plan:  # one at a time: nothing else of the run is in flight
             record = await measure_question(
                 self.system,
@@ -269,6 +272,7 @@ class Runner:
             self.system_failures.take(functools.partial(_asked_by, question.qid))
             rundir.appender(LATENCY_FILE).append(record.to_dict())
             self.attempt.usage.save_if_due()
+            progress.advance("latency")
 
     async def run(self) -> RunOutcome:
         try:

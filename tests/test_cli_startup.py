@@ -1,0 +1,63 @@
+"""What a run pays before its first request and after its last (issue 18): the heavy imports stay off the
+path, and Hydra composes the config once when nothing can set the run mode."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mem0bench.cli.run import _mode_needs_config
+from mem0bench.paths import CONFIG_DIR
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_run_path_does_not_import_the_report_or_scoring_libraries() -> None:
+    # Everything `run` imports before its first request: the command, Hydra's callbacks, the pipeline.
+    code = (
+        "import sys, mem0bench.cli.run, mem0bench.cli.sweep_summary, mem0bench.pipeline.experiment\n"
+        "print(','.join(m for m in ('pandas', 'matplotlib', 'nltk') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lexical_scores_still_load_on_first_use() -> None:
+    from mem0bench.metrics import bleu1, f1, locomo_f1
+
+    assert (bleu1("a red cat", "a red cat"), f1("red cat", "red dog")) == (1.0, 0.5)
+    assert locomo_f1("the cats", "cat", 1) == 1.0
+    with pytest.raises(AttributeError):
+        _ = __import__("mem0bench.metrics", fromlist=["nope"]).nope
+
+
+def _has_hydra_mode(node: object) -> bool:
+    return isinstance(node, dict) and isinstance(node.get("hydra"), dict) and "mode" in node["hydra"]
+
+
+def test_no_packaged_config_sets_the_run_mode() -> None:
+    # cli.run skips Hydra's mode-only compose on this premise.
+    files = sorted(Path(CONFIG_DIR).rglob("*.yaml"))
+    assert files
+    offending = [str(f) for f in files if _has_hydra_mode(yaml.safe_load(f.read_text(encoding="utf-8")))]
+    assert offending == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "needs"),
+    [
+        (["+exp=mem0", "llm.max_concurrency=1"], False),
+        (["-m", "+exp=mem0", "method.top_k=5,10"], False),
+        (["+exp=mem0", "hydra.mode=MULTIRUN"], True),
+        (["+exp=mem0", "++hydra.mode=RUN"], True),
+        (["--config-dir", "/tmp/mine", "+exp=x"], True),
+        (["-cd", "/tmp/mine", "+exp=x"], True),
+        (["+hydra.searchpath=[file:///tmp/mine]"], True),
+    ],
+)
+def test_when_the_mode_needs_the_composed_config(argv: list[str], needs: bool) -> None:
+    assert _mode_needs_config(argv) is needs
