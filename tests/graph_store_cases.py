@@ -202,3 +202,20 @@ def case_key_index_resolution(make: Factory) -> None:
     assert resolve_node(store, "early may", "event", at_angle(0.2, 4, 6), 0.9) == early  # a time phrase
     assert resolve_node(store, "Caroline", "date", unit(0), 0.9) is None
     store.close()
+
+
+def case_similar_nodes_many_matches_one_by_one(make: Factory) -> None:
+    """The batched node search returns, per query, exactly the one-query search: nodes, scores, order."""
+    store = make()
+    for i, name in enumerate(["Caroline", "caroline twin", "Sweden", "Melanie"]):
+        store.add_node(name, "person", unit(0) if i < 2 else at_angle(0.8, i, 0), "d")  # a tie at the top
+    queries = np.stack([unit(0), at_angle(0.75), unit(5), at_angle(0.8, 2, 0)])
+    for threshold, limit in [(0.75, 5), (0.5, 1), (0.0, 0)]:
+        one_by_one = [store.find_similar_nodes(q, threshold, limit) for q in queries]
+        assert store.find_similar_nodes_many(queries, threshold, limit) == one_by_one
+    assert [n.name for n, _ in store.find_similar_nodes_many(queries, 0.75, 5)[0]] == [
+        "Caroline",
+        "caroline twin",
+    ]
+    assert store.find_similar_nodes_many(np.zeros((0, DIM), np.float32), 0.5, 5) == []
+    assert make().find_similar_nodes_many(queries, 0.5, 5) == [[], [], [], []]

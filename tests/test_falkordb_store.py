@@ -82,6 +82,10 @@ def test_key_index_resolution(make: cases.Factory) -> None:
     cases.case_key_index_resolution(make)
 
 
+def test_similar_nodes_many_matches_one_by_one(make: cases.Factory) -> None:
+    cases.case_similar_nodes_many_matches_one_by_one(make)
+
+
 def test_recurring_event_keeps_the_first_date(falkordb_server: FalkorDBServer, tmp_path: Path) -> None:  # noqa: F811
     """The recurring-event rule on FalkorDB: the same outcome as in-process."""
     import asyncio

@@ -48,6 +48,28 @@ def test_key_index_resolution() -> None:
     cases.case_key_index_resolution(InProcessGraphStore)
 
 
+def test_similar_nodes_many_matches_one_by_one() -> None:
+    cases.case_similar_nodes_many_matches_one_by_one(InProcessGraphStore)
+
+
+def test_batched_node_search_is_exact_at_locomo_scale() -> None:
+    """A LOCOMO-sized graph (conv-26's ~480 nodes a speaker, 1536-dim embeddings): the batched search gives
+    every query's nodes with the same float scores, to the bit, in the same order, near-ties included."""
+    rng = np.random.default_rng(18)
+    base = rng.standard_normal((60, 1536)).astype(np.float32)
+    # Clusters of close names (as "7 May 2023" / "20 May 2023" are) and exact duplicates (equal scores).
+    vectors = [base[i % 60] + 0.35 * rng.standard_normal(1536).astype(np.float32) for i in range(470)]
+    vectors += [vectors[i] for i in range(0, 100, 10)]
+    store = InProcessGraphStore()
+    for i, v in enumerate(vectors):
+        store.add_node(f"entity {i}", "thing", v, "d")
+    queries = np.stack([vectors[7], base[3], *(base[i] + 0.3 * rng.standard_normal(1536) for i in range(6))])
+    for threshold in (0.3, 0.7, 0.9):
+        batched = store.find_similar_nodes_many(queries, threshold, 5)
+        assert batched == [store.find_similar_nodes(q, threshold, 5) for q in queries]
+    assert sum(map(len, store.find_similar_nodes_many(queries, 0.7, 5))) >= 10  # the check saw real hits
+
+
 def test_protocol_and_builder(tmp_path: Path) -> None:
     store = build_graph_store({"backend": "inprocess"}, "k", tmp_path / "g")
     assert isinstance(store, InProcessGraphStore) and isinstance(store, GraphStore)

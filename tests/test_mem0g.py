@@ -17,7 +17,7 @@ from mem0bench.data.loader import parse_session_date
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
-from mem0bench.memory.graph import load_graph_snapshot
+from mem0bench.memory.graph import Edge, load_graph_snapshot
 from mem0bench.prompts import graph as prompts
 from mem0bench.systems.methods.mem0g import Mem0G
 from tests import fakes
@@ -721,6 +721,72 @@ def test_entity_channel_ranks_the_relevant_edge_above_a_hub_minilm(minilm: Any) 
     assert "charity race happened on 20 May 2023" in entity_channel(
         store, embed, ["Caroline", "charity race"]
     )
+
+
+@pytest.mark.minilm
+def test_batched_entity_search_returns_the_per_entity_results_minilm(
+    minilm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a LOCOMO-sized graph with real embeddings (~480 nodes, close dates and names), searching all of a
+    question's entities in one pass returns exactly what one search per entity returned."""
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return asyncio.run(minilm.embed_batch(list(texts)))[0]
+
+    store = hub_graph(embed)
+    months = ["March", "April", "May", "June", "July", "August"]
+    dates = [f"{day} {month} 2023" for month in months for day in (1, 7, 14, 20, 28)]
+    kinds = [
+        "pottery",
+        "painting",
+        "hiking",
+        "camping",
+        "adoption",
+        "support",
+        "charity",
+        "music",
+        "dance",
+        "yoga",
+    ]
+    things = ["class", "group", "trip", "workshop", "meeting", "event", "concert", "session", "plan", "book"]
+    names = (
+        dates + [f"{k} {t}" for k in kinds for t in things] + [f"{k} {t} 2" for k in kinds for t in things]
+    )
+    names += [f"friend {i}" for i in range(200)]
+    caroline = store.find_similar_nodes(embed(["Caroline"])[0], 0.99, 1)[0][0]
+    for name, vector in zip(names, embed(names)):
+        node = store.add_node(name, "entity", vector, D3)
+        store.add_edge(caroline, "mentioned", node, vector, D3, ())
+    assert len(store.nodes()) >= 480
+    queries = {
+        HUB_QUESTION: ["Caroline", "charity race"],
+        "What did Caroline do on 20 May 2023?": ["Caroline", "20 May 2023", "May 2023"],
+        "Which pottery workshop did she join after the camping trip?": [
+            "pottery workshop",
+            "camping trip",
+            "she",
+        ],
+        "Who came to the music concert in June?": ["music concert", "June", "friend"],
+    }
+    vectors = {q: embed([q, *entities]) for q, entities in queries.items()}
+
+    from mem0bench.systems.methods.mem0g.retrieval import search_graph
+
+    def searched() -> list[list[Edge]]:
+        return [
+            search_graph(store, q, v[0], v[1:], threshold=t, triplet_threshold=0.4, top_k=20)
+            for q, v in vectors.items()
+            for t in (0.5, 0.7, 0.9)
+        ]
+
+    batched = searched()
+    hits = [store.find_similar_nodes_many(v[1:], 0.7, 5) for v in vectors.values()]
+    monkeypatch.setattr(
+        store, "find_similar_nodes_many", lambda vs, t, n: [store.find_similar_nodes(v, t, n) for v in vs]
+    )
+    assert hits == [store.find_similar_nodes_many(v[1:], 0.7, 5) for v in vectors.values()]
+    assert batched == searched()
+    assert all(batched) and sum(map(len, hits[1])) > 5  # the comparison saw full answers and many nodes
 
 
 def test_bm25_weighs_rare_words_over_shared_ones() -> None:

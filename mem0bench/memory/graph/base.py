@@ -133,6 +133,12 @@ class GraphStore(Protocol):
         """Nodes whose cosine similarity to `vector` is >= threshold, best first, at most `limit`."""
         ...
 
+    def find_similar_nodes_many(
+        self, vectors: np.ndarray, threshold: float, limit: int
+    ) -> list[list[tuple[Node, float]]]:
+        """`find_similar_nodes` for each row of `vectors` (same nodes, scores and order), in one call."""
+        ...
+
     def nodes_with_key(self, key: str) -> list[Node]:
         """Nodes whose `entity_key(name)` is `key`, oldest first: an exact index, not a similarity search."""
         ...

@@ -223,6 +223,12 @@ class FalkorDBGraphStore:
         )
         return [(_node(row), float(row[4])) for row in rows]
 
+    def find_similar_nodes_many(
+        self, vectors: np.ndarray, threshold: float, limit: int
+    ) -> list[list[tuple[Node, float]]]:
+        # One query per vector: the server's scan is the cost here, not the round trips of a few entities.
+        return [self.find_similar_nodes(vector, threshold, limit) for vector in vectors]
+
     def search_edges(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Edge, float]]:
         if limit <= 0:
             return []

@@ -46,18 +46,38 @@ class _Matrix:
         """Row indices with cosine >= threshold (up to float rounding), best first; ties by row order."""
         if self.rows == 0 or limit <= 0:
             return []
+        q = self._query(vector)
+        # einsum runs single-threaded; a BLAS matmul spreads this small product over threads and, on a
+        # busy machine, its p95 jumps from ~1 ms to ~10 ms waiting for them.
+        return _ranked(np.einsum("ij,j->i", self.view, q), threshold, limit)
+
+    def top_many(self, vectors: np.ndarray, threshold: float, limit: int) -> list[list[tuple[int, float]]]:
+        """`top` for each row of `vectors`, with the same scores to the last bit, in one pass over the
+        matrix: each stored row is dotted with every query while it is in cache, not read once per query."""
+        if self.rows == 0 or limit <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        queries = [self._query(v) for v in vectors]
+        # Still einsum, not a BLAS product: each score is the same contiguous dot product `top` computes
+        # (tests/test_graph_store.py checks equality on a LOCOMO-sized graph), so results and their order
+        # cannot move by a rounding step; "->ik" makes the matrix row the outer loop.
+        scores = np.einsum("ij,kj->ik", self.view, np.stack(queries))
+        return [_ranked(scores[:, k], threshold, limit) for k in range(len(queries))]
+
+    def _query(self, vector: np.ndarray) -> np.ndarray:
         q = normalize(vector)
         if q.shape[0] != self._data.shape[1]:
             raise ValueError(f"query has {q.shape[0]} dimensions, the store holds {self._data.shape[1]}")
-        # einsum runs single-threaded; a BLAS matmul spreads this small product over threads and, on a
-        # busy machine, its p95 jumps from ~1 ms to ~10 ms waiting for them.
-        scores = np.einsum("ij,j->i", self.view, q)
-        hits = np.flatnonzero(scores >= threshold - SCORE_EPS)
-        if hits.size == 0:
-            return []
-        # Stable sort on -score keeps insertion order among equal scores: deterministic results.
-        order = hits[np.argsort(-scores[hits], kind="stable")][:limit]
-        return [(int(i), float(scores[i])) for i in order]
+        return q
+
+
+def _ranked(scores: np.ndarray, threshold: float, limit: int) -> list[tuple[int, float]]:
+    """Indices scoring >= threshold (up to float rounding), best first, at most `limit`."""
+    hits = np.flatnonzero(scores >= threshold - SCORE_EPS)
+    if hits.size == 0:
+        return []
+    # Stable sort on -score keeps insertion order among equal scores: deterministic results.
+    order = hits[np.argsort(-scores[hits], kind="stable")][:limit]
+    return [(int(i), float(scores[i])) for i in order]
 
 
 class InProcessGraphStore:
@@ -133,6 +153,14 @@ class InProcessGraphStore:
         self, vector: np.ndarray, threshold: float, limit: int
     ) -> list[tuple[Node, float]]:
         return [(self._nodes[i], s) for i, s in self._node_vectors.top(vector, threshold, limit)]
+
+    def find_similar_nodes_many(
+        self, vectors: np.ndarray, threshold: float, limit: int
+    ) -> list[list[tuple[Node, float]]]:
+        return [
+            [(self._nodes[i], s) for i, s in hits]
+            for hits in self._node_vectors.top_many(vectors, threshold, limit)
+        ]
 
     def search_edges(self, vector: np.ndarray, threshold: float, limit: int) -> list[tuple[Edge, float]]:
         return [(self._edges[i], s) for i, s in self._edge_vectors.top(vector, threshold, limit)]

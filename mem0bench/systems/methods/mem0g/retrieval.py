@@ -104,8 +104,9 @@ def search_graph(
 ) -> list[Edge]:
     """Both channels merged: up to `top_k` edges, in creation order."""
     node_scores: dict[str, float] = {}
-    for vector in entity_vectors:
-        for node, score in store.find_similar_nodes(vector, threshold, NODES_PER_QUERY_ENTITY):
+    # All entities in one pass over the node matrix (the same hits, in the same order, as one scan each).
+    for hits in store.find_similar_nodes_many(entity_vectors, threshold, NODES_PER_QUERY_ENTITY):
+        for node, score in hits:
             node_scores[node.id] = max(score, node_scores.get(node.id, -1.0))
     candidates = store.edges_of(list(node_scores))
     relevance = dict(zip((e.id for e in candidates), bm25_scores(question, [e.text for e in candidates])))
