@@ -138,7 +138,7 @@ class DisabledCrossEncoder(CrossEncoderClient):
 
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
         raise RuntimeError(
-            "zep_graphiti: a rerank outside a search (its calls would have no route on the bridge)"
+            "zep_graphiti: a rerank outside a search (its calls would count as the ingestion's)"
         )
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx2
+
 from mem0bench.common.errors import exception_chain
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm.timing import measure
@@ -115,7 +117,9 @@ class ZepGraphiti(SystemBase):
         self._tag = library.run_tag(self.graph_config, context.state_dir)
         self._graphs: dict[str, Any] = {}  # sample_id -> Graphiti
         self._search_clients: dict[str, Any] = {}  # sample_id -> its GraphitiClients with the reranker
-        self._http: Any = None  # the bridge's HTTP pool every conversation's OpenAI client shares
+        self._http: httpx2.AsyncClient | None = (
+            None  # the bridge's HTTP pool every conversation's OpenAI client shares
+        )
         self._episodes: dict[str, dict[str, str]] = {}  # sample_id -> episode uuid -> dia_id
         self._current: dict[str, tuple[int, Turn]] = {}  # sample_id -> the message being ingested
         self._recorded: set[int] = set()  # ids of exceptions already recorded as a failed call
@@ -175,7 +179,7 @@ class ZepGraphiti(SystemBase):
             self._dims = int(await self.bridge.embedding_dims())
         return self._dims
 
-    def _http_pool(self) -> Any:
+    def _http_pool(self) -> httpx2.AsyncClient:
         """The run's one HTTP pool for graphiti's OpenAI clients (the bridge's: it stamps each request with
         the scope open where it is made). Closed in `aclose`, never by a conversation's clients."""
         if self._http is None:
