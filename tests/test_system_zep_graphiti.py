@@ -148,7 +148,7 @@ def test_graphitis_reranker_orders_by_the_servers_logprobs_and_refuses_a_reply_w
     passages = ["Maya adopted a puppy.", "Tomas moved to Oslo.", "Maya bakes bread.", "Biscuit is a beagle."]
 
     def rank() -> list[tuple[str, float]]:  # a client per event loop
-        reranker = clients.make_reranker(standin.base_url, "x", "gpt-4o-mini")
+        reranker = clients.make_reranker(clients.openai_client(standin.base_url, "x"), "gpt-4o-mini")
         return asyncio.run(reranker.rank("What dog does Maya have?", passages))
 
     ranked = rank()
@@ -215,6 +215,71 @@ def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
     nodes, skipped = asyncio.run(main())
     assert nodes == [] and skipped == 2
     assert FalkorDB(host=falkordb_server.host, port=falkordb_server.port).connection.ping()
+
+
+@pytest.mark.falkordb
+def test_searches_build_no_client_and_each_calls_land_on_their_own_question(
+    tmp_path: Path,
+    falkordb_server: FalkorDBServer,  # noqa: F811
+    locomo_mini: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A conversation's questions search at once through its one OpenAI client (building one per search
+    cost ~65 ms of CPU inside the timed search): no client is built during the searches, and each query
+    embedding and rerank call still lands on its own question's usage and stage."""
+    import openai
+
+    from mem0bench.data.loader import load_dataset
+    from mem0bench.llm import timing
+    from mem0bench.llm.cache import ResponseCache
+    from mem0bench.llm.client import LLMClient
+    from mem0bench.llm.embedders import OpenAIEmbeddingBackend
+    from mem0bench.llm.settings import LLMSettings
+    from mem0bench.memory.base import SystemContext
+    from mem0bench.systems.external.zep_graphiti.system import ZepGraphiti
+
+    conversation = next(c for c in load_dataset(locomo_mini).conversations if c.sample_id == "mini-3")
+    questions = conversation.questions
+    built: list[str] = []
+    original_init = openai.AsyncOpenAI.__init__
+
+    def counting_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(str(kwargs.get("base_url")))
+        original_init(self, *args, **kwargs)
+
+    async def main(base_url: str) -> list[timing.CallTiming]:
+        settings = LLMSettings(base_url=base_url, api_key=TEST_KEY, model="gpt-4o-mini", timeout_s=10.0)
+        client = LLMClient(
+            settings, OpenAIEmbeddingBackend("text-embedding-3-small"), ResponseCache(tmp_path / "c.sqlite")
+        )
+        graph = {"host": falkordb_server.host, "port": falkordb_server.port, "run_id": "noclient"}
+        system = ZepGraphiti(context=SystemContext(client=client, state_dir=tmp_path / "state", graph=graph))
+        try:
+            await system.ingest(conversation)
+            monkeypatch.setattr(openai.AsyncOpenAI, "__init__", counting_init)
+
+            async def one(index: int) -> timing.CallTiming:
+                with timing.measure() as measured:
+                    await system.retrieve(conversation, questions[index])
+                return measured
+
+            return await asyncio.gather(*(one(i) for i in range(len(questions))))
+        finally:
+            monkeypatch.undo()
+            await system.aclose()
+            await client.aclose()
+
+    with StandinServer(api_key=TEST_KEY) as llm:
+        start = len(llm.requests)
+        usage = asyncio.run(main(llm.base_url))
+        searched = list(llm.requests)[start:]
+    assert built == [], f"the searches built {len(built)} OpenAI client(s): {built[:3]}"
+    reranks = Counter(_rerank_parts(b)[0] for ep, b in searched if _is_rerank(ep, b))
+    assert sum(reranks.values()) > 0, "no rerank call: the test shows nothing"
+    for question, measured in zip(questions, usage, strict=True):
+        assert measured.usage["graphiti_search_embedding"][0] == 1, question.question
+        assert measured.usage.get("graphiti_rerank_search", [0])[0] == reranks[question.question], question
+        assert "graphiti_ingest" not in measured.usage and "graphiti_search" not in measured.usage
 
 
 @pytest.mark.slow

@@ -8,12 +8,16 @@
   recorded, because graphiti catches and logs some of them and goes on.
 * `make_reranker`: graphiti's own cross-encoder, `OpenAIRerankerClient` (one chat call per candidate
   passage: a one-token True/False with `logit_bias` on both words, `logprobs` and `top_logprobs=2`; the
-  score is the probability of True), on a bridge route, refusing in one line a reply without logprobs
-  (graphiti would fail on it with an unrelated zip error).
-* `DisabledCrossEncoder`: what each conversation's Graphiti holds between searches (ingestion never
-  reranks; each search brings a reranker bound to its own route). It raises if it is ever called, so no
-  request can leave unattributed.
+  score is the probability of True), refusing in one line a reply without logprobs (graphiti would fail
+  on it with an unrelated zip error).
+* `DisabledCrossEncoder`: what each conversation's Graphiti holds for ingestion (which never reranks; the
+  searches use the conversation's reranker). It raises if it is ever called, so a rerank outside a
+  search cannot land on the ingest stage unnoticed.
 * `make_embedder`: graphiti's `OpenAIEmbedder` on the bridge, with the harness embedder's vector size.
+
+All three take one `openai_client`, built once per conversation by the adapter around the bridge's shared
+HTTP client (whose requests name their bridge scope): a search builds no client (an `AsyncOpenAI` costs
+~65 ms of CPU, which the timed search would count).
 * `GuardedFalkorDriver`: graphiti's FalkorDB driver minus one server crash (see its docstring).
 
 This module imports graphiti at its top: import it only through `library.load()`.
@@ -61,9 +65,12 @@ class CallError:
     error: BaseException
 
 
-def openai_client(base_url: str, api_key: str) -> openai.AsyncOpenAI:
-    """An OpenAI client for the bridge: no retries of its own, a generous timeout."""
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=TIMEOUT_S)
+def openai_client(base_url: str, api_key: str, http_client: Any = None) -> openai.AsyncOpenAI:
+    """An OpenAI client for the bridge: no retries of its own, a generous timeout, and `http_client` (the
+    bridge's shared pool, which it must not close: nothing here calls the client's `close`) when given."""
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key=api_key, max_retries=0, timeout=TIMEOUT_S, http_client=http_client
+    )
 
 
 class BridgeLLMClient(OpenAIGenericClient):
@@ -71,10 +78,12 @@ class BridgeLLMClient(OpenAIGenericClient):
     reported to `on_error` (graphiti swallows some of them)."""
 
     def __init__(
-        self, *, base_url: str, api_key: str, model: str, on_error: Callable[[CallError], None]
+        self, *, client: openai.AsyncOpenAI, model: str, on_error: Callable[[CallError], None]
     ) -> None:
-        config = LLMConfig(api_key=api_key, base_url=base_url, model=model, small_model=model)
-        super().__init__(config=config, client=openai_client(base_url, api_key))
+        config = LLMConfig(
+            api_key=client.api_key, base_url=str(client.base_url), model=model, small_model=model
+        )
+        super().__init__(config=config, client=client)
         self._on_error = on_error
         self.calls = 0
 
@@ -124,11 +133,12 @@ class BridgeLLMClient(OpenAIGenericClient):
 
 
 class DisabledCrossEncoder(CrossEncoderClient):
-    """A cross-encoder that refuses: a search reranks with its own (`make_reranker`), ingestion never does."""
+    """A cross-encoder that refuses: a search reranks with the conversation's (`make_reranker`), ingestion
+    never does."""
 
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
         raise RuntimeError(
-            "zep_graphiti: a rerank outside a search (its calls would have no route on the bridge)"
+            "zep_graphiti: a rerank outside a search (its calls would count as the ingestion's)"
         )
 
 
@@ -152,18 +162,18 @@ class _LogprobsRequired:
         return response
 
 
-def make_reranker(base_url: str, api_key: str, model: str) -> OpenAIRerankerClient:
-    """graphiti's OpenAI reranker on the bridge route `base_url`, asking with the harness's model."""
-    config = LLMConfig(api_key=api_key, base_url=base_url, model=model, small_model=model)
-    return OpenAIRerankerClient(config=config, client=_LogprobsRequired(openai_client(base_url, api_key)))  # type: ignore[arg-type]
+def make_reranker(client: openai.AsyncOpenAI, model: str) -> OpenAIRerankerClient:
+    """graphiti's OpenAI reranker through `client`, asking with the harness's model."""
+    config = LLMConfig(api_key=client.api_key, base_url=str(client.base_url), model=model, small_model=model)
+    return OpenAIRerankerClient(config=config, client=_LogprobsRequired(client))  # type: ignore[arg-type]
 
 
-def make_embedder(base_url: str, api_key: str, model: str, dims: int) -> OpenAIEmbedder:
-    """graphiti's OpenAI embedder on the bridge, keeping all `dims` dimensions of the harness's vectors."""
+def make_embedder(client: openai.AsyncOpenAI, model: str, dims: int) -> OpenAIEmbedder:
+    """graphiti's OpenAI embedder through `client`, keeping all `dims` dimensions of the harness's vectors."""
     config = OpenAIEmbedderConfig(
-        api_key=api_key, base_url=base_url, embedding_model=model, embedding_dim=dims
+        api_key=client.api_key, base_url=str(client.base_url), embedding_model=model, embedding_dim=dims
     )
-    return OpenAIEmbedder(config=config, client=openai_client(base_url, api_key))
+    return OpenAIEmbedder(config=config, client=client)
 
 
 _STOPWORDS = frozenset(w.lower() for w in STOPWORDS)

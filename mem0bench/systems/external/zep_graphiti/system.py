@@ -11,6 +11,10 @@ model (docs/systems/zep_graphiti.md).
 
 Every LLM and embedding call graphiti makes goes to the harness's LLM bridge (cached, counted, retried by
 the harness's client). graphiti is async: it runs on the harness's event loop, which also serves the bridge.
+A conversation's clients (LLM, embedder, reranker: one OpenAI client on the route `sample_id`) are built
+when its graph is opened, over the run's one HTTP pool from the bridge, whose requests name their
+(stamped) bridge scope: a conversation's questions search at once, each call on its own question's usage,
+and no search builds a client.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+import httpx2
 
 from mem0bench.common.errors import exception_chain
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
@@ -110,6 +116,10 @@ class ZepGraphiti(SystemBase):
         self._host, self._port = library.address(self.graph_config)
         self._tag = library.run_tag(self.graph_config, context.state_dir)
         self._graphs: dict[str, Any] = {}  # sample_id -> Graphiti
+        self._search_clients: dict[str, Any] = {}  # sample_id -> its GraphitiClients with the reranker
+        self._http: httpx2.AsyncClient | None = (
+            None  # the bridge's HTTP pool every conversation's OpenAI client shares
+        )
         self._episodes: dict[str, dict[str, str]] = {}  # sample_id -> episode uuid -> dia_id
         self._current: dict[str, tuple[int, Turn]] = {}  # sample_id -> the message being ingested
         self._recorded: set[int] = set()  # ids of exceptions already recorded as a failed call
@@ -169,9 +179,18 @@ class ZepGraphiti(SystemBase):
             self._dims = int(await self.bridge.embedding_dims())
         return self._dims
 
+    def _http_pool(self) -> httpx2.AsyncClient:
+        """The run's one HTTP pool for graphiti's OpenAI clients (the bridge's: it stamps each request with
+        the scope open where it is made). Closed in `aclose`, never by a conversation's clients."""
+        if self._http is None:
+            self._http = self.bridge.async_http_client(self._clients.TIMEOUT_S)
+        return self._http
+
     async def _open(self, sample_id: str) -> Any:
-        """This conversation's Graphiti: its FalkorDB graph, the bridge route `sample_id`; its cross-encoder
-        refuses (each search brings one on its own route: `_search`)."""
+        """This conversation's Graphiti: its FalkorDB graph and one OpenAI client on the bridge route
+        `sample_id` for its LLM client, embedder and reranker. The Graphiti's own cross-encoder refuses
+        (ingestion never reranks); the searches use `_search_clients[sample_id]`, which holds the reranker.
+        Built here, once per conversation, so that a timed search builds nothing."""
         from graphiti_core import Graphiti
 
         old = self._graphs.pop(sample_id, None)
@@ -180,7 +199,9 @@ class ZepGraphiti(SystemBase):
             with contextlib.suppress(Exception):
                 await old.driver.client.connection.connection_pool.disconnect()
         clients = self._clients
-        url = self.bridge.base_url(sample_id)
+        openai_client = clients.openai_client(
+            self.bridge.base_url(sample_id), self.bridge.api_key, self._http_pool()
+        )
         # The driver's default database is the group's graph, so graphiti never clones the driver per call.
         # Its own client opens a connection per concurrent query without limit: with every question of a
         # conversation searching at once that exhausted the server's connections ("Too many connections").
@@ -195,16 +216,17 @@ class ZepGraphiti(SystemBase):
         graphiti = Graphiti(
             graph_driver=driver,
             llm_client=clients.BridgeLLMClient(
-                base_url=url,
-                api_key=self.bridge.api_key,
+                client=openai_client,
                 model=self.bridge.model,
                 on_error=lambda error: self._call_failed(sample_id, error),
             ),
             embedder=clients.make_embedder(
-                url, self.bridge.api_key, self.bridge.embedding_model, await self._embedding_dims()
+                openai_client, self.bridge.embedding_model, await self._embedding_dims()
             ),
             cross_encoder=clients.DisabledCrossEncoder(),
         )
+        reranker = clients.make_reranker(openai_client, self.bridge.model)
+        self._search_clients[sample_id] = graphiti.clients.model_copy(update={"cross_encoder": reranker})
         self._graphs[sample_id] = graphiti
         return graphiti
 
@@ -250,7 +272,7 @@ class ZepGraphiti(SystemBase):
         counts: Counter[str] = Counter(episodes=0, episodes_failed=0)
         source = f"chat between {conversation.speaker_a} and {conversation.speaker_b}"
         with LIBRARY_LOG.capture() as warnings:
-            async with self.bridge.scope(sid, stage=INGEST_STAGE) as scope:
+            async with self.bridge.scope(sid, stage=INGEST_STAGE, stamped=True) as scope:
                 self._scopes[sid] = (scope, 0)
                 index = 0
                 for session in conversation.sessions:
@@ -399,22 +421,16 @@ class ZepGraphiti(SystemBase):
                 if await self._restore(conversation) is None:
                     raise RuntimeError(f"{self.name}: conversation {sid} was not ingested")
             graphiti = self._graphs[sid]
-        route = f"{sid}-q{question.index}"  # its own route: questions of one conversation run in parallel
         with measure() as t:
             # The query embedding, then the searches (whose only model calls are the reranker's), each in
-            # its own ledger stage on the question's route.
-            async with self.bridge.scope(route, stage=SEARCH_STAGE) as scope:
+            # its own ledger stage. Stamped scopes: the conversation's questions search at once on its
+            # route, and each request names its question's scope.
+            async with self.bridge.scope(sid, stage=SEARCH_STAGE, stamped=True) as scope:
                 with _failing_in(scope):
-                    embedder = self._clients.make_embedder(
-                        self.bridge.base_url(route),
-                        self.bridge.api_key,
-                        self.bridge.embedding_model,
-                        await self._embedding_dims(),
-                    )
-                    vector = await embedder.create(input_data=[question.question.replace("\n", " ")])
-            async with self.bridge.scope(route, stage=RERANK_STAGE) as scope:
+                    vector = await graphiti.embedder.create(input_data=[question.question.replace("\n", " ")])
+            async with self.bridge.scope(sid, stage=RERANK_STAGE, stamped=True) as scope:
                 with _failing_in(scope):
-                    edges, nodes = await self._search(graphiti, sid, route, question.question, vector)
+                    edges, nodes = await self._search(sid, question.question, vector)
             text = render_context(edges, nodes)
         episodes = self._episodes.get(sid, {})
         dia_ids = tuple(dict.fromkeys(episodes[u] for e in edges for u in e.episodes if u in episodes))
@@ -428,20 +444,15 @@ class ZepGraphiti(SystemBase):
             items=len(edges) + len(nodes),
         )
 
-    async def _search(
-        self, graphiti: Any, sid: str, route: str, query: str, vector: Sequence[float]
-    ) -> tuple[list[Any], list[Any]]:
-        """Edges and nodes in two searches, as both references made two (one per scope); the edge search's
-        cross-encoder calls go out on the question's `route`."""
+    async def _search(self, sid: str, query: str, vector: Sequence[float]) -> tuple[list[Any], list[Any]]:
+        """Edges and nodes in two searches, as both references made two (one per scope), with the
+        conversation's clients (the edge search's cross-encoder calls go out in the caller's scope)."""
         from graphiti_core.search.search import search
         from graphiti_core.search.search_filters import SearchFilters
 
         from mem0bench.systems.external.zep_graphiti.search import edge_config, node_config
 
-        reranker = self._clients.make_reranker(
-            self.bridge.base_url(route), self.bridge.api_key, self.bridge.model
-        )
-        clients = graphiti.clients.model_copy(update={"cross_encoder": reranker})
+        clients = self._search_clients[sid]
         gid = self.group_id(sid)
         jobs = []
         for config in (
@@ -461,6 +472,11 @@ class ZepGraphiti(SystemBase):
             with contextlib.suppress(Exception):  # our pool: the client does not close what it was given
                 await graphiti.driver.client.connection.connection_pool.disconnect()
         self._graphs.clear()
+        self._search_clients.clear()
+        if self._http is not None:  # after the graphs: their clients' requests went through it
+            with contextlib.suppress(Exception):
+                await self._http.aclose()
+            self._http = None
         if self._admin is not None:
             with contextlib.suppress(Exception):
                 await self._admin.connection.aclose()
