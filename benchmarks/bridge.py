@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.runs import measure_run, read_jsonl
-from benchmarks.settings import REPO, BenchContext, BenchError, standin_env
+from benchmarks.settings import BENCH_KEY, REPO, BenchContext, BenchError, standin_env
 from benchmarks.standin import Standin, requests_between
 from benchmarks.stats import summary_ms
 
@@ -54,7 +54,7 @@ def direct_run(
     # The run's own choice of questions (categories 1-4, the first N): both sides search the same ones.
     questions = select_questions(conversation, include_adversarial=False, max_questions=max_questions)
     endpoint = library.LibraryEndpoint(
-        base_url=base_url, api_key="bench-fake-key-not-real", model="gpt-4o-mini",
+        base_url=base_url, api_key=BENCH_KEY, model="gpt-4o-mini",
         embedding_model="text-embedding-3-small", embedding_dims=1536,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="mem0bench-direct-") as tmp:
