@@ -19,8 +19,8 @@ How a call runs
    sha256(body + "\\0" + salt). The API key is not part of it.
 2. Cache lookup: a hit returns the stored raw reply (recorded as a cached call: tokens, no cost).
 3. Otherwise: a slot of the concurrency semaphore, then the RPM/TPM limiter (both counted as wait time in
-   `timing`), then one HTTP POST through the pool of `openai.AsyncOpenAI(max_retries=0)`, sent by
-   `transport.JsonTransport` with the SDK's headers (counted as network time). 429 (honouring
+   `timing`), then one HTTP POST sent by `transport.JsonTransport` over its keep-alive connections
+   (`http11`; counted as network time). 429 (honouring
    Retry-After / retry-after-ms), 5xx, 408/409, resets and timeouts are retried up to `max_retries`
    with exponential backoff and full jitter; other 4xx fail at once (`bad_request`); see `retry`.
 4. The raw reply of every HTTP 200 is cached before it is validated.
@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import openai
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
@@ -72,7 +71,7 @@ from mem0bench.llm.replies import (
 from mem0bench.llm.retry import MAX_RETRY_AFTER_S, Retryable, backoff_delay, classify, parse_retry_after
 from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.transport import JsonTransport
+from mem0bench.llm.transport import HTTPFailure, JsonTransport
 from mem0bench.llm.types import (
     CallFailure,
     ChatReply,
@@ -142,16 +141,12 @@ class LLMClient:
         key = settings.resolve_api_key()
         self._has_key = key is not None
         self._secret = key  # only for scrubbing error text; never logged or stored
-        self._openai = openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=key or PLACEHOLDER_API_KEY,
-            max_retries=0,
-            timeout=settings.timeout_s,
+        self._transport = JsonTransport(
+            self.base_url, key or PLACEHOLDER_API_KEY, timeout_s=settings.timeout_s
         )
-        self._transport = JsonTransport(self._openai)  # chat requests skip the SDK's per-call layers
         self.embedder = embedder
         if isinstance(embedder, OpenAIEmbeddingBackend) and not embedder.bound:
-            embedder.bind(self._openai)
+            embedder.bind(self._transport)
         self.cache = cache
         self._owns_cache = False
         if ledger is None:
@@ -185,11 +180,6 @@ class LLMClient:
         client = cls(settings, embedder, cache, ledger)
         client._owns_cache = cache is not None
         return client
-
-    @property
-    def openai(self) -> openai.AsyncOpenAI:
-        """The underlying SDK client (max_retries=0): for building an `OpenAIEmbeddingBackend`."""
-        return self._openai
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.settings.model!r}, base_url={self.base_url!r})"
@@ -233,7 +223,7 @@ class LLMClient:
                     started = perf()
                 try:
                     result = await send()
-                except (openai.APIError, ValueError) as exc:
+                except (HTTPFailure, ValueError) as exc:
                     problem: Retryable = classify(exc, self.settings.timeout_s)
                 else:
                     watch.reply()
@@ -477,7 +467,7 @@ class LLMClient:
         """Check key, server and models (the chat model, the embedding model and `extra_models`, e.g. the
         judge's) before any work; raise `ConfigurationError` with one clear line."""
         await run_preflight(
-            self._openai,
+            self._transport,
             self.settings,
             base_url=self.base_url,
             has_key=self._has_key,
@@ -487,8 +477,8 @@ class LLMClient:
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP pool (and the cache, when this client created it)."""
-        await self._openai.close()
+        """Close the HTTP connections (and the cache, when this client created it)."""
+        await self._transport.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
 

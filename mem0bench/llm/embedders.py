@@ -12,7 +12,7 @@ import base64
 import importlib.util
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,9 +22,6 @@ from mem0bench.llm.settings import EmbedderSettings
 from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.windows import Tokenizer, merge_windows, plan_windows
 from mem0bench.tokens import encode, encoding
-
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
 
 # Every OpenAI embedding model (text-embedding-3-small/-large, ada-002) reads at most 8,191 tokens an input.
 OPENAI_MAX_INPUT_TOKENS = 8191
@@ -53,10 +50,10 @@ class EmbeddingBackend(Protocol):
 
 
 class OpenAIEmbeddingBackend:
-    """`POST /embeddings` on the LLM's server, through the client's `AsyncOpenAI` pool (via `JsonTransport`).
+    """`POST /embeddings` on the LLM's server, through the client's `JsonTransport` (its connections).
 
-    Raises the SDK's exceptions (`openai.APIStatusError`, `APIConnectionError`, ...) for the client's
-    retry loop; does not retry itself. `dimensions` is sent only when set.
+    Raises the transport's exceptions (`HTTPStatusError`, `HTTPConnectError`, ...) for the client's retry
+    loop; does not retry itself. `dimensions` is sent only when set.
     """
 
     remote = True
@@ -65,7 +62,7 @@ class OpenAIEmbeddingBackend:
         self,
         model: str = "text-embedding-3-small",
         *,
-        openai_client: AsyncOpenAI | None = None,
+        transport: JsonTransport | None = None,
         dimensions: int | None = None,
         batch_size: int = 256,
         encoding_format: str = "base64",
@@ -75,25 +72,23 @@ class OpenAIEmbeddingBackend:
         self.batch_size = batch_size
         self.encoding_format = encoding_format
         self.dim: int | None = dimensions or _KNOWN_OPENAI_DIMS.get(model)
-        self._client = openai_client
-        self._transport = JsonTransport(openai_client) if openai_client is not None else None
+        self._transport = transport
         self.cache_id = f"openai:{model}" + (f":d{dimensions}" if dimensions else "")
         """The model identity used in embedding cache keys."""
         self.max_input_tokens = OPENAI_MAX_INPUT_TOKENS
         """Tokens (cl100k_base) the model reads from one input; longer texts are embedded in windows."""
 
-    def bind(self, openai_client: AsyncOpenAI) -> None:
-        """Attach the client's `AsyncOpenAI` instance (done by `LLMClient` when none was given)."""
-        self._client = openai_client
-        self._transport = JsonTransport(openai_client)
+    def bind(self, transport: JsonTransport) -> None:
+        """Attach the client's transport (done by `LLMClient` when none was given)."""
+        self._transport = transport
 
     @property
     def bound(self) -> bool:
-        return self._client is not None
+        return self._transport is not None
 
     async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
         if self._transport is None:
-            raise ConfigurationError("OpenAIEmbeddingBackend has no OpenAI client: pass it through LLMClient")
+            raise ConfigurationError("OpenAIEmbeddingBackend has no transport: pass it through LLMClient")
         plan = plan_windows(texts, Tokenizer(starts=_cl100k_starts, limit=self.max_input_tokens))
         body: dict[str, Any] = {
             "model": self.model,
@@ -243,13 +238,13 @@ class MiniLMEmbeddingBackend:
 
 
 def build_embedding_backend(
-    settings: EmbedderSettings, openai_client: AsyncOpenAI | None = None
+    settings: EmbedderSettings, transport: JsonTransport | None = None
 ) -> OpenAIEmbeddingBackend | MiniLMEmbeddingBackend:
     """The backend named by `settings.backend`. An OpenAI backend without a client is bound by LLMClient."""
     if settings.backend == "openai":
         return OpenAIEmbeddingBackend(
             settings.model,
-            openai_client=openai_client,
+            transport=transport,
             dimensions=settings.dimensions,
             batch_size=settings.batch_size,
             encoding_format=settings.encoding_format,

@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import httpx2
-import openai
-
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
+from mem0bench.llm.transport import HTTPConnectError, HTTPStatusError, HTTPTimeout, JsonTransport
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "run_preflight"]
 
@@ -22,7 +20,7 @@ PREFLIGHT_TIMEOUT_S = 5.0
 
 
 async def run_preflight(
-    sdk: openai.AsyncOpenAI,
+    transport: JsonTransport,
     settings: LLMSettings,
     *,
     base_url: str,
@@ -47,18 +45,18 @@ async def run_preflight(
     if check is not None:
         check()
     try:
-        response = await sdk.get("/models", cast_to=httpx2.Response, options={"timeout": PREFLIGHT_TIMEOUT_S})
-    except openai.APITimeoutError:
+        listing = await transport.get("/models", timeout_s=PREFLIGHT_TIMEOUT_S)
+    except HTTPTimeout:
         raise ConfigurationError(
             f"cannot reach the LLM server at {url}: no answer within {PREFLIGHT_TIMEOUT_S:g} s; "
             "is it running? set llm.base_url or OPENAI_BASE_URL"
         ) from None
-    except openai.APIConnectionError as exc:
-        reason = scrub(str(exc.__cause__ or exc.message))
+    except HTTPConnectError as exc:
+        reason = scrub(str(exc))
         raise ConfigurationError(
             f"cannot reach the LLM server at {url}: {reason}; is it running? set llm.base_url or OPENAI_BASE_URL"
         ) from None
-    except openai.APIStatusError as exc:
+    except HTTPStatusError as exc:
         status = exc.status_code
         if status == 404:
             return  # no /models endpoint: nothing to check
@@ -69,12 +67,13 @@ async def run_preflight(
         raise ConfigurationError(
             f"the LLM server at {url} answered GET /models with HTTP {status}: {scrub(exc.message)}"
         ) from None
+    except ValueError:
+        return  # a 2xx that is not JSON: not a model list, nothing to check
     if not settings.check_models:
         return
-    try:
-        listed = {str(m.get("id")) for m in response.json().get("data") or [] if isinstance(m, dict)}
-    except (ValueError, AttributeError):
+    if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
         return  # not a model list: nothing to check
+    listed = {str(m.get("id")) for m in listing["data"] if isinstance(m, dict)}
     if not listed:
         return
     wanted = [settings.model]

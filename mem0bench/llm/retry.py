@@ -10,7 +10,7 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-import openai
+from mem0bench.llm.transport import HTTPConnectError, HTTPStatusError, HTTPTimeout
 
 __all__ = ["MAX_RETRY_AFTER_S", "Retryable", "backoff_delay", "classify", "parse_retry_after"]
 
@@ -58,23 +58,22 @@ class Retryable(Exception):
 
 
 def classify(exc: BaseException, timeout_s: float) -> Retryable:
-    """Map an SDK exception (or an unreadable body's `ValueError`) onto a failure kind; re-raise others.
+    """Map a transport exception (or an unreadable body's `ValueError`) onto a failure kind; re-raise others.
 
     429, 5xx, 408/409, timeouts, connection errors and unreadable bodies are retryable; any other
     4xx is `bad_request` and fails at once (asking again cannot fix the request).
     """
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, HTTPTimeout):
         return Retryable("timeout", f"request timed out after {timeout_s} s")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return Retryable("connection", f"connection error: {type(cause).__name__}: {cause}")
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, HTTPConnectError):
+        return Retryable("connection", f"connection error: {exc}")
+    if isinstance(exc, HTTPStatusError):
         status = exc.status_code
         msg = f"HTTP {status}: {exc.message}"
         if status == 429:
-            return Retryable("rate_limit", msg, parse_retry_after(exc.response.headers))
+            return Retryable("rate_limit", msg, parse_retry_after(exc.headers))
         if status >= 500:
-            return Retryable("server_error", msg, parse_retry_after(exc.response.headers))
+            return Retryable("server_error", msg, parse_retry_after(exc.headers))
         if status in _RETRYABLE_STATUS:
             return Retryable("timeout" if status == 408 else "server_error", msg)
         return Retryable("bad_request", msg, retry=False)

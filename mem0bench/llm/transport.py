@@ -1,95 +1,122 @@
-"""JSON POSTs straight through the OpenAI SDK's own `httpx2.AsyncClient`, skipping its per-request layers.
+"""JSON requests to an OpenAI-compatible server: the headers its API expects, errors the retry loop reads.
 
-Why: `AsyncOpenAI.post(...)` copies and re-validates request options, merges headers and wraps the
-response on every call, which measured ~0.4 ms CPU per request here, for features we turn off (its
-retries) or do not use (streaming, parsing into models). This sends the same pre-serialized bytes with
-the headers the SDK sends (built once from the SDK's own properties), the same timeout, through the same
-pool (so limits, proxies and TLS settings are unchanged), and raises the exceptions the SDK would raise,
-so `retry.classify` sees exactly what it saw before.
+Sent over `http11.ConnectionPool` (see there for why not the openai SDK). The request bodies are the
+ones the SDK would send (compact UTF-8 JSON), with the headers the API reads: `Authorization`, and
+`OpenAI-Organization` / `OpenAI-Project` from the variables the SDK reads them from.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import ssl
+import os
+from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import httpx2
-import openai
+from mem0bench.llm.http11 import (
+    ConnectionPool,
+    HTTPConnectError,
+    HTTPFailure,
+    HTTPResponse,
+    HTTPTimeout,
+)
 
-__all__ = ["JsonTransport"]
+__all__ = [
+    "HTTPConnectError",
+    "HTTPFailure",
+    "HTTPStatusError",
+    "HTTPTimeout",
+    "JsonTransport",
+    "error_message",
+]
 
-# What the SDK maps onto APITimeoutError / APIConnectionError (openai._httpx2.timeout_exceptions and
-# request_exceptions, for an httpx2 pool). Timeouts first: they are RequestErrors too.
-_TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (httpx2.TimeoutException,)
-_REQUEST_ERRORS: tuple[type[BaseException], ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+_USER_AGENT = "mem0bench/0.1 (OpenAI-compatible JSON client)"
+_MAX_MESSAGE = 500
+
+
+class HTTPStatusError(HTTPFailure):
+    """The server answered with a non-2xx status. `message` is the server's own error text when the body
+    is OpenAI-shaped (`{"error": {"message": ...}}`), else the body's start."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str], body: Any) -> None:
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+        self.message = message
+        self.headers = headers
+        self.body = body
+
+
+def error_message(response: HTTPResponse) -> tuple[str, Any]:
+    """-> (a one-line message, the parsed body or its text) for an error reply."""
+    text = response.content.decode("utf-8", "replace").strip()
+    body: Any = text
+    with contextlib.suppress(ValueError):
+        body = json.loads(text)
+    message = ""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message = str(error.get("message") or "")
+        elif isinstance(error, str):
+            message = error
+        if not message:
+            message = json.dumps(body, ensure_ascii=False)
+    else:
+        message = text
+    message = " ".join(message.split())[:_MAX_MESSAGE]
+    return message or "(no error text)", body
 
 
 class JsonTransport:
-    """POST JSON bytes to a path under the SDK client's base URL; -> the decoded JSON reply.
+    """POST / GET JSON under `base_url`; -> the decoded JSON reply.
 
-    Raises `openai.APITimeoutError`, `openai.APIConnectionError` or the SDK's `APIStatusError` subclass
-    for a non-2xx status (built by the SDK itself, so messages match), and `ValueError` for a body that is
-    not JSON. Never retries.
+    Raises `HTTPTimeout`, `HTTPConnectError`, `HTTPStatusError` (a non-2xx reply) and `ValueError` (a
+    2xx body that is not JSON). Never retries (the client's retry loop decides).
     """
 
-    def __init__(self, sdk: openai.AsyncOpenAI) -> None:
-        self._sdk = sdk
-        self._headers: dict[str, str] | None = None
-        self._urls: dict[str, httpx2.URL] = {}
+    def __init__(self, base_url: str, api_key: str, *, timeout_s: float) -> None:
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self._pool = ConnectionPool(base_url, user_agent=_USER_AGENT)
+        headers = {
+            "authorization": f"Bearer {api_key}",
+            "accept": "application/json",
+        }
+        for variable, header in (
+            ("OPENAI_ORG_ID", "openai-organization"),
+            ("OPENAI_PROJECT_ID", "openai-project"),
+        ):
+            value = os.environ.get(variable)
+            if value:
+                headers[header] = value
+        self._get_headers = headers
+        self._post_headers = {**headers, "content-type": "application/json"}
 
-    def _build_headers(self) -> dict[str, str]:
-        # The SDK's own header sources: Authorization (from its key), Accept, Content-Type, User-Agent,
-        # the X-Stainless-* platform headers and OpenAI-Organization / OpenAI-Project when configured.
-        # Built on first use, inside the event loop (X-Stainless-Async names the running async library).
-        sdk = self._sdk
-        headers: dict[str, str] = {}
-        for source in (sdk.auth_headers, sdk.default_headers):
-            for name, value in source.items():
-                if isinstance(value, str):  # skips the SDK's Omit() markers
-                    headers[name] = value
-        headers["x-stainless-retry-count"] = "0"  # the SDK's retries are off; ours resend from scratch
-        timeout = sdk.timeout
-        read = timeout.read if isinstance(timeout, httpx2.Timeout) else timeout
-        if read is not None:
-            headers["x-stainless-read-timeout"] = str(read)
-        return headers
-
-    def _url(self, path: str) -> httpx2.URL:
-        url = self._urls.get(path)
-        if url is None:
-            base = self._sdk.base_url  # always ends with "/" (the SDK enforces it)
-            url = base.copy_with(raw_path=base.raw_path + path.lstrip("/").encode("ascii"))
-            self._urls[path] = url
-        return url
-
-    async def post(self, path: str, content: bytes) -> Any:
+    async def post(self, path: str, content: bytes, *, timeout_s: float | None = None) -> Any:
         """POST `content` (UTF-8 JSON) to `path` (e.g. "/chat/completions"); -> the parsed JSON body."""
-        headers = self._headers
-        if headers is None:
-            # Platform detection may run `uname` & co.: like the SDK, do it off the event loop, once.
-            await asyncio.to_thread(self._sdk.platform_headers)
-            headers = self._headers = self._build_headers()
-        sdk = self._sdk
-        client = sdk._client  # the SDK's pool; public SDK API has no cheaper way to reach it
-        request = client.build_request(
-            "POST", self._url(path), content=content, headers=headers, timeout=sdk.timeout
+        response = await self._pool.request(
+            "POST", path, headers=self._post_headers, body=content, timeout_s=timeout_s or self.timeout_s
         )
-        try:
-            response = await client.send(request)
-        except openai.OpenAIError:
-            raise
-        except _TIMEOUT_ERRORS as exc:
-            raise openai.APITimeoutError(request=request) from exc
-        except _REQUEST_ERRORS as exc:
-            raise openai.APIConnectionError(request=request) from exc
-        if not response.is_success:
-            raise sdk._make_status_error_from_response(response) from None
-        return response.json()
+        return _json_of(response)
 
     async def post_json(self, path: str, body: dict[str, Any]) -> Any:
-        """`post` with `body` serialized the way the SDK serializes it (compact, UTF-8)."""
+        """`post` with `body` serialized as the SDK serializes it (compact, UTF-8)."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         return await self.post(path, content)
+
+    async def get(self, path: str, *, timeout_s: float | None = None) -> Any:
+        """GET `path`; -> the parsed JSON body."""
+        response = await self._pool.request(
+            "GET", path, headers=self._get_headers, timeout_s=timeout_s or self.timeout_s
+        )
+        return _json_of(response)
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+def _json_of(response: HTTPResponse) -> Any:
+    if not response.is_success:
+        message, body = error_message(response)
+        raise HTTPStatusError(response.status, message, response.headers, body)
+    return json.loads(response.content)

@@ -15,8 +15,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, get_args
 
-import openai
-
 from mem0bench.llm.types import FailureKind
 
 __all__ = ["CALL_KINDS", "LIBRARY_ERROR", "bridged_kind", "failure_kind"]
@@ -41,9 +39,12 @@ def failure_kind(exc: BaseException) -> str:
         return bridged
     names = {cls.__name__ for cls in type(exc).__mro__}
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APITimeoutError) or any("Timeout" in n for n in names):
+    # By name, so no SDK is imported here: openai's APITimeoutError / APIConnectionError, httpx's and
+    # the libraries' own timeout and connection errors all match (a timeout is checked first: the SDK's
+    # APITimeoutError is an APIConnectionError too).
+    if any("Timeout" in n for n in names):
         return "timeout"
-    if isinstance(exc, openai.APIConnectionError) or any("Connection" in n for n in names):
+    if any("Connection" in n for n in names):
         return "connection"
     if status == 429 or "RateLimitError" in names:  # graphiti wraps openai's in its own RateLimitError
         return "rate_limit"

@@ -1,0 +1,355 @@
+"""A small HTTP/1.1 client on asyncio streams: the harness's own requests to the LLM server.
+
+Why not the openai SDK or httpx: importing the SDK took ~1.2 s of a run's start (its thousands of
+pydantic types), and its pool (httpx2 -> httpcore2, which imports trio when installed) another 0.3 s and
+~0.3 ms of CPU per request, all for JSON POSTs to one origin. This client keeps what those requests
+need: keep-alive connections to one origin, TLS (certifi's bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
+the `HTTP(S)_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (an http:// proxy: absolute-form requests for
+http, a CONNECT tunnel for https), one deadline per request, and gzip / deflate bodies. h11 reads and
+writes the wire format (chunked bodies, framing, keep-alive rules).
+
+One pool per origin and per event loop. It never retries a request the server may have seen, with one
+exception every HTTP client makes: a request on a reused keep-alive connection that the server had
+already closed (no byte of a reply read) is sent again once on a new connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import ssl
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import SplitResult, unquote, urlsplit
+
+import h11
+
+__all__ = [
+    "ConnectionPool",
+    "HTTPConnectError",
+    "HTTPFailure",
+    "HTTPResponse",
+    "HTTPTimeout",
+    "ProxyConfigError",
+]
+
+_READ_SIZE = 65536
+_MAX_IDLE = 64  # idle keep-alive connections kept per pool; the client's semaphore bounds busy ones
+
+
+class HTTPFailure(Exception):
+    """One request failed before a complete reply arrived."""
+
+
+class HTTPTimeout(HTTPFailure):
+    """No complete reply within the request's deadline."""
+
+
+class HTTPConnectError(HTTPFailure):
+    """The connection could not be made, or broke (refused, reset, closed early, TLS, bad framing)."""
+
+
+class ProxyConfigError(ValueError):
+    """A proxy variable names a proxy this client cannot use (only http:// proxies are supported)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPResponse:
+    """A complete reply: status, headers (names lower-cased; a repeated name keeps its last value), body."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status < 300
+
+
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def authority(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.scheme == "https" else 80
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+def _origin(url: SplitResult, what: str) -> _Origin:
+    scheme = url.scheme.lower()
+    if scheme not in ("http", "https") or not url.hostname:
+        raise ValueError(f"{what} must be an http:// or https:// URL, got {url.geturl()!r}")
+    return _Origin(scheme, url.hostname, url.port or (443 if scheme == "https" else 80))
+
+
+@dataclass(frozen=True, slots=True)
+class _Proxy:
+    origin: _Origin
+    authorization: str | None  # a Proxy-Authorization value, from the proxy URL's user:password
+
+
+def proxy_for(origin_url: str, environ: Mapping[str, str] | None = None) -> _Proxy | None:
+    """The proxy the environment asks for to reach `origin_url` (curl's and httpx's variables), if any."""
+    env = os.environ if environ is None else environ
+    lower = {k.lower(): v for k, v in env.items() if k.lower().endswith("_proxy") and v}
+    if not lower:
+        return None
+    target = urlsplit(origin_url)
+    host = (target.hostname or "").lower()
+    for entry in (e.strip().lower() for e in lower.get("no_proxy", "").split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return None
+        name = entry.split(":")[0].lstrip(".")
+        if host == name or host.endswith("." + name):
+            return None
+    raw = lower.get(f"{target.scheme.lower()}_proxy") or lower.get("all_proxy")
+    if not raw:
+        return None
+    url = urlsplit(raw if "://" in raw else f"http://{raw}")
+    if url.scheme.lower() != "http":
+        raise ProxyConfigError(
+            f"proxy {url.scheme}://{url.hostname}:{url.port or ''} (from the environment's *_PROXY variables): "
+            "only http:// proxies are supported; unset it or set NO_PROXY for this server"
+        )
+    auth = None
+    if url.username is not None:
+        pair = f"{unquote(url.username)}:{unquote(url.password or '')}".encode()
+        auth = "Basic " + base64.b64encode(pair).decode("ascii")
+    return _Proxy(_origin(url, "a proxy"), auth)
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """Verified TLS: the CA files named by SSL_CERT_FILE / SSL_CERT_DIR, else certifi's, else the system's."""
+    cafile = os.environ.get("SSL_CERT_FILE") or None
+    capath = os.environ.get("SSL_CERT_DIR") or None
+    if cafile is None and capath is None:
+        try:
+            import certifi  # the bundle the openai SDK uses: same trust as before
+
+            cafile = certifi.where()
+        except ImportError:  # pragma: no cover - certifi comes with requests, httpx, huggingface_hub...
+            pass
+    context = ssl.create_default_context(cafile=cafile, capath=capath)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def _decode_body(content: bytes, encoding: str) -> bytes:
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return content
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        try:
+            return zlib.decompress(content, 47)  # 47: a gzip or a zlib header, detected
+        except zlib.error:
+            if encoding != "deflate":
+                raise
+            return zlib.decompress(content, -15)  # raw deflate, as some servers send "deflate"
+    raise ValueError(f"the server sent a body in an unsupported content encoding {encoding!r}")
+
+
+class _Connection:
+    """One keep-alive connection; one request at a time."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(our_role=h11.CLIENT)
+
+    def reusable(self) -> bool:
+        return self.h11.our_state is h11.IDLE and not self.reader.at_eof() and not self.writer.is_closing()
+
+    def close(self) -> None:
+        self.writer.close()
+
+    async def roundtrip(self, request: h11.Request, body: bytes) -> HTTPResponse:
+        """Send one request and read its reply. `_ClosedBeforeReply` when the server closed the connection
+        before any byte of a reply."""
+        conn = self.h11
+        wire = (
+            conn.send(request)
+            + (conn.send(h11.Data(data=body)) if body else b"")
+            + conn.send(h11.EndOfMessage())
+        )
+        self.writer.write(wire)
+        await self.writer.drain()
+        status = 0
+        headers: dict[str, str] = {}
+        chunks: list[bytes] = []
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.reader.read(_READ_SIZE)
+                if not data and status == 0 and conn.their_state is h11.SEND_RESPONSE:
+                    raise _ClosedBeforeReply()
+                conn.receive_data(data)  # b"": the peer closed; h11 decides whether that ends the body
+                continue
+            if isinstance(event, h11.InformationalResponse):
+                continue  # 100 Continue and the like: the real reply follows
+            if isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                raise HTTPConnectError("the server closed the connection in the middle of its reply")
+        content = b"".join(chunks)
+        encoding = headers.get("content-encoding")
+        if encoding:
+            content = _decode_body(content, encoding)
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+        return HTTPResponse(status, headers, content)
+
+
+class _ClosedBeforeReply(Exception):
+    """The server closed a connection before any byte of its reply: a stale keep-alive connection."""
+
+
+class ConnectionPool:
+    """Keep-alive connections to the origin of `base_url`; `request` sends one request and reads its reply.
+
+    Raises `HTTPTimeout`, `HTTPConnectError` or `ProxyConfigError` (at construction); a non-2xx reply is
+    returned, not raised. Belongs to the event loop that first uses it.
+    """
+
+    def __init__(self, base_url: str, *, user_agent: str, environ: Mapping[str, str] | None = None) -> None:
+        url = urlsplit(base_url)
+        self.origin = _origin(url, "the LLM server's base URL")
+        self.base_path = url.path.rstrip("/")
+        self._proxy = proxy_for(base_url, environ)
+        self._user_agent = user_agent.encode("latin-1")
+        self._idle: list[_Connection] = []
+        self._ssl: ssl.SSLContext | None = None
+        self._closed = False
+
+    def _target(self, path: str) -> bytes:
+        path = self.base_path + "/" + path.lstrip("/")
+        if self._proxy is not None and self.origin.scheme == "http":
+            return f"http://{self.origin.authority}{path}".encode("ascii")  # absolute-form, for the proxy
+        return path.encode("ascii")
+
+    async def _open(self) -> _Connection:
+        origin, proxy = self.origin, self._proxy
+        tls = None
+        if origin.scheme == "https":
+            if self._ssl is None:
+                self._ssl = _ssl_context()
+            tls = self._ssl
+        try:
+            if proxy is None:
+                reader, writer = await asyncio.open_connection(
+                    origin.host, origin.port, ssl=tls, server_hostname=origin.host if tls else None
+                )
+            else:
+                reader, writer = await asyncio.open_connection(proxy.origin.host, proxy.origin.port)
+                if tls is not None:
+                    await self._tunnel(reader, writer, proxy)
+                    await writer.start_tls(tls, server_hostname=origin.host)
+        except (OSError, ssl.SSLError, asyncio.IncompleteReadError) as exc:
+            where = f"{origin.scheme}://{origin.authority}"
+            via = f" via the proxy {proxy.origin.authority}" if proxy else ""
+            raise HTTPConnectError(f"cannot connect to {where}{via}: {type(exc).__name__}: {exc}") from exc
+        return _Connection(reader, writer)
+
+    async def _tunnel(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proxy: _Proxy
+    ) -> None:
+        """Ask an http:// proxy for a CONNECT tunnel to the origin."""
+        authority = f"{self.origin.host}:{self.origin.port}"
+        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        if proxy.authorization:
+            lines.append(f"Proxy-Authorization: {proxy.authorization}")
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = status_line.split(" ", 2)
+        if len(parts) < 2 or not parts[1].startswith("2"):
+            writer.close()
+            raise HTTPConnectError(f"the proxy {proxy.origin.authority} refused the tunnel: {status_line}")
+
+    def _headers(self, method: str, extra: Mapping[str, str], body: bytes) -> list[tuple[bytes, bytes]]:
+        headers = [
+            (b"host", self.origin.authority.encode("ascii")),
+            (b"user-agent", self._user_agent),
+            (b"accept-encoding", b"gzip, deflate"),
+        ]
+        if method != "GET" or body:
+            headers.append((b"content-length", str(len(body)).encode("ascii")))
+        if self._proxy is not None and self._proxy.authorization and self.origin.scheme == "http":
+            headers.append((b"proxy-authorization", self._proxy.authorization.encode("latin-1")))
+        headers.extend((k.encode("latin-1"), v.encode("latin-1")) for k, v in extra.items())
+        return headers
+
+    async def request(
+        self, method: str, path: str, *, headers: Mapping[str, str], body: bytes = b"", timeout_s: float
+    ) -> HTTPResponse:
+        """One request to `base_url`'s path + `path`, with a deadline of `timeout_s` for all of it."""
+        if self._closed:
+            raise HTTPConnectError("the connection pool is closed")
+        request = h11.Request(
+            method=method, target=self._target(path), headers=self._headers(method, headers, body)
+        )
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self._send(request, body)
+        except TimeoutError:
+            raise HTTPTimeout(f"no complete reply within {timeout_s:g} s") from None
+
+    async def _send(self, request: h11.Request, body: bytes) -> HTTPResponse:
+        while self._idle:
+            conn = self._idle.pop()
+            if not conn.reusable():
+                conn.close()
+                continue
+            try:
+                return await self._exchange(conn, request, body)
+            except _ClosedBeforeReply:
+                continue  # the server had closed this idle connection: the next one, or a new one
+        conn = await self._open()
+        try:
+            return await self._exchange(conn, request, body)
+        except _ClosedBeforeReply:
+            raise HTTPConnectError("the server closed the connection without replying") from None
+
+    async def _exchange(self, conn: _Connection, request: h11.Request, body: bytes) -> HTTPResponse:
+        keep = False
+        try:
+            response = await conn.roundtrip(request, body)
+            keep = conn.reusable()
+            return response
+        except (_ClosedBeforeReply, HTTPConnectError):
+            raise
+        except (OSError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
+            if isinstance(exc, ConnectionError) and conn.h11.their_state is h11.SEND_RESPONSE:
+                raise _ClosedBeforeReply() from exc  # reset before any reply byte: stale connection
+            raise HTTPConnectError(f"{type(exc).__name__}: {exc}") from exc
+        except h11.ProtocolError as exc:
+            raise HTTPConnectError(f"the server's reply broke HTTP/1.1: {exc}") from exc
+        finally:
+            if keep and not self._closed and len(self._idle) < _MAX_IDLE:
+                self._idle.append(conn)
+            else:
+                conn.close()  # also on cancellation and timeout: a half-read reply cannot be reused
+
+    async def aclose(self) -> None:
+        """Close the idle connections; the pool refuses requests afterwards."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+        for conn in idle:
+            with contextlib.suppress(OSError, ssl.SSLError):
+                await conn.writer.wait_closed()
