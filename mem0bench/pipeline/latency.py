@@ -95,7 +95,7 @@ async def measure_question(
             )  # fmt: skip
     requests = sum(entry[0] for entry in scope.usage.values())
     search = context.search_latency_s
-    server = scope.network_s
+    server = scope.server_s  # overlapping requests counted once: the time any was in flight
     local = None if search is None else max(search - server, 0.0)
     answer_server = answer.answer_server_s
     total = None if answer_server is None else (search or 0.0) + answer_server
