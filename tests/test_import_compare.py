@@ -76,6 +76,8 @@ def test_imported_run_is_scored_our_way_with_its_judge_named(runs):
     assert metrics.categories["temporal"].judge["mean"] == pytest.approx(2 / 3)
     jsonl = read_metrics(runs / "b" / "metrics.json")
     assert jsonl.overall.judge["mean"] == pytest.approx(5 / 6)
+    # The file does not say what was retrieved: no evidence recall, not a 0.0 that reads as "nothing".
+    assert all(r.evidence_recall is None for r in rows.values()) and metrics.extra["evidence_recall"] is None
 
 
 def test_matching_pairs_interchangeable_duplicates_in_order(tmp_path, locomo_path, capsys):

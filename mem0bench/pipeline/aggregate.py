@@ -67,9 +67,14 @@ def prediction_rows(
         extra = {
             k: v for k, v in a.to_dict().items() if k not in PredictionRow.REQUIRED and k not in _BOOKKEEPING
         }
-        extra["evidence_recall"] = evidence_recall(a.evidence, a.context_dia_ids)
+        # No context on record and no failure: an imported answer (the file does not say what was
+        # retrieved): no recall, rather than a 0.0 that reads as "retrieved nothing".
+        unknown = a.context_tokens is None and a.failure is None
+        extra["evidence_recall"] = None if unknown else evidence_recall(a.evidence, a.context_dia_ids)
         if a.evidence_sessions:
-            extra["session_recall"] = session_recall(a.evidence_sessions, a.context_dia_ids)
+            extra["session_recall"] = (
+                None if unknown else session_recall(a.evidence_sessions, a.context_dia_ids)
+            )
         lexical = suite_of(a.category_id).lexical
         rows.append(
             PredictionRow(
