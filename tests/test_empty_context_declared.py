@@ -154,5 +154,6 @@ def test_a_user_system_declares_it_end_to_end(system: str, warned: bool, tmp_pat
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["empty_contexts"]["n"] == metrics["empty_contexts"]["of"] == 3
     assert ("empty_context_expected" in manifest) is not warned
+    assert manifest["bound"] is None  # recorded either way: a user's system declares no bound here
     assert metrics["empty_contexts"].get("expected", False) is not warned
     assert (WARNING in printed) is warned, printed[-2000:]

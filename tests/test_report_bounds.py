@@ -80,3 +80,29 @@ def test_vague_false_accepts_of_the_runs_own_judge_next_to_j(tmp_path):
     assert column in (out / "report.html").read_text()
     header = table.splitlines()[2]
     assert header.index("overall J ") < header.index(column) < header.index("overall J 95% CI")
+
+
+def test_a_bound_is_what_run_json_records_not_the_class_name(tmp_path):
+    runs = tmp_path / "runs"
+    _run(runs, "mine", "my_pkg.systems.EvidenceOnly", "lenient", 0.9)  # a user's own ceiling
+    _run(runs, "oracle", "mem0bench.systems.baselines.oracle.Oracle", "lenient", 0.8)
+    for name, bound in (("mine", "ceiling"), ("oracle", None)):  # a run.json written since it is recorded
+        info = runs / name / "run.json"
+        info.write_text(json.dumps({**json.loads(info.read_text()), "bound": bound}))
+    out = tmp_path / "report"
+    assert report_main([str(runs), "--out", str(out)]) == 0
+    rows = {r["run"]: r for r in csv.DictReader((out / "table1.csv").open())}
+    assert rows["mine"]["row"].startswith("bound: ceiling") and rows["oracle"]["row"] == "measured"
+
+
+def test_the_bound_systems_declare_themselves() -> None:
+    from mem0bench.memory.base import declared_bound
+    from mem0bench.systems.baselines.no_memory import NoMemory
+    from mem0bench.systems.baselines.oracle import Oracle
+    from mem0bench.systems.baselines.rag import RAG
+
+    assert (declared_bound(Oracle), declared_bound(NoMemory), declared_bound(RAG)) == (
+        "ceiling",
+        "floor",
+        None,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -118,8 +118,8 @@ class MemorySystem(Protocol):
     """The steps that failed inside this process's ingest and retrieve calls, appended as they fail;
     the pipeline records each row once (the calls themselves do not raise for them)."""
 
-    # Optional members, read with a default when absent (`SystemBase` has them): `prompt_files`, and
-    # `empty_context_expected` (see `expects_empty_context`).
+    # Optional members, read with a default when absent (`SystemBase` has them): `prompt_files`,
+    # `empty_context_expected` (see `expects_empty_context`) and `bound` (see `declared_bound`).
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Build the system's memory of one conversation. Idempotent: resumes from its state_dir."""
@@ -150,6 +150,9 @@ class SystemBase:
     empty_context_expected: bool = False
     """True for a system whose contexts are empty by design (the no-memory floor). Recorded in run.json,
     so aggregating the run, then or later, does not mistake its empty contexts for lost memories."""
+    bound: Literal["ceiling", "floor"] | None = None
+    """A reference row rather than a memory system: "ceiling" (given the evidence) or "floor" (given
+    nothing). Recorded in run.json; the report marks such rows as bounds."""
 
     def __init__(self) -> None:
         self.failures: list[StepFailure] = []
@@ -160,6 +163,12 @@ class SystemBase:
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         return CostPlan(context_tokens=0.0)
+
+
+def declared_bound(system: object) -> str | None:
+    """The bound `system` declares itself (`bound`: "ceiling" or "floor"), else None."""
+    bound = getattr(system, "bound", None)
+    return bound if bound in ("ceiling", "floor") else None
 
 
 def expects_empty_context(system: object) -> bool:

@@ -29,7 +29,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
-from mem0bench.memory.base import MemorySystem, SystemContext, expects_empty_context
+from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
 from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
@@ -298,6 +298,9 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             **({"profile": profile.to_dict()} if profile is not None else {}),
             # Read back by aggregation (this run's and any later re-judging): empty contexts are its design.
             **({"empty_context_expected": True} if expects_empty_context(system) else {}),
+            # Read back by the report: a bound row (oracle, no memory) is marked as one. Always written
+            # (null for a memory system), so a folder without the key is one from before it existed.
+            bound=declared_bound(system),
             # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
             **prompt_files_record(
                 [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]

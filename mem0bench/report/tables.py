@@ -78,11 +78,13 @@ SETTINGS_CAPTION = (
     "Settings: the hyperparameters that differ between the runs ('-': the run's method has no such "
     "setting); 'run' is the name the tables and plots use."
 )
-# The bounds of a table, by the class that made the run: what a row of each means.
+# What a bound row is (run.json's `bound`, declared by the system that made the run).
 BOUND_ROWS = {
-    "Oracle": "bound: ceiling (evidence turns only)",
-    "NoMemory": "bound: floor (no context)",
+    "ceiling": "bound: ceiling (evidence turns only)",
+    "floor": "bound: floor (no context)",
 }
+# Folders written before run.json recorded the declaration: the two bound classes, by name.
+_LEGACY_BOUND_CLASSES = {"Oracle": "ceiling", "NoMemory": "floor"}
 ROW_KIND = "row"
 ORIGINAL_KEY_NOTE = (
     "LOCOMO's original answer key caps J: the locomo-audit found 99 wrong gold answers among the scored "
@@ -221,9 +223,13 @@ def _judge_cells(row: dict[str, Any], label: str, judge: Any, numeric: bool) -> 
 
 
 def bound_kind(run: RunSummary) -> str | None:
-    """'bound: ceiling ...' / 'bound: floor ...' for an oracle or no-memory run, else None."""
-    target = str(run.config.get("method._target_") or "")
-    return BOUND_ROWS.get(target.rsplit(".", 1)[-1])
+    """'bound: ceiling ...' / 'bound: floor ...' for a run whose system declared itself a bound (run.json),
+    else None. A folder from before the declaration was recorded: by its class name."""
+    declared = run.manifest.get("bound")
+    if "bound" not in run.manifest:
+        target = str(run.config.get("method._target_") or "")
+        declared = _LEGACY_BOUND_CLASSES.get(target.rsplit(".", 1)[-1])
+    return BOUND_ROWS.get(str(declared)) if declared else None
 
 
 def uses_original_key(runs: Sequence[RunSummary]) -> bool:

@@ -14,6 +14,7 @@ class NoMemory(SystemBase):
     """Keeps nothing; every context is empty (kind 'none', which the answer prompt words as such)."""
 
     empty_context_expected = True  # the floor: no end-of-run warning that most contexts were empty
+    bound = "floor"
 
     def __init__(self, *, name: str = "no_memory", context: SystemContext) -> None:
         super().__init__()

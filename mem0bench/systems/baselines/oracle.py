@@ -59,6 +59,8 @@ class Oracle(SystemBase):
     """Hands the answer stage the question's evidence turns as '(date) speaker: text' lines, in
     conversation order; an empty context when the evidence names no existing turn."""
 
+    bound = "ceiling"
+
     def __init__(self, *, name: str = "oracle", context: SystemContext) -> None:
         super().__init__()
         self.name = name
