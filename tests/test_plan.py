@@ -76,6 +76,20 @@ def test_shared_lines_follow_the_system_plan() -> None:
     assert [line.what for line in no_search] == ["own", "answers", "judge x3"]
 
 
+def test_the_isolated_latency_pass_prices_every_search_call_again_for_the_timed_questions() -> None:
+    judge = JudgeSettings(model="gpt-4o-mini", runs=1)
+    agent = PlanLine("search", "agent turns", 8, 800, 80)  # e.g. LangMem's agent retrieval: 2 a question
+    plan = CostPlan(context_tokens=100.0, lines=[PlanLine("ingest", "own", 1, 2, 3), agent])
+    inline = plan_lines(plan, 4, judge)
+    assert not [line for line in inline if line.stage == "latency"]
+    timed = [line for line in plan_lines(plan, 4, judge, timed_questions=4) if line.stage == "latency"]
+    assert [(line.what, line.calls, line.prompt) for line in timed] == [
+        ("timed agent turns", 8, 800), ("timed query embeddings", 4, 60)
+    ]  # fmt: skip
+    half = [line for line in plan_lines(plan, 4, judge, timed_questions=2) if line.stage == "latency"]
+    assert [line.calls for line in half] == [4, 2]
+
+
 class PlannedSystem:
     """A system class the pipeline has never heard of: its plan must still be the one used."""
 

@@ -38,12 +38,16 @@ def system_cost_plan(system: SystemSpec, dataset: Dataset, n_questions: int) -> 
     return system_class.cost_plan(dict(system.settings), dataset, n_questions)
 
 
-def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list[PlanLine]:
+def plan_lines(
+    system: CostPlan, n_questions: int, judge: JudgeSettings, *, timed_questions: int = 0
+) -> list[PlanLine]:
     """The system's lines, then the query embeddings, answers and judge runs of `n_questions` (each
-    judge.panel member priced at its own model)."""
+    judge.panel member priced at its own model), then the isolated latency pass: every search call again,
+    live (the cache neither answers nor keeps them), for `timed_questions` of them."""
     lines = list(system.lines)
     if system.embeds_queries:
         lines.append(PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0))
+    search = [line for line in lines if line.stage == "search"]
     lines.append(PlanLine("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + system.context_tokens),
                           n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
     lines.append(PlanLine("judge", f"judge x{judge.runs}", n_questions * judge.runs,
@@ -51,12 +55,23 @@ def plan_lines(system: CostPlan, n_questions: int, judge: JudgeSettings) -> list
     for other in judge.panel_judges():
         lines.append(PlanLine("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
                               n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
+    share = min(timed_questions, n_questions) / n_questions if n_questions else 0.0
+    if share > 0:
+        lines += [
+            PlanLine("latency", f"timed {line.what}", line.calls * share, line.prompt * share,
+                     line.completion * share, line.model)
+            for line in search
+        ]  # fmt: skip
     return lines
 
 
 def _lines(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> list[PlanLine]:
     n_questions = sum(len(qs) for qs in questions.values())
-    return plan_lines(system_cost_plan(spec.system, dataset, n_questions), n_questions, spec.judge)
+    options = spec.run
+    timed = 0 if options.latency == "inline" else min(options.latency_questions or n_questions, n_questions)
+    return plan_lines(
+        system_cost_plan(spec.system, dataset, n_questions), n_questions, spec.judge, timed_questions=timed
+    )
 
 
 def _pricer(spec: ExperimentSpec) -> Callable[[PlanLine], float]:
