@@ -8,9 +8,10 @@ the `HTTP(S)_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (an http:// proxy: abso
 http, a CONNECT tunnel for https), one deadline per request, and gzip / deflate bodies. h11 reads and
 writes the wire format (chunked bodies, framing, keep-alive rules).
 
-One pool per origin and per event loop. It never retries a request the server may have seen, with one
-exception every HTTP client makes: a request on a reused keep-alive connection that the server had
-already closed (no byte of a reply read) is sent again once on a new connection.
+One pool per origin and per event loop. It never sends a request twice: an idle connection the server
+has closed is dropped before use, and a connection that breaks once a request is on it is an
+`HTTPConnectError` for the client's retry loop, which counts the retry (the server may have seen, and
+billed, the request).
 """
 
 from __future__ import annotations
@@ -172,8 +173,7 @@ class _Connection:
         self.writer.close()
 
     async def roundtrip(self, request: h11.Request, body: bytes) -> HTTPResponse:
-        """Send one request and read its reply. `_ClosedBeforeReply` when the server closed the connection
-        before any byte of a reply."""
+        """Send one request and read its reply."""
         conn = self.h11
         wire = (
             conn.send(request)
@@ -190,7 +190,7 @@ class _Connection:
             if event is h11.NEED_DATA:
                 data = await self.reader.read(_READ_SIZE)
                 if not data and status == 0 and conn.their_state is h11.SEND_RESPONSE:
-                    raise _ClosedBeforeReply()
+                    raise HTTPConnectError("the server closed the connection without replying")
                 conn.receive_data(data)  # b"": the peer closed; h11 decides whether that ends the body
                 continue
             if isinstance(event, h11.InformationalResponse):
@@ -211,10 +211,6 @@ class _Connection:
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
         return HTTPResponse(status, headers, content)
-
-
-class _ClosedBeforeReply(Exception):
-    """The server closed a connection before any byte of its reply: a stale keep-alive connection."""
 
 
 class ConnectionPool:
@@ -309,20 +305,15 @@ class ConnectionPool:
             raise HTTPTimeout(f"no complete reply within {timeout_s:g} s") from None
 
     async def _send(self, request: h11.Request, body: bytes) -> HTTPResponse:
-        while self._idle:
+        conn = None
+        while self._idle and conn is None:
             conn = self._idle.pop()
-            if not conn.reusable():
+            if not conn.reusable():  # the server closed it while idle (its keep-alive timeout)
                 conn.close()
-                continue
-            try:
-                return await self._exchange(conn, request, body)
-            except _ClosedBeforeReply:
-                continue  # the server had closed this idle connection: the next one, or a new one
-        conn = await self._open()
-        try:
-            return await self._exchange(conn, request, body)
-        except _ClosedBeforeReply:
-            raise HTTPConnectError("the server closed the connection without replying") from None
+                conn = None
+        if conn is None:
+            conn = await self._open()
+        return await self._exchange(conn, request, body)
 
     async def _exchange(self, conn: _Connection, request: h11.Request, body: bytes) -> HTTPResponse:
         keep = False
@@ -330,11 +321,9 @@ class ConnectionPool:
             response = await conn.roundtrip(request, body)
             keep = conn.reusable()
             return response
-        except (_ClosedBeforeReply, HTTPConnectError):
+        except HTTPConnectError:
             raise
         except (OSError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
-            if isinstance(exc, ConnectionError) and conn.h11.their_state is h11.SEND_RESPONSE:
-                raise _ClosedBeforeReply() from exc  # reset before any reply byte: stale connection
             raise HTTPConnectError(f"{type(exc).__name__}: {exc}") from exc
         except h11.ProtocolError as exc:
             raise HTTPConnectError(f"the server's reply broke HTTP/1.1: {exc}") from exc
