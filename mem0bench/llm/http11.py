@@ -129,16 +129,13 @@ def proxy_for(origin_url: str, environ: Mapping[str, str] | None = None) -> _Pro
 
 
 def _ssl_context() -> ssl.SSLContext:
-    """Verified TLS: the CA files named by SSL_CERT_FILE / SSL_CERT_DIR, else certifi's, else the system's."""
+    """Verified TLS: the CA files named by SSL_CERT_FILE / SSL_CERT_DIR, else certifi's bundle."""
     cafile = os.environ.get("SSL_CERT_FILE") or None
     capath = os.environ.get("SSL_CERT_DIR") or None
     if cafile is None and capath is None:
-        try:
-            import certifi  # the bundle the openai SDK uses: same trust as before
+        import certifi  # the bundle the openai SDK uses: the same trust as before; imported for https only
 
-            cafile = certifi.where()
-        except ImportError:  # pragma: no cover - certifi comes with requests, httpx, huggingface_hub...
-            pass
+        cafile = certifi.where()
     context = ssl.create_default_context(cafile=cafile, capath=capath)
     context.set_alpn_protocols(["http/1.1"])
     return context
