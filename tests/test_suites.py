@@ -440,7 +440,9 @@ def test_report_tables_show_a_suites_own_categories_and_say_not_applicable() -> 
                  "judge": {"mean": 0.5, "std": 0.0, "runs": 2}, "stderr": none, "ci95": none}  # fmt: skip
     metrics = {"schema_version": SCHEMA_VERSION, "method": "rag", "n_questions": 5,
                "categories": {"cognitive": cognitive}, "overall": cognitive}  # fmt: skip
-    run = SimpleNamespace(name="plus", method="rag", config={}, metrics=Metrics.from_dict(metrics, "test"))
+    run = SimpleNamespace(
+        name="plus", method="rag", config={}, manifest={}, metrics=Metrics.from_dict(metrics, "test")
+    )
     assert categories_in([run]) == [("cognitive", "cognitive")]  # type: ignore[list-item]
     row = table1([run]).iloc[0]  # type: ignore[list-item]
     assert (
