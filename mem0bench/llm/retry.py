@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -37,6 +36,8 @@ def parse_retry_after(headers: Any) -> float | None:
         return max(float(value), 0.0)
     except ValueError:
         pass
+    import email.utils  # here: only an HTTP-date Retry-After needs it (7 ms of every run's start)
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
