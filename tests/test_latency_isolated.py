@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from devtools.standin.server import StandinServer
+from mem0bench import tokens
 from mem0bench.data.context import RetrievedContext
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 from mem0bench.llm.cache import ResponseCache
@@ -33,7 +34,6 @@ from mem0bench.report.tables import table2
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, LatencyRecord
 from mem0bench.rundir.schema import Metrics
-from mem0bench import tokens
 from mem0bench.systems.baselines import RAG
 from tests.test_baselines import make_conversation
 from tests.test_report import make_metrics
