@@ -2,8 +2,10 @@
 
 A `run` on the committed fixture (tests/data/locomo_mini.json, one conversation, three questions) against
 the stand-in server: the wall time from starting the process to the first LLM request the server receives
-(imports, config, preflight, dataset, building the system), and from the last request the server receives
-to the process's exit (the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
+(imports, config, preflight, dataset, building the system), to the first request that is not one of the
+preflight's probes (`llm.probe`: a tiny structured request, then one embedding; what comes between the
+two first requests is start-up too), and from the last request the server receives to the process's exit
+(the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
 the median of `--repeat` runs per experiment. Each phase is given in wall time and in the harness
 process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
 at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
@@ -36,9 +38,12 @@ class StartupFigures:
     """One run: seconds to the first request, after the last, and in all; requests seen."""
 
     to_first_request_s: float
+    to_first_work_request_s: float
+    """To the first request after the preflight's probes (the run's own work)."""
     after_last_request_s: float
     wall_s: float
     cpu_to_first_request_s: float
+    cpu_to_first_work_request_s: float
     cpu_after_last_request_s: float
     cpu_s: float
     requests: int
@@ -67,6 +72,12 @@ class Clock:
     def __init__(self, reply: Handler | None = None) -> None:
         self.pid = 0
         self.times: list[tuple[float, float | None]] = []
+        self.work: tuple[float, float | None] | None = None
+        """The first request that is not a preflight probe."""
+        # Imported here, before the harness starts: on the first request it would hold up the reply.
+        from mem0bench.llm.probes import _EMBED_PROBE, _PROBE_MESSAGES
+
+        self._probes = (_PROBE_MESSAGES, _EMBED_PROBE)
         self.endpoints: Counter[str] = Counter()
         self._reply = reply
         self._lock = threading.Lock()
@@ -76,7 +87,14 @@ class Clock:
         with self._lock:
             self.times.append(stamp)
             self.endpoints[endpoint] += 1
+            if self.work is None and not self._is_probe(body):
+                self.work = stamp
         return None if self._reply is None else self._reply(endpoint, body)
+
+    def _is_probe(self, body: dict[str, Any]) -> bool:
+        """Whether a request is one of the preflight's probes (mem0bench/llm/probes.py)."""
+        messages, embed_input = self._probes
+        return body.get("messages") == messages or body.get("input") == embed_input
 
 
 def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
@@ -110,11 +128,14 @@ def measure_argv(
         raise RuntimeError(f"{' '.join(argv[3:5])}: run exited {code}: {log.read_text()[-2000:]}")
     cpu_total = usage.ru_utime + usage.ru_stime
     (first, cpu_first), (last, cpu_last) = clock.times[0], clock.times[-1]
+    at_work, cpu_work = clock.work or (float("nan"), None)
     return StartupFigures(
         to_first_request_s=first - t0,
+        to_first_work_request_s=at_work - t0,
         after_last_request_s=t_exit - last,
         wall_s=t_exit - t0,
         cpu_to_first_request_s=cpu_first if cpu_first is not None else float("nan"),
+        cpu_to_first_work_request_s=cpu_work if cpu_work is not None else float("nan"),
         cpu_after_last_request_s=cpu_total - cpu_last if cpu_last is not None else float("nan"),
         cpu_s=cpu_total,
         requests=len(clock.times),
@@ -145,13 +166,14 @@ def startup_main(argv: list[str]) -> int:
         print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
         return 0
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs")
-    print("| experiment | to first request: wall / CPU (s) | after last request: wall / CPU (s) "
-          "| whole run: wall / CPU (s) | requests |")  # fmt: skip
-    print("|---|---|---|---|---|")
+    print("| experiment | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
+          "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     for method, runs in results.items():
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
         print(
             f"| {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {med['to_first_work_request_s']:.2f} / {med['cpu_to_first_work_request_s']:.2f} "
             f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
             f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"
         )
