@@ -111,8 +111,9 @@ def measure_argv(
 ) -> StartupFigures:
     """Run `argv` (a `python -m mem0bench run ...`) against a stand-in in this process that stamps every
     request with `clock`; its cache under `work`."""
-    from devtools.standin.server import StandinServer
+    from devtools.standin.server import StandinServer, warm_tokenizers
 
+    warm_tokenizers()  # else the stand-in's first reply waits for its own tiktoken load
     with StandinServer(api_key=BENCH_KEY) as server:
         server.set_handler(clock)
         env = harness_env(server.base_url, work / "cache", env_extra or {})
