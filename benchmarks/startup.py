@@ -97,24 +97,28 @@ class Clock:
         return body.get("messages") == messages or body.get("input") == embed_input
 
 
-def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
+def measure_once(method: str, work: Path, extra: list[str], latency_ms: float = 0.0) -> StartupFigures:
     argv = [
         sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
         "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
         f"hydra.run.dir={work / 'run'}", *extra,
     ]  # fmt: skip
-    return measure_argv(argv, work, Clock())
+    return measure_argv(argv, work, Clock(), latency_ms=latency_ms)
 
 
 def measure_argv(
-    argv: list[str], work: Path, clock: Clock, env_extra: dict[str, str] | None = None
+    argv: list[str],
+    work: Path,
+    clock: Clock,
+    env_extra: dict[str, str] | None = None,
+    latency_ms: float = 0.0,
 ) -> StartupFigures:
     """Run `argv` (a `python -m mem0bench run ...`) against a stand-in in this process that stamps every
     request with `clock`; its cache under `work`."""
     from devtools.standin.server import StandinServer, warm_tokenizers
 
     warm_tokenizers()  # else the stand-in's first reply waits for its own tiktoken load
-    with StandinServer(api_key=BENCH_KEY) as server:
+    with StandinServer(api_key=BENCH_KEY, latency_ms=latency_ms) as server:
         server.set_handler(clock)
         env = harness_env(server.base_url, work / "cache", env_extra or {})
         log = work / "run.stderr"
@@ -148,6 +152,9 @@ def startup_main(argv: list[str]) -> int:
     p.add_argument("--methods", default="rag,full_context,mem0,mem0g", help="experiments (+exp=...)")
     p.add_argument("--repeat", type=int, default=5, help="runs per experiment (the median is reported)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an extra Hydra override")
+    p.add_argument(
+        "--latency-ms", type=float, default=0.0, help="the stand-in's delay per request (an API's)"
+    )
     p.add_argument("--json", action="store_true", help="print every run's figures as JSON")
     args = p.parse_args(argv)
     results: dict[str, list[StartupFigures]] = {}
@@ -158,7 +165,7 @@ def startup_main(argv: list[str]) -> int:
                 work = Path(tmp) / f"{method}-{i}"
                 work.mkdir()
                 try:
-                    runs.append(measure_once(method, work, args.set))
+                    runs.append(measure_once(method, work, args.set, args.latency_ms))
                 except (RuntimeError, subprocess.TimeoutExpired) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 1
@@ -166,7 +173,10 @@ def startup_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
         return 0
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs; "
+        f"stand-in latency {args.latency_ms:g} ms"
+    )
     print("| experiment | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
           "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
     print("|---|---|---|---|---|---|")
