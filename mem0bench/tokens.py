@@ -2,8 +2,9 @@
 
 Loading the encoding costs ~0.27 s of CPU (parsing its 100k ranks, building the BPE), so a run does not load
 it up front: `check_encoding` decides, from tiktoken's cache file alone, that the load cannot fail (the
-offline one-line error stays before any LLM call), and the first count loads it (see docs/benchmarks.md,
-"Start-up after the SDK-free client").
+offline one-line error stays before any LLM call); `run` then loads it on a thread while its preflight
+waits for the server (`load_in_background`), and otherwise the first count loads it. Either way before
+any timed search (pipeline/runner.py). Figures: docs/benchmarks.md, "Start-up after the SDK-free client".
 """
 
 from __future__ import annotations

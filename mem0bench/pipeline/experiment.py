@@ -262,7 +262,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     spec = spec.with_folders()
     options, judge = spec.run, spec.judge
     # Offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run. Only checked here (the
-    # cache file): the encoding loads at the first count, and before any timed search (`Runner`).
+    # cache file): the encoding loads on a thread during the preflight (below), before any timed search.
     check_encoding()
     profile = check_profile(spec, hydra_choices())
     if profile is not None and profile.warning():
