@@ -2,8 +2,10 @@
 
 A `run` on the committed fixture (tests/data/locomo_mini.json, one conversation, three questions) against
 the stand-in server: the wall time from starting the process to the first LLM request the server receives
-(imports, config, preflight, dataset, building the system), and from the last request the server receives
-to the process's exit (the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
+(imports, config, preflight, dataset, building the system), to the first request that is not one of the
+preflight's probes (`llm.probe`: a tiny structured request, then one embedding; what comes between the
+two first requests is start-up too), and from the last request the server receives to the process's exit
+(the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
 the median of `--repeat` runs per experiment. Each phase is given in wall time and in the harness
 process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
 at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
@@ -36,9 +38,12 @@ class StartupFigures:
     """One run: seconds to the first request, after the last, and in all; requests seen."""
 
     to_first_request_s: float
+    to_first_work_request_s: float
+    """To the first request after the preflight's probes (the run's own work)."""
     after_last_request_s: float
     wall_s: float
     cpu_to_first_request_s: float
+    cpu_to_first_work_request_s: float
     cpu_after_last_request_s: float
     cpu_s: float
     requests: int
@@ -67,6 +72,12 @@ class Clock:
     def __init__(self, reply: Handler | None = None) -> None:
         self.pid = 0
         self.times: list[tuple[float, float | None]] = []
+        self.work: tuple[float, float | None] | None = None
+        """The first request that is not a preflight probe."""
+        # Imported here, before the harness starts: on the first request it would hold up the reply.
+        from mem0bench.llm.probes import _EMBED_PROBE, _PROBE_MESSAGES
+
+        self._probes = (_PROBE_MESSAGES, _EMBED_PROBE)
         self.endpoints: Counter[str] = Counter()
         self._reply = reply
         self._lock = threading.Lock()
@@ -76,26 +87,38 @@ class Clock:
         with self._lock:
             self.times.append(stamp)
             self.endpoints[endpoint] += 1
+            if self.work is None and not self._is_probe(body):
+                self.work = stamp
         return None if self._reply is None else self._reply(endpoint, body)
 
+    def _is_probe(self, body: dict[str, Any]) -> bool:
+        """Whether a request is one of the preflight's probes (mem0bench/llm/probes.py)."""
+        messages, embed_input = self._probes
+        return body.get("messages") == messages or body.get("input") == embed_input
 
-def measure_once(method: str, work: Path, extra: list[str]) -> StartupFigures:
+
+def measure_once(method: str, work: Path, extra: list[str], latency_ms: float = 0.0) -> StartupFigures:
     argv = [
         sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
         "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
         f"hydra.run.dir={work / 'run'}", *extra,
     ]  # fmt: skip
-    return measure_argv(argv, work, Clock())
+    return measure_argv(argv, work, Clock(), latency_ms=latency_ms)
 
 
 def measure_argv(
-    argv: list[str], work: Path, clock: Clock, env_extra: dict[str, str] | None = None
+    argv: list[str],
+    work: Path,
+    clock: Clock,
+    env_extra: dict[str, str] | None = None,
+    latency_ms: float = 0.0,
 ) -> StartupFigures:
     """Run `argv` (a `python -m mem0bench run ...`) against a stand-in in this process that stamps every
     request with `clock`; its cache under `work`."""
-    from devtools.standin.server import StandinServer
+    from devtools.standin.server import StandinServer, warm_tokenizers
 
-    with StandinServer(api_key=BENCH_KEY) as server:
+    warm_tokenizers()  # else the stand-in's first reply waits for its own tiktoken load
+    with StandinServer(api_key=BENCH_KEY, latency_ms=latency_ms) as server:
         server.set_handler(clock)
         env = harness_env(server.base_url, work / "cache", env_extra or {})
         log = work / "run.stderr"
@@ -110,11 +133,14 @@ def measure_argv(
         raise RuntimeError(f"{' '.join(argv[3:5])}: run exited {code}: {log.read_text()[-2000:]}")
     cpu_total = usage.ru_utime + usage.ru_stime
     (first, cpu_first), (last, cpu_last) = clock.times[0], clock.times[-1]
+    at_work, cpu_work = clock.work or (float("nan"), None)
     return StartupFigures(
         to_first_request_s=first - t0,
+        to_first_work_request_s=at_work - t0,
         after_last_request_s=t_exit - last,
         wall_s=t_exit - t0,
         cpu_to_first_request_s=cpu_first if cpu_first is not None else float("nan"),
+        cpu_to_first_work_request_s=cpu_work if cpu_work is not None else float("nan"),
         cpu_after_last_request_s=cpu_total - cpu_last if cpu_last is not None else float("nan"),
         cpu_s=cpu_total,
         requests=len(clock.times),
@@ -126,6 +152,9 @@ def startup_main(argv: list[str]) -> int:
     p.add_argument("--methods", default="rag,full_context,mem0,mem0g", help="experiments (+exp=...)")
     p.add_argument("--repeat", type=int, default=5, help="runs per experiment (the median is reported)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an extra Hydra override")
+    p.add_argument(
+        "--latency-ms", type=float, default=0.0, help="the stand-in's delay per request (an API's)"
+    )
     p.add_argument("--json", action="store_true", help="print every run's figures as JSON")
     args = p.parse_args(argv)
     results: dict[str, list[StartupFigures]] = {}
@@ -136,7 +165,7 @@ def startup_main(argv: list[str]) -> int:
                 work = Path(tmp) / f"{method}-{i}"
                 work.mkdir()
                 try:
-                    runs.append(measure_once(method, work, args.set))
+                    runs.append(measure_once(method, work, args.set, args.latency_ms))
                 except (RuntimeError, subprocess.TimeoutExpired) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 1
@@ -144,14 +173,18 @@ def startup_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
         return 0
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs")
-    print("| experiment | to first request: wall / CPU (s) | after last request: wall / CPU (s) "
-          "| whole run: wall / CPU (s) | requests |")  # fmt: skip
-    print("|---|---|---|---|---|")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs; "
+        f"stand-in latency {args.latency_ms:g} ms"
+    )
+    print("| experiment | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
+          "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     for method, runs in results.items():
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
         print(
             f"| {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {med['to_first_work_request_s']:.2f} / {med['cpu_to_first_work_request_s']:.2f} "
             f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
             f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"
         )

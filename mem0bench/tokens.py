@@ -1,9 +1,20 @@
-"""Token counting, in one place: tiktoken's cl100k_base, the Mem0 paper's encoding."""
+"""Token counting, in one place: tiktoken's cl100k_base, the Mem0 paper's encoding.
+
+Loading the encoding costs ~0.27 s of CPU (parsing its 100k ranks, building the BPE), so a run does not load
+it up front: `check_encoding` decides, from tiktoken's cache file alone, that the load cannot fail (the
+offline one-line error stays before any LLM call); `run` then loads it on a thread while its preflight
+waits for the server (`load_in_background`), and otherwise the first count loads it. Either way before
+any timed search (pipeline/runner.py). Figures: docs/benchmarks.md, "Start-up after the SDK-free client".
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import threading
 from functools import lru_cache
+from pathlib import Path
 
 import tiktoken
 
@@ -26,6 +37,67 @@ def encoding() -> tiktoken.Encoding:
             f"tiktoken cannot load its {ENCODING} encoding ({where}, and downloading it failed: {reason}); "
             f"offline, set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's {ENCODING} file"
         ) from None
+
+
+# Where tiktoken 0.14 gets cl100k_base (tiktoken_ext/openai_public.py) and the sha256 it checks the file
+# against. Should a later tiktoken move them, `check_encoding` finds no file here and loads the encoding,
+# which is slower but as safe (tests/test_tokens_load.py compares them with tiktoken's own).
+BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+BLOB_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+
+def cached_blob() -> Path | None:
+    """The file tiktoken's loader reads cl100k_base from when its cache has it (tiktoken.load's
+    read_file_cached: TIKTOKEN_CACHE_DIR, else DATA_GYM_CACHE_DIR, else <tmp>/data-gym-cache; the file
+    named by the sha1 of the blob's URL); None when caching is off ("")."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        folder = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        folder = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        import tempfile
+
+        folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if folder == "":
+        return None
+    return Path(folder) / hashlib.sha1(BLOB_URL.encode()).hexdigest()
+
+
+def check_encoding() -> None:
+    """What `encoding()` checks, without the load when it cannot fail: tiktoken's cache holds the file
+    and its sha256 is the one tiktoken expects (then tiktoken reads it and downloads nothing; ~5 ms).
+    Otherwise the encoding is loaded now: downloaded when online, `ConfigurationError` in one line when
+    not."""
+    if is_loaded():
+        return
+    path = cached_blob()
+    if path is not None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        if hashlib.sha256(data).hexdigest() == BLOB_SHA256:
+            return
+    encoding()
+
+
+def load_in_background() -> None:
+    """Start loading the encoding on a daemon thread, to overlap the load with the preflight's network
+    round trips (the GIL is free while the main thread waits for a reply). A count made before it is done
+    waits for it (tiktoken's registry lock) instead of loading a second copy; a failed load is left to
+    that count, which raises `encoding()`'s one-line error itself."""
+    if not is_loaded():
+        threading.Thread(target=_load_quietly, name="tiktoken-load", daemon=True).start()
+
+
+def _load_quietly() -> None:
+    with contextlib.suppress(Exception):
+        encoding()
+
+
+def is_loaded() -> bool:
+    """Whether this process has loaded the encoding (a count has been made, or `encoding()` called)."""
+    return encoding.cache_info().currsize > 0
 
 
 def count_tokens(text: str) -> int:

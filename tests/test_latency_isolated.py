@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from devtools.standin.server import StandinServer
+from mem0bench import tokens
 from mem0bench.data.context import RetrievedContext
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 from mem0bench.llm.cache import ResponseCache
@@ -238,3 +239,39 @@ def test_table2_says_which_mode_each_latency_comes_from():
     assert df["latency"].tolist() == ["isolated (n=30, total n=28)", "inline (n=40)"]
     # Runs without the pass: the table keeps the columns it always had.
     assert "latency" not in table2([_summary("b", latency_s=INLINE)]).columns
+
+
+class NotesEncoding(SleepySearch):
+    """SleepySearch (its ingest counts nothing) noting, at each search's start, whether tiktoken's encoding
+    was loaded already: the first load must not land inside a timed search."""
+
+    def __init__(self, client: LLMClient, empty: bool = False) -> None:
+        super().__init__(client, 0.0)
+        self.loaded_at_search: list[bool] = []
+        self.empty_context_expected = empty
+
+    async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:
+        self.loaded_at_search.append(tokens.is_loaded())
+        if self.empty_context_expected:
+            return RetrievedContext("none", "", 0, search_latency_s=None, items=0)
+        return await super().retrieve(conversation, question)
+
+
+@pytest.mark.parametrize("empty", [False, True])
+def test_the_encoding_loads_before_the_first_timed_search_only_when_counted(tmp_path, empty):
+    conversation = _conversation()
+    systems: list[NotesEncoding] = []
+
+    def make(client: LLMClient) -> NotesEncoding:
+        systems.append(NotesEncoding(client, empty))
+        return systems[-1]
+
+    tokens.encoding.cache_clear()  # as in a fresh process (tiktoken keeps its own copy: reloading is quick)
+    with StandinServer(api_key=KEY) as server:
+        asyncio.run(_run(server, tmp_path, make, ISOLATED, conversation))
+    seen = systems[0].loaded_at_search
+    assert len(seen) >= N_QUESTIONS  # inline searches, then the isolated pass's
+    # A system that searches: loaded before its first search. One that retrieves nothing by design counts
+    # nothing, and the run never loads the encoding.
+    assert set(seen) == {not empty}
+    assert tokens.is_loaded() is not empty

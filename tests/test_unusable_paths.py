@@ -27,10 +27,10 @@ def server():
         yield s
 
 
-def _args(locomo: Path, *extra: str) -> list[str]:
+def _args(locomo: Path, *extra: str, exp: str = "rag") -> list[str]:
     return [
         "run",
-        "+exp=rag",
+        f"+exp={exp}",
         f"dataset.path={locomo}",
         "eval.max_questions=1",
         "judge.runs=1",
@@ -70,12 +70,16 @@ def test_unusable_cache_dir(tmp_path, server, locomo_path):
     assert not run_dir.exists()  # nothing started: no empty run folder
 
 
-def test_missing_tiktoken_encoding_offline(tmp_path, server, locomo_path):
+@pytest.mark.parametrize("exp", ["rag", "mem0"])
+def test_missing_tiktoken_encoding_offline(tmp_path, server, locomo_path, exp):
+    # The run only checks tiktoken's cache file up front (the load comes later): a missing file is still
+    # one line before any request, whether the system counts tokens in its ingest (rag) or not (mem0).
     run_dir = tmp_path / "run"
     env = {**cli_env(server.base_url, tmp_path / "cache"), "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty")}
-    line = _one_error_line(run_cli(_args(locomo_path, f"hydra.run.dir={run_dir}"), env))
+    line = _one_error_line(run_cli(_args(locomo_path, f"hydra.run.dir={run_dir}", exp=exp), env))
     assert "cl100k_base" in line and "TIKTOKEN_CACHE_DIR" in line
     assert not run_dir.exists()
+    assert server.count() == 0
 
 
 def test_failed_and_dry_runs_leave_no_run_folder(tmp_path, server, locomo_path):

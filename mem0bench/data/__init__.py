@@ -1,5 +1,7 @@
 """LOCOMO data: the typed model, loading with validation, download, and summary statistics."""
 
+from typing import Any
+
 from mem0bench.data.download import (
     LOCOMO_FILENAME,
     LOCOMO_SHA256,
@@ -11,7 +13,6 @@ from mem0bench.data.download import (
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.loader import fold_caption, load_dataset, parse_session_date
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
-from mem0bench.data.stats import dataset_stats, format_stats_table
 
 __all__ = [
     "LOCOMO_FILENAME",
@@ -33,3 +34,13 @@ __all__ = [
     "parse_session_date",
     "resolve_dataset_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The statistics (`data stats`) on first use: they bring tabulate (~45 ms with data.stats), which a run
+    never needs, and every run imports this package before its first request (PEP 562)."""
+    if name in ("dataset_stats", "format_stats_table"):
+        from mem0bench.data import stats
+
+        return getattr(stats, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class, instantiate
@@ -30,7 +30,6 @@ from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
-from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
@@ -45,7 +44,10 @@ from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
 from mem0bench.suites import DatasetRequest, Suite, get_suite
-from mem0bench.tokens import encoding
+from mem0bench.tokens import check_encoding, load_in_background
+
+if TYPE_CHECKING:
+    from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 
 SECRET_KEYS = ("api_key",)
 RUN_FOLDER_IN_USE = (
@@ -167,6 +169,9 @@ def graph_server(system: SystemSpec, rundir: RunDirectory) -> tuple[dict[str, An
     graph = dict(system.graph)
     if graph.get("host") or not _uses_graph_server(system, graph):
         return graph, None
+    # Here, not at the top: a run whose system needs no server (most) does not import the graph stores.
+    from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
+
     server = EmbeddedFalkorDB.start(rundir.path / GRAPH_SERVER_DIR)
     return {**graph, "host": server.host, "port": server.port}, server
 
@@ -256,7 +261,9 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
     # The folders actually used, in config.yaml too (null there means "the per-user default").
     spec = spec.with_folders()
     options, judge = spec.run, spec.judge
-    encoding()  # offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run
+    # Offline without TIKTOKEN_CACHE_DIR: one line now, not a traceback mid-run. Only checked here (the
+    # cache file): the encoding loads on a thread during the preflight (below), before any timed search.
+    check_encoding()
     profile = check_profile(spec, hydra_choices())
     if profile is not None and profile.warning():
         print(profile.warning(), file=sys.stderr)
@@ -281,6 +288,8 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         graph, embedded = graph_server(spec.system, rundir)
         system = build_system(spec.system, client, rundir, graph)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
+        if not expects_empty_context(system):  # a system that retrieves nothing counts no tokens
+            load_in_background()  # overlapping the preflight's round trips (see mem0bench.tokens)
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(spec.scope)
         await probe(

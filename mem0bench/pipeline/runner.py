@@ -35,7 +35,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
-from mem0bench.memory.base import MemorySystem, StepFailure
+from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context
 from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
@@ -53,6 +53,7 @@ from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import answer_stands
 from mem0bench.systems.external.failure_kinds import bridged_kind
+from mem0bench.tokens import encoding
 
 __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
@@ -234,6 +235,13 @@ class Runner:
 
     async def _conversation(self, conversation: Conversation) -> None:
         not_ingested = await self._ingest(conversation)
+        # The run's first token count loads tiktoken's encoding (~0.27 s with the event loop blocked). Made
+        # here, before the first question's search of the process, it never lands inside a timed search
+        # (the inline ones of every conversation, and the isolated pass after them), even when this
+        # process's ingest counted nothing (a resumed run, a system whose ingest makes no embedding call).
+        # Free once loaded; a system that retrieves nothing by design counts nothing, and never loads it.
+        if not expects_empty_context(self.system):
+            encoding()
         qs = self.attempt.questions[conversation.sample_id]
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
 
