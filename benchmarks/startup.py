@@ -2,7 +2,8 @@
 
 A `run` on the committed fixture (tests/data/locomo_mini.json, one conversation, three questions) against
 the stand-in server: the wall time from starting the process to the first LLM request the server receives
-(imports, config, preflight, dataset, building the system), to the first request that is not one of the
+(imports, config, preflight, dataset, building the system; the preflight's GET /models just before it is
+not stamped), stamped on arrival (with `--latency-ms`, before the reply's delay), to the first request that is not one of the
 preflight's probes (`llm.probe`: a tiny structured request, then one embedding; what comes between the
 two first requests is start-up too), and from the last request the server receives to the process's exit
 (the last reply, aggregation, metrics, files). Fresh cache and run folder each time;

@@ -647,9 +647,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             st.requests.append((endpoint, body))
             latency = st.latency_ms
         try:
+            # The reply is decided (and a handler sees the request) on arrival; the latency delays its
+            # delivery only, so a handler that stamps arrivals stamps when the request came.
+            action = st._next_action(endpoint, body)
             if latency:
                 time.sleep(latency / 1000.0)
-            action = st._next_action(endpoint, body)
             self._act(endpoint, body, action)
         finally:
             with st._lock:
