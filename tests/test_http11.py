@@ -434,3 +434,43 @@ def test_which_proxy_the_environment_asks_for() -> None:
     assert proxy_for("http://localhost:8000/v1", {"all_proxy": "http://p:1", "no_proxy": "*"}) is None
     with pytest.raises(ProxyConfigError, match="only http:// proxies"):
         proxy_for("https://api.openai.com/v1", {"HTTPS_PROXY": "socks5://p:1080"})
+
+
+def test_framing_rules_interim_replies_http_1_0_and_broken_replies() -> None:
+    replies = [
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",  # 1xx skipped
+        b"HTTP/1.1 204 No Content\r\n\r\n",  # no body, connection kept
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;ext=1\r\nab\r\n0\r\nX-Trailer: t\r\n\r\n",
+        b"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nold!",  # HTTP/1.0 without keep-alive: closed after
+        b"SMTP ready\r\n\r\n",  # not HTTP at all
+    ]
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.note(reader) is not None:
+            writer.write(replies[len(server.requests) - 1])
+            await writer.drain()
+
+    server = Server(handler)
+
+    async def main() -> list[object]:
+        async with server:
+            p = pool(server.url())
+            out: list[object] = []
+            for _ in replies:
+                try:
+                    r = await p.request("POST", "/x", headers={}, body=b"{}", timeout_s=5)
+                    out.append((r.status, r.content))
+                except HTTPConnectError as exc:
+                    out.append(str(exc))
+            await p.aclose()
+            return out
+
+    got = run(main())
+    assert got[:4] == [(200, b"ok"), (204, b""), (200, b"ab"), (200, b"old!")]  # type: ignore[index]
+    assert "broke HTTP/1.1" in str(got[4]) and "not an HTTP/1.x status line" in str(got[4])  # type: ignore[index]
+    assert server.connections == 2  # one for the first four (1.1 keep-alive), a new one after HTTP/1.0
+
+
+def test_a_header_value_cannot_split_the_request() -> None:
+    with pytest.raises(ValueError, match="line break"):
+        pool("http://127.0.0.1:1/v1")._wire("POST", "/x", {"x-a": "1\r\nInjected: yes"}, b"")

@@ -435,21 +435,26 @@ def _completion(raw: dict[str, Any], model: str) -> dict[str, Any]:
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
-    """One HTTP/1.1 request; None at a clean end of the connection."""
-    line = await reader.readline()
-    if not line.strip():
-        return None
+    """One HTTP/1.1 request; None at a clean end of the connection. The head is read in one buffer
+    search (a line-by-line read was a visible share of the event loop's CPU in a bridged run)."""
     try:
-        method, target, _version = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial.strip():
+            return None
+        raise _HTTPError(400, "the connection closed in the middle of a request head") from None
+    except asyncio.LimitOverrunError:
+        raise _HTTPError(400, "request head too large") from None
+    line, *lines = head.decode("latin-1").split("\r\n")
+    try:
+        method, target, _version = line.split(" ", 2)
     except ValueError:
         raise _HTTPError(400, "bad request line") from None
     headers: dict[str, str] = {}
-    while True:
-        header = await reader.readline()
-        if header in (b"\r\n", b"\n", b""):
-            break
-        name, _, value = header.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
+    for header in lines:
+        if header:
+            name, _, value = header.partition(":")
+            headers[name.strip().lower()] = value.strip()
     if "content-length" in headers:
         length = int(headers["content-length"])
         if length > _MAX_BODY:
