@@ -165,40 +165,42 @@ def test_a_reused_connection_closed_before_any_reply_byte_is_an_error_not_a_sile
     assert server.connections == 2 and len(server.requests) == 3  # the third on a new connection
 
 
-def test_a_new_connection_closed_before_any_reply_is_a_connection_error() -> None:
+def failing_request(serve: Callable[[asyncio.StreamWriter], Awaitable[None]], match: str) -> Server:
+    """One request to a fresh server that reads it, then does `serve`; the request must fail with an
+    `HTTPConnectError` matching `match`. -> the server (its counts)."""
+
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.note(reader)
+        await serve(writer)
 
     server = Server(handler)
 
     async def main() -> None:
         async with server:
             p = pool(server.url())
-            with pytest.raises(HTTPConnectError, match="closed the connection without replying"):
+            with pytest.raises(HTTPConnectError, match=match):
                 await p.request("POST", "/x", headers={}, body=b"{}", timeout_s=5)
             await p.aclose()
 
     run(main())
+    return server
+
+
+def test_a_new_connection_closed_before_any_reply_is_a_connection_error() -> None:
+    async def close(writer: asyncio.StreamWriter) -> None:
+        return None  # the server's handler returns: the connection closes without a reply
+
+    server = failing_request(close, "closed the connection without replying")
     assert server.connections == 1  # not sent again: a fresh connection's failure is the server's answer
 
 
 def test_a_reset_in_the_middle_of_a_reply_is_a_connection_error_not_a_retry() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await server.note(reader)
+    async def half_then_reset(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf")
         await writer.drain()
         writer.transport.abort()
 
-    server = Server(handler)
-
-    async def main() -> None:
-        async with server:
-            p = pool(server.url())
-            with pytest.raises(HTTPConnectError):
-                await p.request("POST", "/x", headers={}, body=b"{}", timeout_s=5)
-            await p.aclose()
-
-    run(main())
+    server = failing_request(half_then_reset, "in the middle of its reply|ConnectionResetError")
     assert len(server.requests) == 1
 
 
