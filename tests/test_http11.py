@@ -10,17 +10,20 @@ import asyncio
 import gzip
 import json
 import ssl
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import trustme
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.http11 import (
     ConnectionPool,
     HTTPConnectError,
     HTTPTimeout,
     ProxyConfigError,
+    _decode_body,
     proxy_for,
 )
 from mem0bench.llm.transport import HTTPStatusError, JsonTransport
@@ -436,6 +439,17 @@ def test_which_proxy_the_environment_asks_for() -> None:
     assert proxy_for("http://localhost:8000/v1", {"all_proxy": "http://p:1", "no_proxy": "*"}) is None
     with pytest.raises(ProxyConfigError, match="only http:// proxies"):
         proxy_for("https://api.openai.com/v1", {"HTTPS_PROXY": "socks5://p:1080"})
+    assert issubclass(ProxyConfigError, ConfigurationError)  # the run's one-line `error:`, exit 2
+
+
+def test_a_body_that_does_not_decompress_is_an_unreadable_reply() -> None:
+    # A ValueError (the client retries it as an unreadable reply), never zlib's own error escaping.
+    with pytest.raises(ValueError, match="gzip body does not decompress"):
+        _decode_body(b"not gzip at all", "gzip")
+    with pytest.raises(ValueError, match="unsupported content encoding 'br'"):
+        _decode_body(b"x", "br")
+    assert _decode_body(gzip.compress(b"ok"), "gzip") == b"ok"
+    assert _decode_body(zlib.compress(b"ok")[2:-4], "deflate") == b"ok"  # raw deflate, as some servers send
 
 
 def test_framing_rules_interim_replies_http_1_0_and_broken_replies() -> None:

@@ -65,6 +65,12 @@ CASES = [
     ),
     ("max questions", ["+exp=rag", "eval.max_questions=0"], "eval.max_questions must be null or", "standin"),
     ("timeout", ["+exp=rag", "llm.timeout_s=-1"], "llm.timeout_s must be > 0", "standin"),
+    (
+        "base url without a scheme",
+        ["+exp=rag", "llm.base_url=localhost:8000/v1"],
+        "(llm.base_url or OPENAI_BASE_URL) must be an http:// or https:// URL",
+        "standin",
+    ),
     ("unknown conversation", ["+exp=rag", "dataset.conversations=[conv-99]"], "conv-99", "standin"),
     ("no conversation", ["+exp=rag", "dataset.conversations=[]"], "selects no conversation", "standin"),
 ]

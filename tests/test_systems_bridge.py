@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import json
 import logging
 import time
 from pathlib import Path
@@ -427,3 +428,34 @@ def test_library_log_routes_each_record_to_the_call_that_logged_it():
         ("somelib.sub", logging.ERROR, "Error in new_retrieved_facts: a")
     ]
     assert [r.message for r in b] == ["Error in new_retrieved_facts: b"]
+
+
+def test_the_bridge_reads_chunked_requests_and_answers_a_broken_head_with_400(standin):
+    """The wire side no library client exercises every day: a chunked request body (requests sends one
+    for a generator body), and a head that is not HTTP (one clear 400, the connection closed)."""
+    body = b'{"model": "x", "input": ["hello", "world"], "encoding_format": "float"}'
+    chunked = b"".join(f"{len(part):x}\r\n".encode() + part + b"\r\n" for part in (body[:20], body[20:]))
+
+    async def exchange(port: int, wire: bytes) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(wire)
+        await writer.drain()
+        reply = await reader.read()  # both replies end the connection: one asks to, one breaks it
+        writer.close()
+        return reply
+
+    async def main() -> tuple[bytes, bytes]:
+        async with LLMBridge(make_client(standin)) as bridge:
+            port = int(bridge.base_url("c").split(":")[2].split("/")[0])
+            good = await exchange(
+                port,
+                b"POST /r/c/v1/embeddings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                b"Connection: close\r\n\r\n" + chunked + b"0\r\n\r\n",
+            )
+            bad = await exchange(port, b"POST /r/c/v1/embeddings HTTP/1.1\r\nno colon here\r\n\r\n")
+        return good, bad
+
+    good, bad = asyncio.run(main())
+    assert good.startswith(b"HTTP/1.1 200")
+    assert len(json.loads(good.split(b"\r\n\r\n", 1)[1])["data"]) == 2  # both texts of the chunked body
+    assert bad.startswith(b"HTTP/1.1 400") and b"bad request head" in bad

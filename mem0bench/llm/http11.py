@@ -1,14 +1,15 @@
 """A small HTTP/1.1 client on asyncio streams: the harness's own requests to the LLM server.
 
 Why not the openai SDK or httpx: importing the SDK took ~1.2 s of a run's start (its thousands of
-pydantic types), and its pool (httpx2 -> httpcore2, which imports trio when installed) another 0.3 s and
-~0.3 ms of CPU per request, all for JSON POSTs to one origin. This client keeps what those requests
+pydantic types), and its pool (httpx2 -> httpcore2, which imports trio when installed) another ~0.35 s
+(`python -X importtime`), all for JSON POSTs to one origin. This client keeps what those requests
 need: keep-alive connections to one origin, TLS (certifi's bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
 the `HTTP(S)_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (an http:// proxy: absolute-form requests for
 http, a CONNECT tunnel for https), one deadline per request, gzip / deflate bodies, and the framing
 rules of RFC 9112 (Content-Length, chunked, or to the close; 1xx skipped; keep-alive per version and
 `Connection`). The wire format is read with the stream's own C-level buffer searches: h11, tried first,
-was 13% of the event loop's CPU in a bridged run.
+was 13% of the event loop's CPU in a bridged run. `parse_head` and `read_chunked` serve the LLM bridge's
+server side too.
 
 One pool per origin and per event loop. It never sends a request twice: an idle connection the server
 has closed is dropped before use, and a connection that breaks once a request is on it is an
@@ -28,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import SplitResult, unquote, urlsplit
 
+from mem0bench.common.errors import ConfigurationError
+
 __all__ = [
     "ConnectionPool",
     "HTTPConnectError",
@@ -35,9 +38,10 @@ __all__ = [
     "HTTPResponse",
     "HTTPTimeout",
     "ProxyConfigError",
+    "parse_head",
+    "read_chunked",
 ]
 
-_READ_SIZE = 65536
 _MAX_IDLE = 64  # idle keep-alive connections kept per pool; the client's semaphore bounds busy ones
 
 
@@ -53,7 +57,7 @@ class HTTPConnectError(HTTPFailure):
     """The connection could not be made, or broke (refused, reset, closed early, TLS, bad framing)."""
 
 
-class ProxyConfigError(ValueError):
+class ProxyConfigError(ConfigurationError):
     """A proxy variable names a proxy this client cannot use (only http:// proxies are supported)."""
 
 
@@ -86,7 +90,7 @@ class _Origin:
 def _origin(url: SplitResult, what: str) -> _Origin:
     scheme = url.scheme.lower()
     if scheme not in ("http", "https") or not url.hostname:
-        raise ValueError(f"{what} must be an http:// or https:// URL, got {url.geturl()!r}")
+        raise ConfigurationError(f"{what} must be an http:// or https:// URL, got {url.geturl()!r}")
     return _Origin(scheme, url.hostname, url.port or (443 if scheme == "https" else 80))
 
 
@@ -148,10 +152,12 @@ def _decode_body(content: bytes, encoding: str) -> bytes:
     if encoding in ("gzip", "x-gzip", "deflate"):
         try:
             return zlib.decompress(content, 47)  # 47: a gzip or a zlib header, detected
-        except zlib.error:
-            if encoding != "deflate":
-                raise
-            return zlib.decompress(content, -15)  # raw deflate, as some servers send "deflate"
+        except zlib.error as exc:
+            if encoding == "deflate":
+                with contextlib.suppress(zlib.error):
+                    return zlib.decompress(content, -15)  # raw deflate, as some servers send "deflate"
+            # A ValueError, as for a body that is not JSON: the client retries it as an unreadable reply.
+            raise ValueError(f"the server's {encoding} body does not decompress: {exc}") from None
     raise ValueError(f"the server sent a body in an unsupported content encoding {encoding!r}")
 
 
@@ -159,40 +165,53 @@ class _BadReply(Exception):
     """The server's reply does not follow HTTP/1.1."""
 
 
-def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
-    """A reply's status line and headers (through the blank line) -> (status, headers, keep-alive?)."""
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-        raise _BadReply(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+def parse_head(head: bytes) -> tuple[str, dict[str, str]]:
+    """A message head (start line, header lines, the blank line) -> (start line, headers with lower-cased
+    names; a repeated name keeps its last value). `ValueError` for a header line without a name and colon.
+    The one parser of both sides: this client's replies and the LLM bridge's requests."""
+    start, *lines = head.decode("latin-1").split("\r\n")
     headers: dict[str, str] = {}
-    for line in lines[1:]:
+    for line in lines:
         if not line:
             continue
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
-            raise _BadReply(f"malformed header line {line[:80]!r}")
+            raise ValueError(f"malformed header line {line[:80]!r}")
         headers[name.lower()] = value.strip()
+    return start, headers
+
+
+async def read_chunked(reader: asyncio.StreamReader) -> bytes:
+    """A chunked body (RFC 9112 7.1), trailers skipped. `ValueError` for bad framing; the stream's
+    `IncompleteReadError` when the peer closes first."""
+    parts: list[bytes] = []
+    try:
+        while True:
+            line = await reader.readuntil(b"\r\n")
+            size = int(line.split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                    pass  # trailers
+                return b"".join(parts)
+            parts.append(await reader.readexactly(size))
+            if await reader.readexactly(2) != b"\r\n":
+                raise ValueError("a chunk does not end with CRLF")
+    except asyncio.LimitOverrunError:
+        raise ValueError("a chunk-size or trailer line over 64 KiB") from None
+
+
+def _reply_head(head: bytes) -> tuple[int, dict[str, str], bool]:
+    """A reply's head -> (status, headers, keep-alive?); `_BadReply` when it is not HTTP/1.x."""
+    try:
+        status_line, headers = parse_head(head)
+    except ValueError as exc:
+        raise _BadReply(str(exc)) from None
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise _BadReply(f"not an HTTP/1.x status line: {status_line[:80]!r}")
     tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
     keep_alive = "keep-alive" in tokens if parts[0] == "HTTP/1.0" else "close" not in tokens
     return int(parts[1]), headers, keep_alive
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _BadReply(f"bad chunk size line {line[:40]!r}") from None
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                pass  # trailers
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        if await reader.readexactly(2) != b"\r\n":
-            raise _BadReply("a chunk does not end with CRLF")
 
 
 class _Connection:
@@ -226,7 +245,7 @@ class _Connection:
                 raise HTTPConnectError("the server closed the connection without replying") from None
             except asyncio.LimitOverrunError:
                 raise _BadReply("the reply's headers exceed 64 KiB") from None
-            status, headers, keep_alive = _parse_head(head)
+            status, headers, keep_alive = _reply_head(head)
             if not 100 <= status < 200:
                 break  # 1xx (100 Continue and the like): the real reply follows
         framing = headers.get("transfer-encoding", "").lower()
@@ -235,7 +254,7 @@ class _Connection:
             if method == "HEAD" or status in (204, 304):
                 content = b""
             elif "chunked" in framing:
-                content = await _read_chunked(reader)
+                content = await read_chunked(reader)
             elif length is not None:
                 content = await reader.readexactly(int(length))
             else:
@@ -243,8 +262,8 @@ class _Connection:
                 keep_alive = False
         except asyncio.IncompleteReadError:
             raise HTTPConnectError("the server closed the connection in the middle of its reply") from None
-        except ValueError:
-            raise _BadReply(f"bad Content-Length {length!r}") from None
+        except ValueError as exc:  # a bad Content-Length or chunk framing
+            raise _BadReply(f"bad body framing (Content-Length {length!r}): {exc}") from None
         encoding = headers.get("content-encoding")
         if encoding:
             content = _decode_body(content, encoding)
@@ -261,7 +280,7 @@ class ConnectionPool:
 
     def __init__(self, base_url: str, *, user_agent: str, environ: Mapping[str, str] | None = None) -> None:
         url = urlsplit(base_url)
-        self.origin = _origin(url, "the LLM server's base URL")
+        self.origin = _origin(url, "the LLM server's URL (llm.base_url or OPENAI_BASE_URL)")
         self.base_path = url.path.rstrip("/")
         self._proxy = proxy_for(base_url, environ)
         self._user_agent = user_agent

@@ -42,6 +42,7 @@ import httpx2
 import numpy as np
 
 from mem0bench.llm import timing
+from mem0bench.llm.http11 import parse_head, read_chunked
 from mem0bench.llm.ledger import pipeline_stage
 from mem0bench.llm.types import CallFailure, LLMCallError
 
@@ -275,21 +276,19 @@ class LLMBridge:
             self._connections.add(task)
         try:
             while True:
-                request = await _read_request(reader)
+                try:
+                    request = await _read_request(reader)
+                except _HTTPError as exc:  # a request we cannot read: say why, then end the connection
+                    await _reply(writer, exc.status, _error_body(exc))
+                    break
                 if request is None:
                     break
                 method, target, headers, body = request
                 status, payload = await self._dispatch(method, target, headers.get(SCOPE_HEADER), body)
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-                head = (
-                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
-                )
-                writer.write(head.encode("latin-1") + data)
-                await writer.drain()
+                await _reply(writer, status, payload)
                 if headers.get("connection", "").lower() == "close":
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError, _HTTPError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
             if task is not None:
@@ -328,7 +327,7 @@ class LLMBridge:
                 return await asyncio.create_task(work, context=found.context)
             return await work
         except _HTTPError as exc:
-            return exc.status, {"error": {"message": str(exc), "type": exc.kind, "code": None}}
+            return exc.status, _error_body(exc)
 
     async def _chat(self, request: dict[str, Any], stage: str, scope: BridgeScope | None) -> tuple[int, Any]:
         if request.get("stream"):
@@ -385,6 +384,20 @@ class LLMBridge:
         status = _STATUS_OF_KIND.get(failure.kind, 500)
         message = f"mem0bench: the call failed for good ({failure.kind}): {failure.message}"
         return status, {"error": {"message": message, "type": failure.kind, "code": failure.kind}}
+
+
+def _error_body(exc: _HTTPError) -> dict[str, Any]:
+    return {"error": {"message": str(exc), "type": exc.kind, "code": None}}
+
+
+async def _reply(writer: asyncio.StreamWriter, status: int, payload: Any) -> None:
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    writer.write(head.encode("latin-1") + data)
+    await writer.drain()
 
 
 def _parse_target(target: str) -> tuple[str, str]:
@@ -445,35 +458,18 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
         raise _HTTPError(400, "the connection closed in the middle of a request head") from None
     except asyncio.LimitOverrunError:
         raise _HTTPError(400, "request head too large") from None
-    line, *lines = head.decode("latin-1").split("\r\n")
     try:
+        line, headers = parse_head(head)
         method, target, _version = line.split(" ", 2)
+        length = int(headers.get("content-length", "0"))
     except ValueError:
-        raise _HTTPError(400, "bad request line") from None
-    headers: dict[str, str] = {}
-    for header in lines:
-        if header:
-            name, _, value = header.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    if "content-length" in headers:
-        length = int(headers["content-length"])
-        if length > _MAX_BODY:
-            raise _HTTPError(400, "request body too large")
-        body = await reader.readexactly(length)
-    elif headers.get("transfer-encoding", "").lower() == "chunked":
-        body = await _read_chunked(reader)
-    else:
-        body = b""
-    return method, target, headers, body
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size = int((await reader.readline()).split(b";", 1)[0].strip() or b"0", 16)
-        if size == 0:
-            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        await reader.readline()
+        start = head.split(b"\r\n", 1)[0][:80]
+        raise _HTTPError(400, f"bad request head: {start!r}") from None
+    if length > _MAX_BODY:
+        raise _HTTPError(400, "request body too large")
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        try:
+            return method, target, headers, await read_chunked(reader)
+        except ValueError as exc:
+            raise _HTTPError(400, f"bad chunked body: {exc}") from None
+    return method, target, headers, await reader.readexactly(length) if length > 0 else b""
