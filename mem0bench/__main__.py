@@ -82,8 +82,8 @@ def _exit(code: int) -> None:
     """Exit with `code`, skipping the cyclic garbage collector's passes over every object still alive.
 
     At exit the interpreter tears down its modules and runs full collections over everything a run
-    imported (the SDK's thousands of model classes among it): ~0.8 s of CPU after the last request,
-    measured with `python -m benchmarks startup`. Frozen objects are still released and every atexit
+    imported and made: ~0.8 s of CPU after the last request, measured (`python -m benchmarks startup`)
+    when a run still imported the openai SDK's thousands of model classes. Frozen objects are still released and every atexit
     handler still runs (logs are flushed as before); only the collector's scans of them are skipped.
     """
     import gc

@@ -195,3 +195,23 @@ def test_heartbeat_overrides_never_hold_a_key():
     assert _masked("+judge.api_key=sk-123") == "+judge.api_key=***"
     assert _masked("llm.api_key_env=MY_KEY_VAR") == "llm.api_key_env=MY_KEY_VAR"
     assert _masked("method.top_k=30") == "method.top_k=30"
+
+
+def test_the_estimate_left_counts_the_isolated_latency_pass(tmp_path, locomo_mini):
+    """The dry-run plan prices the isolated pass's live search calls (its `latency` lines); status counts
+    them as left until the pass's rows stand, and as done once they do."""
+    from mem0bench.pipeline.tools.status import read_status
+
+    data = small_sample(tmp_path, locomo_mini, sessions=1, questions=3)
+    run_dir = tmp_path / "run"
+    with StandinServer(api_key=TEST_KEY) as server:
+        result = run_cli(
+            run_args("rag", data, run_dir, "judge.runs=1"), cli_env(server.base_url, tmp_path / "c")
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    done = read_status(run_dir).left
+    assert done is not None and done.calls == pytest.approx(0.0)
+    (run_dir / "latency.jsonl").unlink()  # as if killed after judging, before the pass
+    left = read_status(run_dir).left
+    # rag's search is one query embedding a question: the pass would embed each of the 3 questions again.
+    assert left is not None and left.calls == pytest.approx(3.0)

@@ -36,10 +36,6 @@ def _union_s(intervals: list[tuple[float, float]]) -> float:
 
 @dataclass
 class CallTiming:
-    wait_s: float = 0.0
-    """Sum of the calls' waits (overlapping waits all count)."""
-    network_s: float = 0.0
-    """Sum of the calls' request times (overlapping requests all count; see `server_s`)."""
     started: float = 0.0
     elapsed_s: float = 0.0
     usage: dict[str, list[int]] = field(default_factory=dict)
@@ -49,7 +45,19 @@ class CallTiming:
     parent: CallTiming | None = None
     """The enclosing measurement: calls count in every enclosing scope."""
     waits: list[tuple[float, float]] = field(default_factory=list)
+    """(start, end) of every wait of a call made in the scope: a slot, a rate limit, a backoff."""
     requests: list[tuple[float, float]] = field(default_factory=list)
+    """(start, end) of every HTTP request (or local model batch) made in the scope."""
+
+    @property
+    def wait_s(self) -> float:
+        """Sum of the calls' waits (overlapping waits all count)."""
+        return sum(end - start for start, end in self.waits)
+
+    @property
+    def network_s(self) -> float:
+        """Sum of the calls' request times (overlapping requests all count; see `server_s`)."""
+        return sum(end - start for start, end in self.requests)
 
     @property
     def server_s(self) -> float:
@@ -100,7 +108,6 @@ def add_wait(seconds: float) -> None:
         return
     end = time.perf_counter()
     for t in _scopes():
-        t.wait_s += seconds
         t.waits.append((end - seconds, end))
 
 
@@ -108,7 +115,6 @@ def add_network(seconds: float) -> None:
     """A request of `seconds` that ended now."""
     end = time.perf_counter()
     for t in _scopes():
-        t.network_s += seconds
         t.requests.append((end - seconds, end))
 
 

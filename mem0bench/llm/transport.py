@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from mem0bench.common.text import one_line
 from mem0bench.llm.http11 import (
     ConnectionPool,
     HTTPConnectError,
@@ -27,7 +28,6 @@ __all__ = [
     "HTTPStatusError",
     "HTTPTimeout",
     "JsonTransport",
-    "error_message",
 ]
 
 _USER_AGENT = "mem0bench/0.1 (OpenAI-compatible JSON client)"
@@ -38,16 +38,15 @@ class HTTPStatusError(HTTPFailure):
     """The server answered with a non-2xx status. `message` is the server's own error text when the body
     is OpenAI-shaped (`{"error": {"message": ...}}`), else the body's start."""
 
-    def __init__(self, status_code: int, message: str, headers: Mapping[str, str], body: Any) -> None:
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str]) -> None:
         super().__init__(f"HTTP {status_code}: {message}")
         self.status_code = status_code
         self.message = message
         self.headers = headers
-        self.body = body
 
 
-def error_message(response: HTTPResponse) -> tuple[str, Any]:
-    """-> (a one-line message, the parsed body or its text) for an error reply."""
+def _error_message(response: HTTPResponse) -> str:
+    """A one-line message for an error reply: the server's own text when it gave one."""
     text = response.content.decode("utf-8", "replace").strip()
     body: Any = text
     with contextlib.suppress(ValueError):
@@ -63,8 +62,7 @@ def error_message(response: HTTPResponse) -> tuple[str, Any]:
             message = json.dumps(body, ensure_ascii=False)
     else:
         message = text
-    message = " ".join(message.split())[:_MAX_MESSAGE]
-    return message or "(no error text)", body
+    return one_line(message)[:_MAX_MESSAGE] or "(no error text)"
 
 
 class JsonTransport:
@@ -117,6 +115,5 @@ class JsonTransport:
 
 def _json_of(response: HTTPResponse) -> Any:
     if not response.is_success:
-        message, body = error_message(response)
-        raise HTTPStatusError(response.status, message, response.headers, body)
+        raise HTTPStatusError(response.status, _error_message(response), response.headers)
     return json.loads(response.content)

@@ -68,7 +68,7 @@ def plan_lines(
 def _lines(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> list[PlanLine]:
     n_questions = sum(len(qs) for qs in questions.values())
     options = spec.run
-    timed = 0 if options.latency == "inline" else min(options.latency_questions or n_questions, n_questions)
+    timed = 0 if options.latency == "inline" else options.latency_questions or n_questions
     return plan_lines(
         system_cost_plan(spec.system, dataset, n_questions), n_questions, spec.judge, timed_questions=timed
     )

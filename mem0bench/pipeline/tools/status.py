@@ -23,6 +23,7 @@ from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
 from mem0bench.llm.settings import unpriced_server_note
 from mem0bench.memory.stream import message_pairs
+from mem0bench.pipeline.latency import standing_latency
 from mem0bench.pipeline.spec import ExperimentSpec
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
@@ -90,7 +91,8 @@ def read_status(run_dir: Path) -> RunStatus:
             scope = _scope(spec, manifest, heartbeat)
         except (DatasetError, ConfigurationError, OSError, ValueError) as exc:
             scope_error = " ".join(str(exc).split())
-    stages, left_fractions = _stages(spec, scope, previous)
+    measured = len(standing_latency(rundir, previous.answers))  # the isolated pass's rows that still stand
+    stages, left_fractions = _stages(spec, scope, previous, measured)
     left, note = _estimate_left(spec, scope, left_fractions)
     paid = _paid_per_process(rundir.path, previous)
     return RunStatus(
@@ -187,8 +189,10 @@ def _stages(
     spec: ExperimentSpec | None,
     scope: tuple[Dataset, dict[str, list[Question]]] | None,
     previous: PreviousWork,
+    measured_latency: int = 0,
 ) -> tuple[tuple[StageStatus, ...], dict[str, float]]:
-    """Per stage done/total, and the share of each plan stage still to do (for the estimate)."""
+    """Per stage done/total, and the share of each plan stage still to do (for the estimate);
+    `measured_latency`: questions the isolated latency pass has timed."""
     signature, runs = _judge(spec)
     ingested = {sid for sid, row in previous.ingests.items() if row.is_final}
     answers = _standing_answers(previous, spec)
@@ -220,6 +224,9 @@ def _stages(
         "answer": 1 - len(answered) / len(qids) if qids else 0.0,
         "judge": 1 - labels / (len(qids) * runs) if qids and runs else 0.0,
     }
+    if spec is not None and spec.run.latency != "inline" and qids:
+        timed = min(spec.run.latency_questions or len(qids), len(qids))  # as the plan's latency lines
+        fractions["latency"] = 1 - min(measured_latency, timed) / timed
     return stages, fractions
 
 

@@ -117,9 +117,8 @@ class ZepGraphiti(SystemBase):
         self._tag = library.run_tag(self.graph_config, context.state_dir)
         self._graphs: dict[str, Any] = {}  # sample_id -> Graphiti
         self._search_clients: dict[str, Any] = {}  # sample_id -> its GraphitiClients with the reranker
-        self._http: httpx2.AsyncClient | None = (
-            None  # the bridge's HTTP pool every conversation's OpenAI client shares
-        )
+        # The bridge's HTTP pool, which every conversation's OpenAI client shares.
+        self._http: httpx2.AsyncClient | None = None
         self._episodes: dict[str, dict[str, str]] = {}  # sample_id -> episode uuid -> dia_id
         self._current: dict[str, tuple[int, Turn]] = {}  # sample_id -> the message being ingested
         self._recorded: set[int] = set()  # ids of exceptions already recorded as a failed call
