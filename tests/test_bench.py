@@ -62,7 +62,6 @@ def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
 
 
 def test_bridge_runs_mem0_directly_and_through_the_bridge(tiny_locomo, tmp_path, capsys):
-    pytest.importorskip("mem0")
     out = tmp_path / "bench"
     code = bench_main(
         ["bridge", "--dataset", str(tiny_locomo), "--conversation", "mini-1", "--out", str(out), "--json"]
