@@ -6,8 +6,11 @@ the stand-in server: the wall time from starting the process to the first LLM re
 not stamped), stamped on arrival (with `--latency-ms`, before the reply's delay), to the first request that is not one of the
 preflight's probes (`llm.probe`: a tiny structured request, then one embedding; what comes between the
 two first requests is start-up too), and from the last request the server receives to the process's exit
-(the last reply, aggregation, metrics, files). Fresh cache and run folder each time;
-the median of `--repeat` runs per experiment. Each phase is given in wall time and in the harness
+(the last reply, aggregation, metrics, files). Fresh LLM cache and run folder each time;
+the median of `--repeat` runs per experiment, twice: with Hydra's composition cache empty (`cold`: a
+command line run for the first time) and holding this command line (`warm`: run before, from the same
+folder; mem0bench/cli/compose_cache.py). Every run of an experiment has the same command line: its run
+folder is the same path, emptied after each run. Each phase is given in wall time and in the harness
 process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
 at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -98,13 +102,21 @@ class Clock:
         return body.get("messages") == messages or body.get("input") == embed_input
 
 
-def measure_once(method: str, work: Path, extra: list[str], latency_ms: float = 0.0) -> StartupFigures:
+def measure_once(
+    method: str, run_dir: Path, work: Path, extra: list[str], compose_cache: Path, latency_ms: float = 0.0
+) -> StartupFigures:
+    """One run of `method` with its LLM cache under `work`, its composition cache in `compose_cache`; the
+    run folder `run_dir` is removed afterwards, so the next run has the same command line and starts anew."""
     argv = [
         sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
         "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
-        f"hydra.run.dir={work / 'run'}", *extra,
+        f"hydra.run.dir={run_dir}", *extra,
     ]  # fmt: skip
-    return measure_argv(argv, work, Clock(), latency_ms=latency_ms)
+    try:
+        env = {"MEM0BENCH_COMPOSE_CACHE": str(compose_cache)}
+        return measure_argv(argv, work, Clock(), env_extra=env, latency_ms=latency_ms)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def measure_argv(
@@ -158,33 +170,41 @@ def startup_main(argv: list[str]) -> int:
     )
     p.add_argument("--json", action="store_true", help="print every run's figures as JSON")
     args = p.parse_args(argv)
-    results: dict[str, list[StartupFigures]] = {}
+    results: dict[tuple[str, str], list[StartupFigures]] = {}
     with tempfile.TemporaryDirectory(prefix="mem0bench-startup-") as tmp:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
-            runs = []
-            for i in range(args.repeat):
-                work = Path(tmp) / f"{method}-{i}"
+            run_dir = Path(tmp) / f"run-{method}"
+            warm_cache = Path(tmp) / f"compose-{method}"
+            # Cold and warm runs alternate, so a drift in the machine's load falls on both. One run
+            # that is not counted first fills the warm cache.
+            plan = [("warm", -1)] + [(c, i) for i in range(args.repeat) for c in ("cold", "warm")]
+            for compose, i in plan:
+                work = Path(tmp) / f"{method}-{compose}-{i}"
                 work.mkdir()
+                cache = warm_cache if compose == "warm" else work / "compose"
                 try:
-                    runs.append(measure_once(method, work, args.set, args.latency_ms))
+                    fig = measure_once(method, run_dir, work, args.set, cache, args.latency_ms)
                 except (RuntimeError, subprocess.TimeoutExpired) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 1
-            results[method] = runs
+                if i >= 0:
+                    results.setdefault((method, compose), []).append(fig)
     if args.json:
-        print(json.dumps({m: [asdict(r) for r in runs] for m, runs in results.items()}, indent=2))
+        print(
+            json.dumps({f"{m} {c}": [asdict(r) for r in runs] for (m, c), runs in results.items()}, indent=2)
+        )
         return 0
     print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs; "
         f"stand-in latency {args.latency_ms:g} ms"
     )
-    print("| experiment | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
+    print("| experiment | composition | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
           "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    for method, runs in results.items():
+    print("|---|---|---|---|---|---|---|")
+    for (method, compose), runs in results.items():
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
         print(
-            f"| {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {method} | {compose} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
             f"| {med['to_first_work_request_s']:.2f} / {med['cpu_to_first_work_request_s']:.2f} "
             f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
             f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"

@@ -22,6 +22,7 @@ from omegaconf import OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.folder_lock import folder_lock
+from mem0bench.common.secrets import is_secret_key
 from mem0bench.common.text import one_line
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -49,7 +50,6 @@ from mem0bench.tokens import check_encoding, load_in_background
 if TYPE_CHECKING:
     from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 
-SECRET_KEYS = ("api_key",)
 RUN_FOLDER_IN_USE = (
     "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
     "shows it) or stop it, then rerun the same command to continue, or choose another hydra.run.dir=..."
@@ -62,7 +62,7 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if not any(s in str(k).lower() for s in SECRET_KEYS)}
+            return {k: strip(v) for k, v in node.items() if not is_secret_key(str(k))}
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node
