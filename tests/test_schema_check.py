@@ -130,7 +130,8 @@ def test_integer() -> None:
 
 
 def test_number_boolean_null_string_object_array() -> None:
-    assert _says(_prop({"type": "number"}), {"v": 2}) is None and _says(_prop({"type": "number"}), {"v": 0.5}) is None
+    assert _says(_prop({"type": "number"}), {"v": 2}) is None
+    assert _says(_prop({"type": "number"}), {"v": 0.5}) is None
     assert _says(_prop({"type": "number"}), {"v": False}) == "False is not of type 'number' (at v)"
     assert _says(_prop({"type": "boolean"}), {"v": False}) is None
     assert _says(_prop({"type": "boolean"}), {"v": 0}) == "0 is not of type 'boolean' (at v)"
@@ -158,16 +159,26 @@ def test_enum() -> None:
     assert _says(numbers, {"v": {"a": 0.0}}) is None and _says(numbers, {"v": None}) is None
     assert _says(numbers, {"v": True}) == "True is not one of [1, [1, 2], {'a': 0}, None] (at v)"
     assert _says(numbers, {"v": [True, 2]}) == "[True, 2] is not one of [1, [1, 2], {'a': 0}, None] (at v)"
-    assert _says(numbers, {"v": {"a": False}}) == "{'a': False} is not one of [1, [1, 2], {'a': 0}, None] (at v)"
+    assert (
+        _says(numbers, {"v": {"a": False}}) == "{'a': False} is not one of [1, [1, 2], {'a': 0}, None] (at v)"
+    )
     assert _says(_prop({"enum": [False]}), {"v": 0}) == "0 is not one of [False] (at v)"
 
 
 def test_required_and_additional_properties() -> None:
-    s = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"], "additionalProperties": False}
+    s = {
+        "type": "object",
+        "properties": {"a": {}, "b": {}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
     assert _says(s, {"a": 1, "b": 2}) is None
     assert _says(s, {"b": 2}) == "'a' is a required property (at the top level)"
     assert _says(s, {}) == "'a' is a required property (at the top level)"  # the first in the list
-    assert _says(s, {"a": 1, "b": 2, "x": 3}) == "Additional properties are not allowed ('x' was unexpected) (at the top level)"
+    assert (
+        _says(s, {"a": 1, "b": 2, "x": 3})
+        == "Additional properties are not allowed ('x' was unexpected) (at the top level)"
+    )
     assert (
         _says(s, {"a": 1, "b": 2, "y": 3, "x": 4})
         == "Additional properties are not allowed ('x', 'y' were unexpected) (at the top level)"
