@@ -4,7 +4,7 @@ Every schema we send is machine-made (`llm/structured.py`'s `strict_schema` from
 preflight probe's) and uses a small closed set of JSON Schema 2020-12 keywords. This module checks exactly
 that set with 2020-12's meaning, and picks and words the error the way jsonschema 4's `best_match` does:
 the message is what the model reads in the repair prompt and what a failure row records, so dropping
-jsonschema (about 70 ms of every run's start-up) must change neither which replies count as malformed nor
+jsonschema (70-90 ms of every run's start-up) must change neither which replies count as malformed nor
 what the model is told. tests/test_schema_check.py compares both with jsonschema on every shipped schema.
 
 A keyword outside the set is refused when the schema is compiled, naming it and the spec: a programming
@@ -17,15 +17,15 @@ import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ANNOTATIONS", "Checker", "Error", "UnsupportedSchemaError", "best_error", "compile_schema"]
+__all__ = ["Checker", "Error", "UnsupportedSchemaError", "best_error", "compile_schema"]
 
-Path = tuple[str | int, ...]
-Error = tuple[Path, str]
+Location = tuple[str | int, ...]
+Error = tuple[Location, str]
 """Where in the instance (keys and indexes from the top), and jsonschema's message."""
-Checker = Callable[[Any, Path, list[Error]], None]
+Checker = Callable[[Any, Location, list[Error]], None]
 """Appends the instance's errors at `path` (and below) to the list, in jsonschema's order."""
 
-ANNOTATIONS = frozenset(
+_ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
 )
 """2020-12's meta-data keywords (and `$comment`): they never reject anything, so they are skipped."""
@@ -100,10 +100,10 @@ def _compile(schema: Any, name: str, where: str) -> Checker:
     checks = [
         _keyword(key, value, schema, name, f"{where}/{key}")
         for key, value in schema.items()
-        if key not in ANNOTATIONS
+        if key not in _ANNOTATIONS
     ]
 
-    def check(value: Any, path: Path, errors: list[Error]) -> None:
+    def check(value: Any, path: Location, errors: list[Error]) -> None:
         for one in checks:
             one(value, path, errors)
 
@@ -119,7 +119,7 @@ def _keyword(key: str, value: Any, schema: dict[str, Any], name: str, where: str
         tests = [_TYPES[t] for t in types]
         wanted = ", ".join(repr(t) for t in types)
 
-        def type_(v: Any, path: Path, errors: list[Error]) -> None:
+        def type_(v: Any, path: Location, errors: list[Error]) -> None:
             if not any(test(v) for test in tests):
                 errors.append((path, f"{v!r} is not of type {wanted}"))
 
@@ -129,7 +129,7 @@ def _keyword(key: str, value: Any, schema: dict[str, Any], name: str, where: str
             raise _refuse(name, where, "has properties that are not an object")
         subs = [(prop, _compile(sub, name, f"{where}/{prop}")) for prop, sub in value.items()]
 
-        def properties(v: Any, path: Path, errors: list[Error]) -> None:
+        def properties(v: Any, path: Location, errors: list[Error]) -> None:
             if isinstance(v, dict):
                 for prop, sub in subs:
                     if prop in v:
@@ -141,7 +141,7 @@ def _keyword(key: str, value: Any, schema: dict[str, Any], name: str, where: str
             raise _refuse(name, where, "has a required list that is not a list of names")
         names = list(value)
 
-        def required(v: Any, path: Path, errors: list[Error]) -> None:
+        def required(v: Any, path: Location, errors: list[Error]) -> None:
             if isinstance(v, dict):
                 errors.extend((path, f"{p!r} is a required property") for p in names if p not in v)
 
@@ -155,7 +155,7 @@ def _keyword(key: str, value: Any, schema: dict[str, Any], name: str, where: str
             raise _refuse(name, where, "has an enum that is not a list")
         options = list(value)
 
-        def enum(v: Any, path: Path, errors: list[Error]) -> None:
+        def enum(v: Any, path: Location, errors: list[Error]) -> None:
             if not any(_equal(option, v) for option in options):
                 errors.append((path, f"{v!r} is not one of {options!r}"))
 
@@ -172,7 +172,7 @@ def _additional(value: Any, schema: dict[str, Any], name: str, where: str) -> Ch
     if isinstance(value, dict):
         sub = _compile(value, name, where)
 
-        def each_extra(v: Any, path: Path, errors: list[Error]) -> None:
+        def each_extra(v: Any, path: Location, errors: list[Error]) -> None:
             if isinstance(v, dict):
                 for key in v:
                     if key not in declared:
@@ -184,7 +184,7 @@ def _additional(value: Any, schema: dict[str, Any], name: str, where: str) -> Ch
     if value is not False:
         raise _refuse(name, where, f"has additionalProperties {value!r}")
 
-    def no_extras(v: Any, path: Path, errors: list[Error]) -> None:
+    def no_extras(v: Any, path: Location, errors: list[Error]) -> None:
         if isinstance(v, dict):
             extras = sorted((key for key in v if key not in declared), key=str)
             if extras:
@@ -198,7 +198,7 @@ def _additional(value: Any, schema: dict[str, Any], name: str, where: str) -> Ch
 def _items(value: Any, name: str, where: str) -> Checker:
     sub = _compile(value, name, where)
 
-    def items(v: Any, path: Path, errors: list[Error]) -> None:
+    def items(v: Any, path: Location, errors: list[Error]) -> None:
         if isinstance(v, list):
             for index, item in enumerate(v):
                 sub(item, (*path, index), errors)
@@ -212,7 +212,7 @@ def _bound(key: str, value: Any, name: str, where: str) -> Checker:
     low = key == "minimum"
     words = "less than the minimum" if low else "greater than the maximum"
 
-    def bound(v: Any, path: Path, errors: list[Error]) -> None:
+    def bound(v: Any, path: Location, errors: list[Error]) -> None:
         if _is_number(v) and (v < value if low else v > value):
             errors.append((path, f"{v!r} is {words} of {value!r}"))
 
@@ -228,7 +228,7 @@ def _length(key: str, value: Any, name: str, where: str) -> Checker:
     else:
         words = "is expected to be empty" if value == 0 else "is too long"
 
-    def length(v: Any, path: Path, errors: list[Error]) -> None:
+    def length(v: Any, path: Location, errors: list[Error]) -> None:
         if isinstance(v, list) and (len(v) < value if low else len(v) > value):
             errors.append((path, f"{v!r} {words}"))
 
