@@ -18,11 +18,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 # What a run must not import before its first request, and why it used to: the openai SDK and its HTTP
 # stack (the harness speaks HTTP itself, llm/http11.py), the report and scoring libraries (scoring comes
-# after the last call), tiktoken's encoding (loaded on a thread), the table printer (`data stats` only)
-# and the graph stores (a graph system only).
+# after the last call), tiktoken's encoding (loaded on a thread), the table printer (`data stats` only),
+# the graph stores (a graph system only), and jsonschema with its reference resolver (replies are checked
+# by llm/schema_check.py).
 NOT_ON_THE_RUN_PATH = ("openai", "httpx2", "httpcore2", "trio", "h11", "pandas", "matplotlib", "nltk",
                        "tiktoken_ext.openai_public", "tabulate", "mem0bench.data.stats",
-                       "mem0bench.memory.graph")  # fmt: skip
+                       "mem0bench.memory.graph", "jsonschema", "referencing")  # fmt: skip
 
 
 def test_the_run_path_imports_none_of_the_libraries_it_does_not_need_yet() -> None:

@@ -27,6 +27,7 @@ from mem0bench.llm.cache import ResponseCache, request_key
 from mem0bench.llm.client import LLMClient, parse_retry_after
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
+from mem0bench.llm.schema_check import UnsupportedSchemaError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import LLMCallError, StructuredSpec, Usage
 
@@ -297,7 +298,18 @@ def test_schema_violation_error_is_shown_to_the_model(standin: StandinServer) ->
     reply = call(make_client(standin), lambda c: c.structured(USER, FACTS, stage="ingest"))
     assert reply.data["action"] == "ADD"
     error = chat_bodies(standin)[1]["messages"][-1]["content"]
-    assert "'ADOPT' is not one of" in error and "action" in error
+    assert (
+        "does not match the schema: 'ADOPT' is not one of ['ADD', 'UPDATE', 'DELETE', 'NOOP'] (at action)"
+        in error
+    )
+
+
+def test_a_schema_the_checker_cannot_check_fails_before_any_request(standin: StandinServer) -> None:
+    dated = {**FACTS.parameters, "properties": {"when": {"type": "string", "format": "date"}}}
+    spec = StructuredSpec("record_dates", "", dated, mode="tool")
+    with pytest.raises(UnsupportedSchemaError, match="`record_dates` uses the keyword `format`"):
+        call(make_client(standin), lambda c: c.structured(USER, spec, stage="ingest"))
+    assert chat_bodies(standin) == []
 
 
 def test_persistent_malformed_output_fails_cleanly(standin: StandinServer) -> None:

@@ -341,6 +341,7 @@ class LLMClient:
 
         The spec's own mode wins (the judge sets `judge.mode`); a spec without one uses `llm.structured`.
         """
+        self._checker.compiled(spec)  # a schema we cannot check fails here, before a request is paid for
         if spec.mode is None:
             spec = dataclasses.replace(spec, mode=self.settings.structured)
         if spec.mode == "json_object":

@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
-
+from mem0bench.llm.schema_check import Checker, Error, best_error, compile_schema
 from mem0bench.llm.types import StructuredSpec, Usage
 
 __all__ = [
@@ -78,29 +76,38 @@ def add_usage(a: Usage, b: Usage) -> Usage:
 
 
 class SchemaChecker:
-    """Validates data against JSON schemas, compiling each schema object once (specs are module constants)."""
+    """Validates data against JSON schemas, compiling each schema object once (specs are module constants).
+
+    The checking is llm/schema_check.py's (jsonschema's verdicts and messages for the keywords our
+    schemas use, without its import cost); a schema with any other keyword raises UnsupportedSchemaError
+    the first time it is seen."""
 
     def __init__(self) -> None:
         # Keyed by id() with the schema kept alive in the entry, so a reused id cannot alias a dead schema.
-        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._checkers: dict[int, tuple[dict[str, Any], Checker]] = {}
 
-    def _validator(self, schema: dict[str, Any]) -> Any:
-        entry = self._validators.get(id(schema))
+    def compiled(self, spec: StructuredSpec) -> Checker:
+        """The checker of `spec`'s schema (compiled on first sight: call it before paying for a request)."""
+        schema = spec.parameters
+        entry = self._checkers.get(id(schema))
         if entry is None or entry[0] is not schema:
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            entry = (schema, cls(schema))
-            self._validators[id(schema)] = entry
+            entry = (schema, compile_schema(schema, spec.name))
+            self._checkers[id(schema)] = entry
         return entry[1]
 
     def check(self, data: Any, spec: StructuredSpec) -> str | None:
         """None when `data` is valid, else one line naming the most relevant error and where it is."""
+        checker = self.compiled(spec)
         if not isinstance(data, dict):
             return f"the output must be a JSON object, got {type(data).__name__}"
-        error = best_match(self._validator(spec.parameters).iter_errors(data))
+        errors: list[Error] = []
+        checker(data, (), errors)
+        error = best_error(errors)
         if error is None:
             return None
-        where = "/".join(str(p) for p in error.absolute_path)
-        return f"{error.message} (at {where or 'the top level'})"
+        path, message = error
+        where = "/".join(str(p) for p in path)
+        return f"{message} (at {where or 'the top level'})"
 
 
 def parse_structured(
