@@ -2,13 +2,13 @@
 for every reply model, a seeded corpus of reply data with what parsing it gives.
 
 Produced by `python -m devtools.reply_fixtures` at integ3 (d61d0e8), when the reply models were pydantic
-models: the file pins pydantic's results, which our own reply models must reproduce. Re-running it records
-whatever `parse_reply` does now, so run it only to accept a change of behaviour on purpose.
+models (commit 36b30d8 holds that version): the file pins pydantic's results, which our own reply models
+reproduce. Re-running it records whatever `parse_reply` does now, so run it only to accept a change of
+behaviour on purpose.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import random
@@ -17,7 +17,7 @@ from typing import Any
 
 import mem0bench
 from mem0bench.llm.probes import _probe_spec
-from mem0bench.llm.structured import parse_reply
+from mem0bench.llm.structured import as_data, parse_reply
 from mem0bench.llm.types import ReplyShapeError, StructuredSpec
 from mem0bench.prompts import extraction, graph, judge, saved_notes, update
 
@@ -210,16 +210,10 @@ def _valid(rng: random.Random, key: str, n: int) -> Any:
     )
 
 
-def dump(reply: Any) -> Any:
-    """A parsed reply as plain data."""
-    if hasattr(reply, "model_dump"):
-        return reply.model_dump()
-    return dataclasses.asdict(reply)
-
-
 def outcome(model: Any, data: Any) -> dict[str, Any]:
+    """What parsing `data` as `model` gives: {"ok": the reply as data} or {"error": the message}."""
     try:
-        return {"ok": dump(parse_reply(model, data))}
+        return {"ok": as_data(parse_reply(model, data))}
     except ReplyShapeError as error:
         return {"error": str(error)}
 

@@ -17,39 +17,34 @@ pair and the new pair's session date. The session date is essential: without it 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
-
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, spec_from_model
+from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
 
-class ExtractedFacts(BaseModel):
+@dataclass(frozen=True)
+class ExtractedFacts:
     """The extraction reply: the schema sent and the validation of what came back."""
 
-    facts: list[str] = Field(
+    facts: list[str] = reply_field(
         default_factory=list,
         description="Self-contained facts, one short sentence each; empty if there are none.",
+        before=texts_or_empty,
     )
 
-    @field_validator("facts", mode="before")
-    @classmethod
-    def _lenient(cls, value: Any) -> Any:
-        # A missing or empty field means no facts; non-string items are read as their text.
-        if not value:
-            return []
-        return [str(item) for item in value] if isinstance(value, list) else value
 
-
+@dataclass(frozen=True)
 class RichFacts(ExtractedFacts):
     """The extraction reply in the rich style: the same validation, its own field description."""
 
-    facts: list[str] = Field(
+    facts: list[str] = reply_field(
         default_factory=list,
         description="Complete, self-contained statements, each with its context; empty if there are none.",
+        before=texts_or_empty,
     )
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
-
-from pydantic import BaseModel, Field, WithJsonSchema, field_validator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, spec_from_model
+from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model
 from mem0bench.llm.types import Message, ReplyShapeError
 
 T = TypeVar("T")
@@ -27,7 +26,7 @@ T = TypeVar("T")
 
 
 def _list_or_empty(value: Any) -> Any:
-    """[] for a missing, null or empty field; anything else as it came (pydantic then wants a list)."""
+    """[] for a missing, null or empty field; anything else as it came (the list check then rejects it)."""
     return value or []
 
 
@@ -36,73 +35,77 @@ def _text_or_empty(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class Entity(BaseModel):
-    name: str = Field(default="", description="The entity as named in the messages.")
-    type: str = Field(default="", description="A one- or two-word lowercase type.")
-
-    _text = field_validator("name", "type", mode="before")(_text_or_empty)
-
-
-class Entities(BaseModel):
-    entities: list[Entity] = Field(default_factory=list)
-
-    @field_validator("entities", mode="before")
-    @classmethod
-    def _objects_only(cls, value: Any) -> Any:
-        value = _list_or_empty(value)
-        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else value
+def _objects_only(value: Any) -> Any:
+    """A list's objects, other items dropped; [] for a missing or empty field."""
+    value = _list_or_empty(value)
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else value
 
 
-class Relation(BaseModel):
-    source: str = ""
-    relation: str = Field(default="", description="A short snake_case verb phrase.")
-    destination: str = ""
-
-    _text = field_validator("source", "relation", "destination", mode="before")(_text_or_empty)
-
-
-class Relations(BaseModel):
-    relations: list[Relation] = Field(default_factory=list)
-
-    @field_validator("relations", mode="before")
-    @classmethod
-    def _objects_only(cls, value: Any) -> Any:
-        value = _list_or_empty(value)
-        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else value
+def _names(value: Any) -> Any:
+    """Names as texts: some models answer {"name": ...} objects instead of strings, read their name."""
+    value = _list_or_empty(value)
+    if not isinstance(value, list):
+        return value
+    return [_text_or_empty(item.get("name") if isinstance(item, dict) else item) for item in value]
 
 
-# Any item is accepted so that an id the model invented ("x", 7 of 3 shown) is reported, not fatal.
-_RelationId = Annotated[Any, WithJsonSchema({"type": "integer"})]
-
-
-class Obsolete(BaseModel):
-    obsolete: list[_RelationId] = Field(
-        default_factory=list, description="Ids of existing relations that are no longer true; empty if none."
+@dataclass(frozen=True)
+class Entity:
+    name: str = reply_field(
+        default="", description="The entity as named in the messages.", before=_text_or_empty
+    )
+    type: str = reply_field(
+        default="", description="A one- or two-word lowercase type.", before=_text_or_empty
     )
 
-    _list = field_validator("obsolete", mode="before")(_list_or_empty)
+
+@dataclass(frozen=True)
+class Entities:
+    entities: list[Entity] = reply_field(default_factory=list, before=_objects_only)
 
 
-class Contradicted(BaseModel):
-    contradicted: list[_RelationId] = Field(
+@dataclass(frozen=True)
+class Relation:
+    source: str = reply_field(default="", before=_text_or_empty)
+    relation: str = reply_field(
+        default="", description="A short snake_case verb phrase.", before=_text_or_empty
+    )
+    destination: str = reply_field(default="", before=_text_or_empty)
+
+
+@dataclass(frozen=True)
+class Relations:
+    relations: list[Relation] = reply_field(default_factory=list, before=_objects_only)
+
+
+# Any item is accepted so that an id the model invented ("x", 7 of 3 shown) is reported, not fatal; the
+# schema asks for integers.
+_RELATION_ID = {"type": "integer"}
+
+
+@dataclass(frozen=True)
+class Obsolete:
+    obsolete: list[Any] = reply_field(
+        default_factory=list,
+        description="Ids of existing relations that are no longer true; empty if none.",
+        before=_list_or_empty,
+        items_schema=_RELATION_ID,
+    )
+
+
+@dataclass(frozen=True)
+class Contradicted:
+    contradicted: list[Any] = reply_field(
         default_factory=list,
         description="Ids of earlier relations the new messages say were wrong or changed; empty if none.",
+        before=_list_or_empty,
+        items_schema=_RELATION_ID,
     )
 
-    _list = field_validator("contradicted", mode="before")(_list_or_empty)
 
-
-class QueryEntities(BaseModel):
-    entities: list[str] = Field(default_factory=list)
-
-    @field_validator("entities", mode="before")
-    @classmethod
-    def _names(cls, value: Any) -> Any:
-        # Some models answer {"name": ...} objects instead of strings: read their name.
-        value = _list_or_empty(value)
-        if not isinstance(value, list):
-            return value
-        return [_text_or_empty(item.get("name") if isinstance(item, dict) else item) for item in value]
+@dataclass(frozen=True)
+class QueryEntities:
+    entities: list[str] = reply_field(default_factory=list, before=_names)
 
 
 ENTITIES_SPEC = spec_from_model(

@@ -14,32 +14,33 @@ on three levels (`graded`: CORRECT 1 / PARTIAL 0.5 / WRONG 0, with `GradedVerdic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
-from mem0bench.llm.structured import spec_from_model
+from mem0bench.llm.structured import reply_field, spec_from_model
 from mem0bench.llm.types import Message
 
 JudgePrompt = Literal["lenient", "strict", "paper"]
 JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict", "paper")
 
 
-class Verdict(BaseModel):
+@dataclass(frozen=True)
+class Verdict:
     """The judge's reply: the schema sent to the model and the parser of its reply."""
 
-    reasoning: str = Field(description="One short sentence on why.")
+    reasoning: str = reply_field(description="One short sentence on why.")
     label: Literal["CORRECT", "WRONG"]
 
 
 JUDGE_SPEC = spec_from_model("record_verdict", "Record whether the generated answer is correct.", Verdict)
 
 
-class GradedVerdict(BaseModel):
+@dataclass(frozen=True)
+class GradedVerdict:
     """The three-level judge's reply (CORRECT 1, PARTIAL 0.5, WRONG 0). Any other label breaks the schema:
     the client asks for a repair, and a reply that never fits is a judge failure, never a WRONG."""
 
-    reasoning: str = Field(description="One short sentence on why.")
+    reasoning: str = reply_field(description="One short sentence on why.")
     label: Literal["CORRECT", "PARTIAL", "WRONG"]
 
 

@@ -10,12 +10,11 @@ what is new. The reply is a JSON list of notes (`notes`), possibly empty.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
-
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, spec_from_model
+from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message
 
 __all__ = [
@@ -31,21 +30,16 @@ __all__ = [
 ]
 
 
-class SavedNotes(BaseModel):
-    """The note-writing reply: the schema sent and the validation of what came back."""
+@dataclass(frozen=True)
+class SavedNotes:
+    """The note-writing reply: the schema sent and the validation of what came back. A missing or empty
+    field means nothing new; non-string items are read as their text."""
 
-    notes: list[str] = Field(
+    notes: list[str] = reply_field(
         default_factory=list,
         description="New notes to save, one short third-person sentence each; empty if nothing is new.",
+        before=texts_or_empty,
     )
-
-    @field_validator("notes", mode="before")
-    @classmethod
-    def _lenient(cls, value: Any) -> Any:
-        # A missing or empty field means nothing new; non-string items are read as their text.
-        if not value:
-            return []
-        return [str(item) for item in value] if isinstance(value, list) else value
 
 
 NOTES_SPEC = spec_from_model(
@@ -120,20 +114,15 @@ def _distinct(raw_items: Sequence[str]) -> list[str]:
 # chat, so the model can skip what it already has.
 
 
-class SessionMemories(BaseModel):
+@dataclass(frozen=True)
+class SessionMemories:
     """The memory-writing reply: new entries, each as the model wrote it (its own timestamp included)."""
 
-    memories: list[str] = Field(
+    memories: list[str] = reply_field(
         default_factory=list,
         description="New memory entries from this conversation, each with its timestamp; empty if none.",
+        before=texts_or_empty,
     )
-
-    @field_validator("memories", mode="before")
-    @classmethod
-    def _lenient(cls, value: Any) -> Any:
-        if not value:
-            return []
-        return [str(item) for item in value] if isinstance(value, list) else value
 
 
 MEMORIES_SPEC = spec_from_model(

@@ -20,14 +20,14 @@ ids, because models copy short ids reliably and mangle long ones.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
-
-from mem0bench.llm.structured import spec_from_model
+from mem0bench.llm.structured import reply_field, spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
@@ -40,52 +40,56 @@ Ops = Literal["replace", "paper"]
 OPS: tuple[Ops, ...] = get_args(Ops)
 
 
-class Operation(BaseModel):
+def _event(value: Any) -> str:
+    return str(value or "").strip().upper()
+
+
+def _id(value: Any) -> str | None:
+    return None if value is None else str(value).strip().strip("\"'[]")
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+@dataclass(frozen=True)
+class Operation:
     """One decision of the update reply: the schema sent and the validation of what came back.
 
     Validation is as forgiving as the wording allows: the event in any case and spacing, an id given as a
     number or in quotes, a missing id or text (or an empty text) read as none.
     """
 
-    event: Event
-    id: str | None = Field(
+    event: Event = reply_field(before=_event)
+    id: str | None = reply_field(
         default=None,
         description="For UPDATE, REPLACE and DELETE: the id of the existing memory; otherwise null.",
+        before=_id,
     )
-    text: str | None = Field(
+    text: str | None = reply_field(
         default=None,
         description=(
             "For ADD: the memory to store. For UPDATE: the full merged memory. For REPLACE: the memory "
             "that states what is true now. Otherwise null."
         ),
+        before=_text,
     )
 
-    @field_validator("event", mode="before")
-    @classmethod
-    def _event(cls, value: Any) -> str:
-        return str(value or "").strip().upper()
 
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, value: Any) -> str | None:
-        return None if value is None else str(value).strip().strip("\"'[]")
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str | None:
-        return str(value) if value else None
-
-
+@dataclass(frozen=True)
 class PaperOperation(Operation):
     """One decision under the paper's operation set: the same validation, REPLACE left out of the enum."""
 
-    event: PaperEvent
-    id: str | None = Field(
-        default=None, description="For UPDATE and DELETE: the id of the existing memory; otherwise null."
+    event: PaperEvent = reply_field(before=_event)  # type: ignore[assignment]
+    id: str | None = reply_field(
+        default=None,
+        description="For UPDATE and DELETE: the id of the existing memory; otherwise null.",
+        before=_id,
     )
-    text: str | None = Field(
+    text: str | None = reply_field(
         default=None,
         description="For ADD: the memory to store. For UPDATE: the full merged memory. Otherwise null.",
+        before=_text,
     )
 
 
@@ -114,20 +118,20 @@ BATCH_UPDATE_NAME = "decide_memory_operations"
 
 
 @functools.cache
-def batch_operations_model(n_facts: int, ops: Ops = "replace") -> type[BaseModel]:
+def batch_operations_model(n_facts: int, ops: Ops = "replace") -> type:
     """The batched reply for `n_facts` facts: exactly n operations, each naming its fact (0..n-1)."""
-
-    class FactNumber(BaseModel):
-        fact: int = Field(ge=0, le=max(n_facts - 1, 0), description="The number of the new fact.")
-
+    fact = reply_field(ge=0, le=max(n_facts - 1, 0), description="The number of the new fact.")
+    number = dataclasses.make_dataclass("FactNumber", [("fact", int, fact)], frozen=True)
     # FactNumber last among the bases puts `fact` first among the fields, as the schema always had it.
-    class NumberedOperation(operation_model(ops), FactNumber):  # type: ignore[misc]
-        pass
-
-    class Operations(BaseModel):
-        operations: list[NumberedOperation] = Field(min_length=n_facts, max_length=n_facts)
-
-    return Operations
+    numbered = dataclasses.make_dataclass(
+        "NumberedOperation", [], bases=(operation_model(ops), number), frozen=True
+    )
+    operations = reply_field(min_length=n_facts, max_length=n_facts)
+    return dataclasses.make_dataclass(
+        "Operations",
+        [("operations", list[numbered], operations)],
+        frozen=True,  # type: ignore[valid-type]
+    )
 
 
 @functools.cache
