@@ -24,7 +24,15 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from mem0bench.llm.types import ReplyShapeError, StructuredMode, StructuredSpec
 
-__all__ = ["as_data", "parse_reply", "reply_field", "spec_from_model", "strict_schema", "texts_or_empty"]
+__all__ = [
+    "as_data",
+    "parse_reply",
+    "reply_field",
+    "reply_model",
+    "spec_from_model",
+    "strict_schema",
+    "texts_or_empty",
+]
 
 M = TypeVar("M")
 
@@ -58,6 +66,12 @@ def reply_field(
     if default_factory is not None:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
+
+
+@typing.dataclass_transform(frozen_default=True, field_specifiers=(reply_field,))
+def reply_model(cls: type[M]) -> type[M]:
+    """A reply model: a frozen dataclass whose fields are declared with `reply_field`."""
+    return dataclasses.dataclass(frozen=True)(cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +142,7 @@ def _object_schema(model: type, description: str | None = None) -> dict[str, Any
 def _field_schema(f: _Field) -> dict[str, Any]:
     meta = f.meta
     if dataclasses.is_dataclass(f.type):
-        return _object_schema(f.type, meta.get("description"))
+        return _object_schema(typing.cast(type, f.type), meta.get("description"))
     node = _type_schema(f.type, meta)
     for key, word in (
         ("description", "description"),
@@ -159,7 +173,7 @@ def _type_schema(tp: Any, meta: typing.Mapping[str, Any]) -> dict[str, Any]:
         if item is Any:
             return {"items": dict(meta["items_schema"]), "type": "array"}
         if dataclasses.is_dataclass(item):
-            return {"items": _object_schema(item), "type": "array"}
+            return {"items": _object_schema(typing.cast(type, item)), "type": "array"}
         return {"items": _type_schema(item, {}), "type": "array"}
     raise TypeError(f"reply_model: no schema for the field type {tp!r}")
 

@@ -17,16 +17,15 @@ pair and the new pair's session date. The session date is essential: without it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model, texts_or_empty
+from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
 
-@dataclass(frozen=True)
+@reply_model
 class ExtractedFacts:
     """The extraction reply: the schema sent and the validation of what came back."""
 
@@ -37,7 +36,7 @@ class ExtractedFacts:
     )
 
 
-@dataclass(frozen=True)
+@reply_model
 class RichFacts(ExtractedFacts):
     """The extraction reply in the rich style: the same validation, its own field description."""
 

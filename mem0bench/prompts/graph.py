@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model
+from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model
 from mem0bench.llm.types import Message, ReplyShapeError
 
 T = TypeVar("T")
@@ -49,7 +48,7 @@ def _names(value: Any) -> Any:
     return [_text_or_empty(item.get("name") if isinstance(item, dict) else item) for item in value]
 
 
-@dataclass(frozen=True)
+@reply_model
 class Entity:
     name: str = reply_field(
         default="", description="The entity as named in the messages.", before=_text_or_empty
@@ -59,12 +58,12 @@ class Entity:
     )
 
 
-@dataclass(frozen=True)
+@reply_model
 class Entities:
     entities: list[Entity] = reply_field(default_factory=list, before=_objects_only)
 
 
-@dataclass(frozen=True)
+@reply_model
 class Relation:
     source: str = reply_field(default="", before=_text_or_empty)
     relation: str = reply_field(
@@ -73,7 +72,7 @@ class Relation:
     destination: str = reply_field(default="", before=_text_or_empty)
 
 
-@dataclass(frozen=True)
+@reply_model
 class Relations:
     relations: list[Relation] = reply_field(default_factory=list, before=_objects_only)
 
@@ -83,7 +82,7 @@ class Relations:
 _RELATION_ID = {"type": "integer"}
 
 
-@dataclass(frozen=True)
+@reply_model
 class Obsolete:
     obsolete: list[Any] = reply_field(
         default_factory=list,
@@ -93,7 +92,7 @@ class Obsolete:
     )
 
 
-@dataclass(frozen=True)
+@reply_model
 class Contradicted:
     contradicted: list[Any] = reply_field(
         default_factory=list,
@@ -103,7 +102,7 @@ class Contradicted:
     )
 
 
-@dataclass(frozen=True)
+@reply_model
 class QueryEntities:
     entities: list[str] = reply_field(default_factory=list, before=_names)
 

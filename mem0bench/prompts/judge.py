@@ -14,17 +14,16 @@ on three levels (`graded`: CORRECT 1 / PARTIAL 0.5 / WRONG 0, with `GradedVerdic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
-from mem0bench.llm.structured import reply_field, spec_from_model
+from mem0bench.llm.structured import reply_field, reply_model, spec_from_model
 from mem0bench.llm.types import Message
 
 JudgePrompt = Literal["lenient", "strict", "paper"]
 JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict", "paper")
 
 
-@dataclass(frozen=True)
+@reply_model
 class Verdict:
     """The judge's reply: the schema sent to the model and the parser of its reply."""
 
@@ -35,7 +34,7 @@ class Verdict:
 JUDGE_SPEC = spec_from_model("record_verdict", "Record whether the generated answer is correct.", Verdict)
 
 
-@dataclass(frozen=True)
+@reply_model
 class GradedVerdict:
     """The three-level judge's reply (CORRECT 1, PARTIAL 0.5, WRONG 0). Any other label breaks the schema:
     the client asks for a repair, and a reply that never fits is a judge failure, never a WRONG."""

@@ -10,11 +10,10 @@ what is new. The reply is a JSON list of notes (`notes`), possibly empty.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, spec_from_model, texts_or_empty
+from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message
 
 __all__ = [
@@ -30,7 +29,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@reply_model
 class SavedNotes:
     """The note-writing reply: the schema sent and the validation of what came back. A missing or empty
     field means nothing new; non-string items are read as their text."""
@@ -114,7 +113,7 @@ def _distinct(raw_items: Sequence[str]) -> list[str]:
 # chat, so the model can skip what it already has.
 
 
-@dataclass(frozen=True)
+@reply_model
 class SessionMemories:
     """The memory-writing reply: new entries, each as the model wrote it (its own timestamp included)."""
 

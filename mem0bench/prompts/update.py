@@ -23,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import types
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from mem0bench.llm.structured import reply_field, spec_from_model
+from mem0bench.llm.structured import reply_field, reply_model, spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
@@ -52,7 +52,7 @@ def _text(value: Any) -> str | None:
     return str(value) if value else None
 
 
-@dataclass(frozen=True)
+@reply_model
 class Operation:
     """One decision of the update reply: the schema sent and the validation of what came back.
 
@@ -76,11 +76,11 @@ class Operation:
     )
 
 
-@dataclass(frozen=True)
+@reply_model
 class PaperOperation(Operation):
     """One decision under the paper's operation set: the same validation, REPLACE left out of the enum."""
 
-    event: PaperEvent = reply_field(before=_event)  # type: ignore[assignment]
+    event: PaperEvent = reply_field(before=_event)
     id: str | None = reply_field(
         default=None,
         description="For UPDATE and DELETE: the id of the existing memory; otherwise null.",
@@ -127,11 +127,8 @@ def batch_operations_model(n_facts: int, ops: Ops = "replace") -> type:
         "NumberedOperation", [], bases=(operation_model(ops), number), frozen=True
     )
     operations = reply_field(min_length=n_facts, max_length=n_facts)
-    return dataclasses.make_dataclass(
-        "Operations",
-        [("operations", list[numbered], operations)],
-        frozen=True,  # type: ignore[valid-type]
-    )
+    items = types.GenericAlias(list, (numbered,))  # list[numbered], for a class made at run time
+    return dataclasses.make_dataclass("Operations", [("operations", items, operations)], frozen=True)
 
 
 @functools.cache
