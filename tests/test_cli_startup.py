@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 # by llm/schema_check.py).
 NOT_ON_THE_RUN_PATH = ("openai", "httpx2", "httpcore2", "trio", "h11", "pandas", "matplotlib", "nltk",
                        "tiktoken_ext.openai_public", "tabulate", "mem0bench.data.stats",
-                       "mem0bench.memory.graph", "jsonschema", "referencing")  # fmt: skip
+                       "mem0bench.memory.graph", "jsonschema", "referencing", "pydantic", "pydantic_core")  # fmt: skip
 
 
 def test_the_run_path_imports_none_of_the_libraries_it_does_not_need_yet() -> None:
@@ -33,6 +33,16 @@ def test_the_run_path_imports_none_of_the_libraries_it_does_not_need_yet() -> No
         "import sys, mem0bench.cli.run, mem0bench.cli.errors, mem0bench.cli.sweep_summary, "
         "mem0bench.pipeline.experiment, mem0bench.systems.methods.mem0.system\n"
         f"print(' '.join(m for m in {NOT_ON_THE_RUN_PATH!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []
+
+
+def test_mem0g_imports_no_pydantic() -> None:
+    # The reply models of the graph steps are our own (llm/structured.py), not pydantic's.
+    code = (
+        "import sys, mem0bench.systems.methods.mem0g.system\n"
+        "print(' '.join(m for m in ('pydantic', 'pydantic_core') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == []

@@ -1,4 +1,4 @@
-"""Structured-output specs from pydantic models: the schema strict mode accepts, and parsing by the same
+"""Structured-output specs from reply models: the schema strict mode accepts, and parsing by the same
 model."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, Field
 
-from mem0bench.llm.structured import parse_reply, strict_schema
+from mem0bench.llm.structured import parse_reply, reply_field, reply_model, strict_schema
 from mem0bench.llm.types import ReplyShapeError, StructuredSpec
 from mem0bench.prompts import extraction, graph, update
 from mem0bench.prompts.judge import JUDGE_SPEC, Verdict
@@ -18,12 +17,14 @@ from mem0bench.systems.methods.mem0.update import Decision, parse_decision
 from tests.strict_schema import strict_violations
 
 
-class Entity(BaseModel):
+@reply_model
+class Entity:
     name: str
     type: str
 
 
-class Entities(BaseModel):
+@reply_model
+class Entities:
     entities: list[Entity]
     note: str | None = None
 
@@ -75,16 +76,18 @@ def test_parse_reply_validates_with_the_same_model() -> None:
         parse_reply(Entities, {"entities": "Ann"})
 
 
-class Place(BaseModel):
+@reply_model
+class Place:
     """A docstring for us, not for the LLM."""
 
     city: str
 
 
-class Trip(BaseModel):
+@reply_model
+class Trip:
     """Neither is this one."""
 
-    to: Place = Field(description="Where the trip goes.")
+    to: Place = reply_field(description="Where the trip goes.")
 
 
 def test_only_field_descriptions_are_sent() -> None:
