@@ -9,6 +9,7 @@ behaviour on purpose.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import random
@@ -17,7 +18,7 @@ from typing import Any
 
 import mem0bench
 from mem0bench.llm.probes import _probe_spec
-from mem0bench.llm.structured import as_data, parse_reply
+from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.types import ReplyShapeError, StructuredSpec
 from mem0bench.prompts import extraction, graph, judge, saved_notes, update
 
@@ -213,7 +214,7 @@ def _valid(rng: random.Random, key: str, n: int) -> Any:
 def outcome(model: Any, data: Any) -> dict[str, Any]:
     """What parsing `data` as `model` gives: {"ok": the reply as data} or {"error": the message}."""
     try:
-        return {"ok": as_data(parse_reply(model, data))}
+        return {"ok": dataclasses.asdict(parse_reply(model, data))}
     except ReplyShapeError as error:
         return {"error": str(error)}
 

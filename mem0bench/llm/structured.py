@@ -1,14 +1,15 @@
 """Structured-output specs and their parsing from one definition: a reply model.
 
-A reply model gives both the JSON schema sent to the server (`spec_from_model`, `strict_schema`) and the
-reading of what came back (`parse_reply`), so the two cannot drift apart.
+A reply model (`@reply_model`, a frozen dataclass whose fields are declared with `reply_field`: the
+description sent to the LLM, a bound or a length, a `before` hook that tidies the raw value) gives both the
+JSON schema sent to the server (`spec_from_model`, `strict_schema`) and the reading of what came back
+(`parse_reply`), so the two cannot drift apart. The field types in use are `str`, `int`, `Any`, string
+`Literal`s, `X | None`, `list[X]` and nested reply models.
 
-A reply model is a frozen dataclass whose fields are declared with `reply_field` (the description sent to
-the LLM, a bound or a length, a `before` hook that tidies the raw value). The field types in use are `str`,
-`int`, `Any`, string `Literal`s, `X | None`, `list[X]` and nested reply models. This replaced pydantic on
-the run path (it cost ~0.17 s of every start-up) and reproduces what pydantic did for these models:
-tests/data/reply_models.json pins the schemas byte for byte and pydantic's result (value or message) for
-thousands of replies. So the messages below are pydantic's wording, and the schema keeps its key order.
+The models were pydantic models until pydantic's import (~0.17 s of every start-up) left the run path. What
+they sent and how they read replies did not change: tests/data/reply_models.json pins every schema's JSON
+text (key order included: it is part of every request and cache key) and pydantic's result, value or
+message, for thousands of replies. So the messages below keep pydantic's wording.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 from mem0bench.llm.types import ReplyShapeError, StructuredMode, StructuredSpec
 
 __all__ = [
-    "as_data",
     "parse_reply",
     "reply_field",
     "reply_model",
@@ -196,11 +196,6 @@ def parse_reply(model: type[M], data: Any) -> M:
     except _Invalid as error:
         where = "/".join(str(p) for p in error.where) or "the top level"
         raise ReplyShapeError(f"{error.message} (at {where})") from None
-
-
-def as_data(reply: Any) -> Any:
-    """A read reply as plain JSON-like data (nested models as dicts)."""
-    return dataclasses.asdict(reply)
 
 
 def _read_model(model: type, data: Any, where: tuple[str | int, ...]) -> Any:
