@@ -5,14 +5,13 @@ tests/data/reply_models.json by devtools/reply_fixtures.py before the port."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
 from devtools.reply_fixtures import outcome, reply_models, shipped_specs
-from mem0bench.llm.structured import parse_reply, reply_field, strict_schema
+from mem0bench.llm.structured import parse_reply, reply_field, reply_model, strict_schema
 from mem0bench.llm.types import ReplyShapeError
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "reply_models.json").read_text(encoding="utf-8"))
@@ -26,15 +25,17 @@ def test_every_schema_we_send_is_byte_identical() -> None:
 @pytest.mark.parametrize("name", sorted(RECORDED["replies"]))
 def test_every_recorded_reply_reads_as_it_did(name: str) -> None:
     model = reply_models()[name]
+    # As JSON text: 1 == 1.0 == True in Python, not in what a reply's value was read as.
     differ = [
         (case["in"], got)
         for case in RECORDED["replies"][name]
-        if (got := outcome(model, case["in"])) != {k: v for k, v in case.items() if k != "in"}
+        if json.dumps(got := outcome(model, case["in"]))
+        != json.dumps({k: v for k, v in case.items() if k != "in"})
     ]
     assert differ == [], differ[:5]
 
 
-def test_the_corpus_reaches_every_outcome_kind() -> None:
+def test_the_corpus_holds_many_kinds_of_failure_and_success() -> None:
     # A corpus of only valid (or only broken) replies would prove little.
     errors = {
         case["error"].split(" (at ")[0]
@@ -48,12 +49,12 @@ def test_the_corpus_reaches_every_outcome_kind() -> None:
 # ---- the facility itself ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@reply_model
 class Item:
     n: int = reply_field(ge=1, le=3, description="A number.")
 
 
-@dataclass(frozen=True)
+@reply_model
 class Box:
     """Not sent."""
 
@@ -98,3 +99,12 @@ def test_the_facility() -> None:
         '"note": {"type": ["string", "null"]}}, "required": ["kind", "items", "note"], "type": "object", '
         '"additionalProperties": false}'
     )
+
+
+def test_a_field_type_the_reader_cannot_read_fails_when_the_schema_is_built() -> None:
+    @reply_model
+    class Flag:
+        on: bool
+
+    with pytest.raises(TypeError, match="no schema"):
+        strict_schema(Flag)
