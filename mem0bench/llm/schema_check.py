@@ -1,6 +1,6 @@
 """Checking data against our structured-output schemas, worded as jsonschema words it.
 
-Every schema we send is machine-made (`llm/structured.py`'s `strict_schema` from a pydantic model, the
+Every schema we send is machine-made (`llm/structured.py`'s `strict_schema` from a reply model, the
 preflight probe's) and uses a small closed set of JSON Schema 2020-12 keywords. This module checks exactly
 that set with 2020-12's meaning, and picks and words the error the way jsonschema 4's `best_match` does:
 the message is what the model reads in the repair prompt and what a failure row records, so dropping
