@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bridge import bench_bridge, serve_direct
+from benchmarks.import_time import import_time_main
 from benchmarks.machine import machine_info
 from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
@@ -30,6 +31,7 @@ HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "isolated": serve_isolated,
     "roundtrip": serve_roundtrip,
     "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
+    "import-time": import_time_main,  # public, with arguments of its own (see benchmarks/import_time.py)
     "mem0direct": serve_direct,
 }
 
@@ -39,6 +41,8 @@ EXAMPLES = """examples:
   python -m benchmarks overlap --latency-ms 100 --concurrency 32
   python -m benchmarks bridge --conversation conv-26
   python -m benchmarks targets --out /tmp/targets
+  python -m benchmarks startup --methods mem0,rag --repeat 7 --base ../old-checkout
+  python -m benchmarks import-time --base ../old-checkout
   python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3"""
 
 

@@ -1,4 +1,4 @@
-"""`python -m benchmarks.import_time --base DIR`: the run path's import time here against another checkout.
+"""`python -m benchmarks import-time --base DIR`: the run path's import time here against another checkout.
 
 Imports what a run of Mem0 needs before its first request (`mem0bench.pipeline.experiment` and the Mem0
 system) under `python -X importtime`, in a fresh process each time, alternating between the checkout DIR
@@ -49,11 +49,13 @@ def cumulative_us(checkout: Path) -> int:
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def import_time_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks import-time", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--base", type=Path, required=True, help="the other checkout (a source tree)")
     parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sides = {"base": args.base.resolve(), "this": REPO}
     for side in sides.values():
         cumulative_us(side)  # warm the file cache and the bytecode caches
@@ -68,7 +70,8 @@ def main() -> None:
             f"{name:5} {side}: min {min(ms):.0f} ms, median {statistics.median(ms):.0f} ms "
             f"({', '.join(f'{x:.0f}' for x in ms)})"
         )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(import_time_main(sys.argv[1:]))

@@ -103,7 +103,13 @@ class Clock:
 
 
 def measure_once(
-    method: str, run_dir: Path, work: Path, extra: list[str], compose_cache: Path, latency_ms: float = 0.0
+    method: str,
+    run_dir: Path,
+    work: Path,
+    extra: list[str],
+    compose_cache: Path,
+    latency_ms: float = 0.0,
+    checkout: Path = REPO,
 ) -> StartupFigures:
     """One run of `method` with its LLM cache under `work`, its composition cache in `compose_cache`; the
     run folder `run_dir` is removed afterwards, so the next run has the same command line and starts anew."""
@@ -114,7 +120,7 @@ def measure_once(
     ]  # fmt: skip
     try:
         env = {"MEM0BENCH_COMPOSE_CACHE": str(compose_cache)}
-        return measure_argv(argv, work, Clock(), env_extra=env, latency_ms=latency_ms)
+        return measure_argv(argv, work, Clock(), env_extra=env, latency_ms=latency_ms, checkout=checkout)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -125,9 +131,10 @@ def measure_argv(
     clock: Clock,
     env_extra: dict[str, str] | None = None,
     latency_ms: float = 0.0,
+    checkout: Path = REPO,
 ) -> StartupFigures:
-    """Run `argv` (a `python -m mem0bench run ...`) against a stand-in in this process that stamps every
-    request with `clock`; its cache under `work`."""
+    """Run `argv` (a `python -m mem0bench run ...`, from `checkout`) against a stand-in in this process that
+    stamps every request with `clock`; its cache under `work`."""
     from devtools.standin.server import StandinServer, warm_tokenizers
 
     warm_tokenizers()  # else the stand-in's first reply waits for its own tiktoken load
@@ -137,7 +144,7 @@ def measure_argv(
         log = work / "run.stderr"
         with open(log, "wb") as err:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err)
+            proc = subprocess.Popen(argv, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=err)
             clock.pid = proc.pid
             _, status, usage = os.wait4(proc.pid, 0)
             t_exit = time.perf_counter()
@@ -169,26 +176,34 @@ def startup_main(argv: list[str]) -> int:
         "--latency-ms", type=float, default=0.0, help="the stand-in's delay per request (an API's)"
     )
     p.add_argument("--json", action="store_true", help="print every run's figures as JSON")
+    p.add_argument(
+        "--base", type=Path, default=None,
+        help="another checkout (a source tree) to measure too, its runs alternating with this one's",
+    )  # fmt: skip
     args = p.parse_args(argv)
-    results: dict[tuple[str, str], list[StartupFigures]] = {}
+    checkouts = {"this": REPO, **({"base": args.base.resolve()} if args.base else {})}
+    results: dict[tuple[str, str, str], list[StartupFigures]] = {}
     with tempfile.TemporaryDirectory(prefix="mem0bench-startup-") as tmp:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
-            run_dir = Path(tmp) / f"run-{method}"
-            warm_cache = Path(tmp) / f"compose-{method}"
-            # Cold and warm runs alternate, so a drift in the machine's load falls on both. One run
-            # that is not counted first fills the warm cache.
-            plan = [("warm", -1)] + [(c, i) for i in range(args.repeat) for c in ("cold", "warm")]
-            for compose, i in plan:
-                work = Path(tmp) / f"{method}-{compose}-{i}"
+            # Cold and warm runs (and the two checkouts) alternate, so a drift in the machine's load falls
+            # on all. One run of each checkout that is not counted first fills its warm cache.
+            plan = [(side, "warm", -1) for side in checkouts] + [
+                (side, c, i) for i in range(args.repeat) for c in ("cold", "warm") for side in checkouts
+            ]
+            for side, compose, i in plan:
+                work = Path(tmp) / f"{side}-{method}-{compose}-{i}"
                 work.mkdir()
-                cache = warm_cache if compose == "warm" else work / "compose"
+                cache = Path(tmp) / f"compose-{side}-{method}" if compose == "warm" else work / "compose"
+                run_dir = Path(tmp) / f"run-{side}-{method}"
                 try:
-                    fig = measure_once(method, run_dir, work, args.set, cache, args.latency_ms)
+                    fig = measure_once(
+                        method, run_dir, work, args.set, cache, args.latency_ms, checkouts[side]
+                    )
                 except (RuntimeError, subprocess.TimeoutExpired) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 1
                 if i >= 0:
-                    results.setdefault((method, compose), []).append(fig)
+                    results.setdefault((side, method, compose), []).append(fig)
     if args.json:
         print(
             json.dumps({f"{m} {c}": [asdict(r) for r in runs] for (m, c), runs in results.items()}, indent=2)
@@ -198,13 +213,15 @@ def startup_main(argv: list[str]) -> int:
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs; "
         f"stand-in latency {args.latency_ms:g} ms"
     )
-    print("| experiment | composition | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
+    if args.base:
+        print(f"this: {REPO}; base: {checkouts['base']}")
+    print("| checkout | experiment | composition | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
           "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
-    for (method, compose), runs in results.items():
+    print("|---|---|---|---|---|---|---|---|")
+    for (side, method, compose), runs in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
         print(
-            f"| {method} | {compose} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {side} | {method} | {compose} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
             f"| {med['to_first_work_request_s']:.2f} / {med['cpu_to_first_work_request_s']:.2f} "
             f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
             f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"
