@@ -6,8 +6,10 @@ import io
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _umask() -> int:
@@ -46,6 +48,8 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 
 def atomic_write_npy(path: Path, array: np.ndarray) -> None:
     """`atomic_write` of `array` in NumPy's .npy format."""
+    import numpy as np  # here: `atomic_write` alone (the composition cache, `run`'s start) needs no numpy
+
     buffer = io.BytesIO()
     np.save(buffer, array)
     atomic_write(path, buffer.getvalue())
