@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks.bridge import bench_bridge, serve_direct
 from benchmarks.import_time import import_time_main
-from benchmarks.machine import machine_info
+from benchmarks.machine import cpu_ticks, machine_info, steal_pct
 from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
 from benchmarks.render import render_markdown, render_text
@@ -263,12 +263,14 @@ def bench_main(argv: list[str]) -> int:
         out = Path(tmp.name)
     machine = machine_info()
     machine["harness_env"] = dict(extra_env)
+    ticks = cpu_ticks()
     bench_command = shlex.join(["python", "-m", "benchmarks", *argv])
     report = _Report(machine, bench_command, out / "bench.json" if tmp is None else None)
     ctx = BenchContext(out=out, dataset=dataset, overrides=args.set, env=extra_env, log=sys.stderr)
     try:
         _run_sections(args, ctx, report, runs)
         machine["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
+        machine["steal_pct"] = steal_pct(ticks, cpu_ticks())
         report.save()
         _print(args, report)
         if args.command == "all" and args.markdown is not None:
@@ -291,7 +293,8 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
                           "checks": checks, "errors": errors}, indent=2))  # fmt: skip
         return
     print(f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['memory_gb']} GB, "
-          f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}")  # fmt: skip
+          f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}, "
+          f"CPU steal {machine['steal_pct']}%")  # fmt: skip
     for res in results:  # the issue-18 sections print their own tables (render_text skips them)
         if res["command"] == "targets":
             print(render_targets(res))

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.machine import cpu_ticks, steal_pct
 from benchmarks.settings import REPO, BenchContext, BenchError, harness_env
 from benchmarks.standin import Standin, requests_between
 from benchmarks.stats import summary_ms
@@ -112,7 +113,7 @@ def measure_run(
         extra=[*ctx.overrides, *(["run.dry_run=true"] if dry_run else [])],
     )  # fmt: skip
     before = standin.stats()
-    load_before = os.getloadavg()[0]
+    load_before, ticks_before = os.getloadavg()[0], cpu_ticks()
     env = harness_env(standin.base_url, cache_dir, ctx.env)
     figures = run_process(argv, env, ctx.out / f"{label}.log", timeout_s)
     after = standin.stats()
@@ -129,6 +130,7 @@ def measure_run(
         standin_cpu_s=after.cpu_s - before.cpu_s,
         standin_max_in_flight=after.max_in_flight,
         loadavg_1m=[round(load_before, 2), round(os.getloadavg()[0], 2)],
+        steal_pct=steal_pct(ticks_before, cpu_ticks()),
     )
     if not dry_run:  # a dry run writes no usage, metrics or predictions
         run.update(run_dir_figures(run_dir, figures.started_epoch))

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.machine import cpu_ticks, steal_pct
 from benchmarks.settings import BENCH_KEY, REPO, harness_env
 
 FIXTURE = REPO / "tests" / "data" / "locomo_mini.json"
@@ -183,6 +184,7 @@ def startup_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     checkouts = {"this": REPO, **({"base": args.base.resolve()} if args.base else {})}
     results: dict[tuple[str, str, str], list[StartupFigures]] = {}
+    ticks = cpu_ticks()
     with tempfile.TemporaryDirectory(prefix="mem0bench-startup-") as tmp:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
             # Cold and warm runs (and the two checkouts) alternate, so a drift in the machine's load falls
@@ -210,8 +212,8 @@ def startup_main(argv: list[str]) -> int:
         )
         return 0
     print(
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.repeat} runs; "
-        f"stand-in latency {args.latency_ms:g} ms"
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, CPU steal "
+        f"{steal_pct(ticks, cpu_ticks())}%; medians of {args.repeat} runs; stand-in latency {args.latency_ms:g} ms"
     )
     if args.base:
         print(f"this: {REPO}; base: {checkouts['base']}")

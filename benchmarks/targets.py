@@ -170,9 +170,13 @@ def bench_cpu(
     return {"command": "cpu", "subset": str(subset), "systems": rows}
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}%"
+
+
 def render_targets(res: dict[str, Any]) -> str:
     lines = ["| run | isolated search p50 / p95 (ms) | isolated local p50 / p95 | inline search p50 / p95 "
-             "| inline local p50 / p95 | n isolated | load 1m before -> after |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| inline local p50 / p95 | n isolated | load 1m before -> after | CPU steal |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
 
     def pair(s: dict[str, Any] | None) -> str:
         return "-" if not s else f"{s['p50']:.2f} / {s['p95']:.2f}"
@@ -181,7 +185,8 @@ def render_targets(res: dict[str, Any]) -> str:
         iso = run.get("isolated_search_ms") or {}
         lines.append(
             f"| {label} | {pair(iso)} | {pair(run.get('isolated_local_ms'))} | {pair(run.get('inline_search_ms'))} "
-            f"| {pair(run.get('inline_local_ms'))} | {iso.get('n', 0)} | {run['loadavg_1m'][0]} -> {run['loadavg_1m'][1]} |"
+            f"| {pair(run.get('inline_local_ms'))} | {iso.get('n', 0)} | {run['loadavg_1m'][0]} -> {run['loadavg_1m'][1]} "
+            f"| {_pct(run.get('steal_pct'))} |"
         )
     lines += ["", "| target | value | bound | result |", "|---|---|---|---|"]
     for c in res["checks"]:

@@ -101,3 +101,12 @@ def test_cpu_per_request_for_two_systems(tiny_locomo, tmp_path, capsys):
         assert row["cpu_s"] > row["cpu_to_first_request_s"] > 0 and row["cpu_after_last_request_s"] > 0
         assert row["cpu_ms_per_request_whole_run"] > row["cpu_ms_per_request"] > 0
     assert res["systems"]["mem0_oss"]["chat"] > res["systems"]["rag"]["chat"]  # the library's own calls
+
+
+def test_cpu_steal_is_the_hosts_share_of_the_cpu_time_between_two_readings() -> None:
+    from benchmarks.machine import cpu_ticks, steal_pct
+
+    assert steal_pct((10, 1000), (15, 1100)) == 5.0
+    assert steal_pct(None, (1, 2)) is None and steal_pct((1, 2), (1, 2)) is None
+    ticks = cpu_ticks()  # Linux: /proc/stat is there (CI and this machine)
+    assert ticks is not None and 0 <= ticks[0] <= ticks[1]
