@@ -126,8 +126,6 @@ def test_a_changed_or_added_config_file_is_another_key(tmp_path: Path) -> None:
     ("search_path", "overrides"),
     [
         (SEARCH_PATH[:2] + [("command-line", "file:///tmp/mine")] + SEARCH_PATH[2:], ["+exp=mem0"]),
-        (SEARCH_PATH, ["+exp=mem0", "hydra.searchpath=[file:///tmp/mine]"]),
-        (SEARCH_PATH, ["+exp=mem0", "++hydra.searchpath=[pkg://mine]"]),
         (SEARCH_PATH, ["+exp=mem0", "+embedder.api_key=x"]),
         (SEARCH_PATH, ["+exp=mem0", "++method.extra.OPENAI_API_KEY=x"]),
     ],
@@ -147,8 +145,11 @@ def test_a_secret_on_the_command_line_is_never_written(cache: Path) -> None:
     assert _entries(cache) == []
 
 
-@pytest.mark.parametrize("override", ["+hydra.job.env_set.MEM0BENCH_X=1", "hydra.job.env_copy=[HOME]"])
-def test_environment_values_are_not_kept(override: str, cache: Path) -> None:
+@pytest.mark.parametrize(
+    "override",
+    ["+hydra.job.env_set.MEM0BENCH_X=1", "hydra.job.env_copy=[HOME]", "hydra.searchpath=[pkg://mem0bench]"],
+)
+def test_environment_values_and_a_search_path_of_ones_own_are_not_kept(override: str, cache: Path) -> None:
     _printed_config("+exp=mem0", override)
     assert _entries(cache) == []
 

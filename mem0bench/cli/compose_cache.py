@@ -7,8 +7,8 @@ config name, the run mode, the bytes of every file in our config folder, the sea
 plugins loaded, the versions of Python, Hydra and OmegaConf, the version base, the job name and the
 current folder. A composition that read anything else is not kept:
 
-- a search path beyond Hydra's own configs and ours (`--config-dir`, `hydra.searchpath`, a searchpath
-  plugin), whose files the key does not hold;
+- a search path beyond Hydra's own configs and ours (`--config-dir`, a searchpath plugin, or
+  `hydra.searchpath` set anywhere), whose files the key does not hold;
 - environment values copied in (`hydra.job.env_copy`) or set (`hydra.job.env_set`);
 - an override naming a secret (`common.secrets`): a secret is never written to disk.
 
@@ -65,11 +65,11 @@ def composition_key(
     config_dir: Path = CONFIG_DIR,
 ) -> str | None:
     """The entry's name for these inputs, or None when the composition may read what the key lacks."""
+    # A search path set by an override or a config file is the composed config's `hydra.searchpath`:
+    # `_keepable` refuses it, since only the result says whether one was set.
     if search_path != [_HYDRA_OWN, ("main", str(config_dir)), _STRUCTURED]:
         return None
-    if any(
-        _override_key(o).startswith("hydra.searchpath") or is_secret_key(_override_key(o)) for o in overrides
-    ):
+    if any(is_secret_key(_override_key(o)) for o in overrides):
         return None
     import hydra
     import omegaconf
@@ -194,11 +194,13 @@ def cached_compose() -> Iterator[None]:
         key = composition_key(
             search_path, config_name, list(overrides), run_mode.name, from_shell, validate_sweep_overrides
         )
+        if key is None:
+            return compose(self, config_name, overrides, run_mode, from_shell, validate_sweep_overrides)
         path = folder / f"{key}.pickle"
-        if key is not None and (cached := _read(path)) is not None:
+        if (cached := _read(path)) is not None:
             return cached
         cfg = compose(self, config_name, overrides, run_mode, from_shell, validate_sweep_overrides)
-        if key is not None and _keepable(cfg):
+        if _keepable(cfg):
             _write(folder, path, cfg)
         return cfg
 
