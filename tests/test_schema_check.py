@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import ast
 import copy
-import importlib
 import random
 import re
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +16,22 @@ import pytest
 from jsonschema.exceptions import best_match
 
 import mem0bench
-from mem0bench.llm.probes import _probe_spec
+from devtools.reply_fixtures import shipped_specs
 from mem0bench.llm.replies import SchemaChecker
 from mem0bench.llm.schema_check import UnsupportedSchemaError
 from mem0bench.llm.types import StructuredSpec
-from mem0bench.prompts.update import Ops, batch_update_spec
 
 PACKAGE = Path(mem0bench.__file__).resolve().parent
 
-# The functions that build a spec, and the arguments that reach every schema they can return. A new one
-# fails test_every_spec_factory_is_covered until it is listed here (and so checked below).
-FACTORIES: dict[str, list[StructuredSpec]] = {
-    "mem0bench.llm.probes._probe_spec": [_probe_spec("tool")],
-    "mem0bench.llm.structured.spec_from_model": [],  # every spec it makes is a module constant or below
-    "mem0bench.prompts.extraction.extraction_spec": [],  # returns the module's constants
-    "mem0bench.prompts.update.update_spec": [],  # returns the module's constants
-    "mem0bench.prompts.update.batch_update_spec": [
-        batch_update_spec(n, ops) for ops in typing.get_args(Ops) for n in (1, 2, 3, 7)
-    ],
+# The functions that build a spec. Every schema they can return is in devtools.reply_fixtures'
+# `shipped_specs` (the one walk over the package's specs, which tests/test_reply_models.py pins too); a new
+# one fails test_every_spec_factory_is_covered until it is listed here and reached there.
+FACTORIES = {
+    "mem0bench.llm.probes._probe_spec",
+    "mem0bench.llm.structured.spec_from_model",  # every spec it makes is a module constant
+    "mem0bench.prompts.extraction.extraction_spec",  # returns the module's constants
+    "mem0bench.prompts.update.update_spec",  # returns the module's constants
+    "mem0bench.prompts.update.batch_update_spec",  # built for several sizes there
 }
 
 
@@ -48,28 +44,17 @@ def _modules_naming(words: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _shipped_specs() -> dict[str, StructuredSpec]:
-    """Every spec the package holds as a module constant (in any module that mentions specs), plus what
-    the factories build; one entry per schema object."""
-    specs: dict[str, StructuredSpec] = {}
+def _one_per_schema(specs: dict[str, StructuredSpec]) -> dict[str, StructuredSpec]:
     seen: set[int] = set()
-    found = [
-        (f"{module}.{name}", value)
-        for module in _modules_naming(("StructuredSpec", "spec_from_model"))
-        for name, value in vars(importlib.import_module(module)).items()
-        if isinstance(value, StructuredSpec)
-    ]
-    found += [
-        (f"{factory}#{i}", spec) for factory, built in FACTORIES.items() for i, spec in enumerate(built)
-    ]
-    for where, spec in found:
+    kept = {}
+    for where, spec in specs.items():
         if id(spec.parameters) not in seen:
             seen.add(id(spec.parameters))
-            specs[where] = spec
-    return specs
+            kept[where] = spec
+    return kept
 
 
-SPECS = _shipped_specs()
+SPECS = _one_per_schema(shipped_specs())
 
 
 def test_every_spec_factory_is_covered() -> None:
@@ -82,10 +67,10 @@ def test_every_spec_factory_is_covered() -> None:
                 "'StructuredSpec'",
             ):
                 factories.add(f"{module}.{node.name}")
-    assert factories == set(FACTORIES)
+    assert factories == FACTORIES
     # The 13 module constants (the judge's two, extraction's two, update's two, graph's five, the saved
-    # notes' two), the probe's and 8 batched ones.
-    assert len(SPECS) == 22, sorted(SPECS)
+    # notes' two), the probe's and 10 batched ones (five sizes, two operation sets).
+    assert len(SPECS) == 24, sorted(SPECS)
 
 
 def _jsonschema_says(data: Any, spec: StructuredSpec) -> str | None:
