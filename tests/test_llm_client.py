@@ -27,7 +27,7 @@ from mem0bench.llm.cache import ResponseCache, request_key
 from mem0bench.llm.client import LLMClient, parse_retry_after
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
-from mem0bench.llm.schema_check import UnsupportedSchemaError
+from mem0bench.llm.replies import InvalidSchemaError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import LLMCallError, StructuredSpec, Usage
 
@@ -304,10 +304,12 @@ def test_schema_violation_error_is_shown_to_the_model(standin: StandinServer) ->
     )
 
 
-def test_a_schema_the_checker_cannot_check_fails_before_any_request(standin: StandinServer) -> None:
-    dated = {**FACTS.parameters, "properties": {"when": {"type": "string", "format": "date"}}}
+def test_an_invalid_schema_fails_before_any_request(standin: StandinServer) -> None:
+    dated = {**FACTS.parameters, "properties": {"when": {"type": "date"}}}
     spec = StructuredSpec("record_dates", "", dated, mode="tool")
-    with pytest.raises(UnsupportedSchemaError, match="`record_dates` uses the keyword `format`"):
+    with pytest.raises(
+        InvalidSchemaError, match="`record_dates` is not valid JSON Schema: .*properties/when/type"
+    ):
         call(make_client(standin), lambda c: c.structured(USER, spec, stage="ingest"))
     assert chat_bodies(standin) == []
 

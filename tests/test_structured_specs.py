@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
+from pydantic import Field, field_validator
 
-from mem0bench.llm.structured import parse_reply, reply_field, reply_model, strict_schema
+from mem0bench.llm.structured import ReplyModel, parse_reply, strict_schema
 from mem0bench.llm.types import ReplyShapeError, StructuredSpec
 from mem0bench.prompts import extraction, graph, update
 from mem0bench.prompts.judge import JUDGE_SPEC, Verdict
@@ -17,14 +19,12 @@ from mem0bench.systems.methods.mem0.update import Decision, parse_decision
 from tests.strict_schema import strict_violations
 
 
-@reply_model
-class Entity:
+class Entity(ReplyModel):
     name: str
     type: str
 
 
-@reply_model
-class Entities:
+class Entities(ReplyModel):
     entities: list[Entity]
     note: str | None = None
 
@@ -76,18 +76,16 @@ def test_parse_reply_validates_with_the_same_model() -> None:
         parse_reply(Entities, {"entities": "Ann"})
 
 
-@reply_model
-class Place:
+class Place(ReplyModel):
     """A docstring for us, not for the LLM."""
 
     city: str
 
 
-@reply_model
-class Trip:
+class Trip(ReplyModel):
     """Neither is this one."""
 
-    to: Place = reply_field(description="Where the trip goes.")
+    to: Place = Field(description="Where the trip goes.")
 
 
 def test_only_field_descriptions_are_sent() -> None:
@@ -154,3 +152,59 @@ def test_the_models_validate_as_leniently_as_the_hand_written_parsers_did() -> N
     for parse, field in ((extraction.parse_facts, "facts"), (graph.parse_query_entities, "entities")):
         with pytest.raises(ReplyShapeError, match=field):
             parse({field: "Ann"})
+
+
+# ---- parse_reply's one-line message: pydantic's first error and where it is -------------------------------
+
+
+class Item(ReplyModel):
+    n: int = Field(ge=1, le=3, description="A number.")
+
+
+class Box(ReplyModel):
+    """Not sent."""
+
+    kind: Literal["a", "b"]
+    items: list[Item] = Field(min_length=1, max_length=2)
+    note: str | None = None
+
+    _empty_is_none = field_validator("note", mode="before")(lambda v: v or None)
+
+
+def _error(data: Any) -> str:
+    with pytest.raises(ReplyShapeError) as caught:
+        parse_reply(Box, data)
+    return str(caught.value)
+
+
+def test_a_reply_that_does_not_fit_is_one_line_naming_the_field() -> None:
+    # Lax where models are sloppy ("2" for 2, 3.0 for 3, an unknown key), a named field where it matters.
+    assert parse_reply(Box, {"kind": "a", "items": [{"n": "2"}], "x": 1}) == Box(kind="a", items=[Item(n=2)])
+    assert parse_reply(Box, {"kind": "b", "items": [{"n": 3.0}], "note": ""}).note is None
+    assert _error([]) == "Input should be a valid dictionary or instance of Box (at the top level)"
+    assert _error({"items": []}) == "Field required (at kind)"
+    assert _error({"kind": "c"}) == "Input should be 'a' or 'b' (at kind)"
+    assert _error({"kind": "a", "items": []}) == (
+        "List should have at least 1 item after validation, not 0 (at items)"
+    )
+    assert _error({"kind": "a", "items": [{"n": 0}]}) == (
+        "Input should be greater than or equal to 1 (at items/0/n)"
+    )
+    assert _error({"kind": "a", "items": [{"n": 1.5}]}) == (
+        "Input should be a valid integer, got a number with a fractional part (at items/0/n)"
+    )
+    assert _error({"kind": "a", "items": [{"n": 1}], "note": 5}) == "Input should be a valid string (at note)"
+    assert json.dumps(strict_schema(Box)) == (
+        '{"properties": {"kind": {"enum": ["a", "b"], "type": "string"}, "items": {"items": {"properties": '
+        '{"n": {"description": "A number.", "maximum": 3, "minimum": 1, "type": "integer"}}, "required": ["n"], '
+        '"type": "object", "additionalProperties": false}, "maxItems": 2, "minItems": 1, "type": "array"}, '
+        '"note": {"type": ["string", "null"]}}, "required": ["kind", "items", "note"], "type": "object", '
+        '"additionalProperties": false}'
+    )
+
+
+def test_a_wrongly_typed_reply_names_its_field_in_each_prompts_parser() -> None:
+    with pytest.raises(ReplyShapeError, match=r"valid string \(at reasoning\)"):
+        parse_reply(Verdict, {"reasoning": 3, "label": "WRONG"})
+    with pytest.raises(ReplyShapeError, match=r"valid list \(at obsolete\)"):
+        graph.parse_obsolete({"obsolete": "0"}, 1)

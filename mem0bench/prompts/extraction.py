@@ -19,31 +19,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
+from pydantic import Field, field_validator
+
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model, texts_or_empty
+from mem0bench.llm.structured import ReplyModel, parse_reply, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
 
-@reply_model
-class ExtractedFacts:
+class ExtractedFacts(ReplyModel):
     """The extraction reply: the schema sent and the validation of what came back."""
 
-    facts: list[str] = reply_field(
+    facts: list[str] = Field(
         default_factory=list,
         description="Self-contained facts, one short sentence each; empty if there are none.",
-        before=texts_or_empty,
     )
 
+    # A missing or empty field means no facts; non-string items are read as their text.
+    _lenient = field_validator("facts", mode="before")(texts_or_empty)
 
-@reply_model
+
 class RichFacts(ExtractedFacts):
     """The extraction reply in the rich style: the same validation, its own field description."""
 
-    facts: list[str] = reply_field(
+    facts: list[str] = Field(
         default_factory=list,
         description="Complete, self-contained statements, each with its context; empty if there are none.",
-        before=texts_or_empty,
     )
 
 

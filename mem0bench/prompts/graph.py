@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+from pydantic import Field, WithJsonSchema, field_validator
 
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model
+from mem0bench.llm.structured import ReplyModel, parse_reply, spec_from_model
 from mem0bench.llm.types import Message, ReplyShapeError
 
 T = TypeVar("T")
@@ -48,63 +50,59 @@ def _names(value: Any) -> Any:
     return [_text_or_empty(item.get("name") if isinstance(item, dict) else item) for item in value]
 
 
-@reply_model
-class Entity:
-    name: str = reply_field(
-        default="", description="The entity as named in the messages.", before=_text_or_empty
-    )
-    type: str = reply_field(
-        default="", description="A one- or two-word lowercase type.", before=_text_or_empty
-    )
+class Entity(ReplyModel):
+    name: str = Field(default="", description="The entity as named in the messages.")
+    type: str = Field(default="", description="A one- or two-word lowercase type.")
+
+    _text = field_validator("name", "type", mode="before")(_text_or_empty)
 
 
-@reply_model
-class Entities:
-    entities: list[Entity] = reply_field(default_factory=list, before=_objects_only)
+class Entities(ReplyModel):
+    entities: list[Entity] = Field(default_factory=list)
+
+    _objects = field_validator("entities", mode="before")(_objects_only)
 
 
-@reply_model
-class Relation:
-    source: str = reply_field(default="", before=_text_or_empty)
-    relation: str = reply_field(
-        default="", description="A short snake_case verb phrase.", before=_text_or_empty
-    )
-    destination: str = reply_field(default="", before=_text_or_empty)
+class Relation(ReplyModel):
+    source: str = ""
+    relation: str = Field(default="", description="A short snake_case verb phrase.")
+    destination: str = ""
+
+    _text = field_validator("source", "relation", "destination", mode="before")(_text_or_empty)
 
 
-@reply_model
-class Relations:
-    relations: list[Relation] = reply_field(default_factory=list, before=_objects_only)
+class Relations(ReplyModel):
+    relations: list[Relation] = Field(default_factory=list)
+
+    _objects = field_validator("relations", mode="before")(_objects_only)
 
 
 # Any item is accepted so that an id the model invented ("x", 7 of 3 shown) is reported, not fatal; the
 # schema asks for integers.
-_RELATION_ID = {"type": "integer"}
+_RelationId = Annotated[Any, WithJsonSchema({"type": "integer"})]
 
 
-@reply_model
-class Obsolete:
-    obsolete: list[Any] = reply_field(
-        default_factory=list,
-        description="Ids of existing relations that are no longer true; empty if none.",
-        before=_list_or_empty,
-        items_schema=_RELATION_ID,
+class Obsolete(ReplyModel):
+    obsolete: list[_RelationId] = Field(
+        default_factory=list, description="Ids of existing relations that are no longer true; empty if none."
     )
 
+    _list = field_validator("obsolete", mode="before")(_list_or_empty)
 
-@reply_model
-class Contradicted:
-    contradicted: list[Any] = reply_field(
+
+class Contradicted(ReplyModel):
+    contradicted: list[_RelationId] = Field(
         default_factory=list,
         description="Ids of earlier relations the new messages say were wrong or changed; empty if none.",
-        before=_list_or_empty,
-        items_schema=_RELATION_ID,
     )
 
+    _list = field_validator("contradicted", mode="before")(_list_or_empty)
 
-@reply_model
-class QueryEntities:
-    entities: list[str] = reply_field(default_factory=list, before=_names)
+
+class QueryEntities(ReplyModel):
+    entities: list[str] = Field(default_factory=list)
+
+    _names = field_validator("entities", mode="before")(_names)
 
 
 ENTITIES_SPEC = spec_from_model(

@@ -16,30 +16,30 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mem0bench.llm.structured import reply_field, reply_model, spec_from_model
+from pydantic import Field
+
+from mem0bench.llm.structured import ReplyModel, spec_from_model
 from mem0bench.llm.types import Message
 
 JudgePrompt = Literal["lenient", "strict", "paper"]
 JUDGE_PROMPTS: tuple[JudgePrompt, ...] = ("lenient", "strict", "paper")
 
 
-@reply_model
-class Verdict:
+class Verdict(ReplyModel):
     """The judge's reply: the schema sent to the model and the parser of its reply."""
 
-    reasoning: str = reply_field(description="One short sentence on why.")
+    reasoning: str = Field(description="One short sentence on why.")
     label: Literal["CORRECT", "WRONG"]
 
 
 JUDGE_SPEC = spec_from_model("record_verdict", "Record whether the generated answer is correct.", Verdict)
 
 
-@reply_model
-class GradedVerdict:
+class GradedVerdict(ReplyModel):
     """The three-level judge's reply (CORRECT 1, PARTIAL 0.5, WRONG 0). Any other label breaks the schema:
     the client asks for a repair, and a reply that never fits is a judge failure, never a WRONG."""
 
-    reasoning: str = reply_field(description="One short sentence on why.")
+    reasoning: str = Field(description="One short sentence on why.")
     label: Literal["CORRECT", "PARTIAL", "WRONG"]
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from mem0bench.data.model import Turn
-from mem0bench.llm.structured import parse_reply, reply_field, reply_model, spec_from_model, texts_or_empty
+from mem0bench.llm.structured import ReplyModel, parse_reply, spec_from_model, texts_or_empty
 from mem0bench.llm.types import Message
 
 __all__ = [
@@ -29,16 +31,16 @@ __all__ = [
 ]
 
 
-@reply_model
-class SavedNotes:
+class SavedNotes(ReplyModel):
     """The note-writing reply: the schema sent and the validation of what came back. A missing or empty
     field means nothing new; non-string items are read as their text."""
 
-    notes: list[str] = reply_field(
+    notes: list[str] = Field(
         default_factory=list,
         description="New notes to save, one short third-person sentence each; empty if nothing is new.",
-        before=texts_or_empty,
     )
+
+    _lenient = field_validator("notes", mode="before")(texts_or_empty)
 
 
 NOTES_SPEC = spec_from_model(
@@ -113,15 +115,15 @@ def _distinct(raw_items: Sequence[str]) -> list[str]:
 # chat, so the model can skip what it already has.
 
 
-@reply_model
-class SessionMemories:
+class SessionMemories(ReplyModel):
     """The memory-writing reply: new entries, each as the model wrote it (its own timestamp included)."""
 
-    memories: list[str] = reply_field(
+    memories: list[str] = Field(
         default_factory=list,
         description="New memory entries from this conversation, each with its timestamp; empty if none.",
-        before=texts_or_empty,
     )
+
+    _lenient = field_validator("memories", mode="before")(texts_or_empty)
 
 
 MEMORIES_SPEC = spec_from_model(

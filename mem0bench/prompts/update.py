@@ -20,14 +20,14 @@ ids, because models copy short ids reliably and mangle long ones.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
-import types
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from mem0bench.llm.structured import reply_field, reply_model, spec_from_model
+from pydantic import Field, field_validator
+
+from mem0bench.llm.structured import ReplyModel, spec_from_model
 from mem0bench.llm.types import Message, StructuredSpec
 from mem0bench.prompts.files import PromptFile
 
@@ -52,44 +52,41 @@ def _text(value: Any) -> str | None:
     return str(value) if value else None
 
 
-@reply_model
-class Operation:
+class Operation(ReplyModel):
     """One decision of the update reply: the schema sent and the validation of what came back.
 
     Validation is as forgiving as the wording allows: the event in any case and spacing, an id given as a
     number or in quotes, a missing id or text (or an empty text) read as none.
     """
 
-    event: Event = reply_field(before=_event)
-    id: str | None = reply_field(
+    event: Event
+    id: str | None = Field(
         default=None,
         description="For UPDATE, REPLACE and DELETE: the id of the existing memory; otherwise null.",
-        before=_id,
     )
-    text: str | None = reply_field(
+    text: str | None = Field(
         default=None,
         description=(
             "For ADD: the memory to store. For UPDATE: the full merged memory. For REPLACE: the memory "
             "that states what is true now. Otherwise null."
         ),
-        before=_text,
     )
 
+    _event = field_validator("event", mode="before")(_event)
+    _id = field_validator("id", mode="before")(_id)
+    _text = field_validator("text", mode="before")(_text)
 
-@reply_model
+
 class PaperOperation(Operation):
     """One decision under the paper's operation set: the same validation, REPLACE left out of the enum."""
 
-    event: PaperEvent = reply_field(before=_event)
-    id: str | None = reply_field(
-        default=None,
-        description="For UPDATE and DELETE: the id of the existing memory; otherwise null.",
-        before=_id,
+    event: PaperEvent
+    id: str | None = Field(
+        default=None, description="For UPDATE and DELETE: the id of the existing memory; otherwise null."
     )
-    text: str | None = reply_field(
+    text: str | None = Field(
         default=None,
         description="For ADD: the memory to store. For UPDATE: the full merged memory. Otherwise null.",
-        before=_text,
     )
 
 
@@ -118,17 +115,20 @@ BATCH_UPDATE_NAME = "decide_memory_operations"
 
 
 @functools.cache
-def batch_operations_model(n_facts: int, ops: Ops = "replace") -> type:
+def batch_operations_model(n_facts: int, ops: Ops = "replace") -> type[ReplyModel]:
     """The batched reply for `n_facts` facts: exactly n operations, each naming its fact (0..n-1)."""
-    fact = reply_field(ge=0, le=max(n_facts - 1, 0), description="The number of the new fact.")
-    number = dataclasses.make_dataclass("FactNumber", [("fact", int, fact)], frozen=True)
+
+    class FactNumber(ReplyModel):
+        fact: int = Field(ge=0, le=max(n_facts - 1, 0), description="The number of the new fact.")
+
     # FactNumber last among the bases puts `fact` first among the fields, as the schema always had it.
-    numbered = dataclasses.make_dataclass(
-        "NumberedOperation", [], bases=(operation_model(ops), number), frozen=True
-    )
-    operations = reply_field(min_length=n_facts, max_length=n_facts)
-    items = types.GenericAlias(list, (numbered,))  # list[numbered], for a class made at run time
-    return dataclasses.make_dataclass("Operations", [("operations", items, operations)], frozen=True)
+    class NumberedOperation(operation_model(ops), FactNumber):  # type: ignore[misc]
+        pass
+
+    class Operations(ReplyModel):
+        operations: list[NumberedOperation] = Field(min_length=n_facts, max_length=n_facts)
+
+    return Operations
 
 
 @functools.cache
