@@ -6,11 +6,9 @@ the stand-in server: the wall time from starting the process to the first LLM re
 not stamped), stamped on arrival (with `--latency-ms`, before the reply's delay), to the first request that is not one of the
 preflight's probes (`llm.probe`: a tiny structured request, then one embedding; what comes between the
 two first requests is start-up too), and from the last request the server receives to the process's exit
-(the last reply, aggregation, metrics, files). Fresh LLM cache and run folder each time;
-the median of `--repeat` runs per experiment, twice: with Hydra's composition cache empty (`cold`: a
-command line run for the first time) and holding this command line (`warm`: run before, from the same
-folder; mem0bench/cli/compose_cache.py). Every run of an experiment has the same command line: its run
-folder is the same path, emptied after each run. Each phase is given in wall time and in the harness
+(the last reply, aggregation, metrics, files). Fresh LLM cache and run folder each time; the
+median of `--repeat` runs per experiment. Hydra composes the config on every run (nothing of it is kept
+between runs), so there is one figure per experiment. Each phase is given in wall time and in the harness
 process's own CPU time (user + sys, read from /proc when the stand-in sees a request, and from the kernel
 at exit): on a shared machine the wall time includes waiting for a core, the CPU time does not.
 """
@@ -108,20 +106,19 @@ def measure_once(
     run_dir: Path,
     work: Path,
     extra: list[str],
-    compose_cache: Path,
     latency_ms: float = 0.0,
     checkout: Path = REPO,
+    env_extra: dict[str, str] | None = None,
 ) -> StartupFigures:
-    """One run of `method` with its LLM cache under `work`, its composition cache in `compose_cache`; the
-    run folder `run_dir` is removed afterwards, so the next run has the same command line and starts anew."""
+    """One run of `method` with its LLM cache under `work`; the run folder `run_dir` is removed afterwards,
+    so the next run has the same command line and starts anew."""
     argv = [
         sys.executable, "-m", "mem0bench", "run", f"+exp={method}", f"dataset.path={FIXTURE}",
         "dataset.conversations=[mini-1]", "eval.max_questions=3", "judge.runs=1", "run.progress=false",
         f"hydra.run.dir={run_dir}", *extra,
     ]  # fmt: skip
     try:
-        env = {"MEM0BENCH_COMPOSE_CACHE": str(compose_cache)}
-        return measure_argv(argv, work, Clock(), env_extra=env, latency_ms=latency_ms, checkout=checkout)
+        return measure_argv(argv, work, Clock(), env_extra, latency_ms, checkout)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -183,32 +180,38 @@ def startup_main(argv: list[str]) -> int:
     )  # fmt: skip
     args = p.parse_args(argv)
     checkouts = {"this": REPO, **({"base": args.base.resolve()} if args.base else {})}
-    results: dict[tuple[str, str, str], list[StartupFigures]] = {}
+    results: dict[tuple[str, str], list[StartupFigures]] = {}
     ticks = cpu_ticks()
+    # Older checkouts (before issue 31) cache Hydra's composed config unless told not to: off, so that
+    # `--base` measures what every run of theirs would pay the first time.
+    no_compose_cache = {"MEM0BENCH_COMPOSE_CACHE": "off"}
     with tempfile.TemporaryDirectory(prefix="mem0bench-startup-") as tmp:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
-            # Cold and warm runs (and the two checkouts) alternate, so a drift in the machine's load falls
-            # on all. One run of each checkout that is not counted first fills its warm cache.
-            plan = [(side, "warm", -1) for side in checkouts] + [
-                (side, c, i) for i in range(args.repeat) for c in ("cold", "warm") for side in checkouts
-            ]
-            for side, compose, i in plan:
-                work = Path(tmp) / f"{side}-{method}-{compose}-{i}"
-                work.mkdir()
-                cache = Path(tmp) / f"compose-{side}-{method}" if compose == "warm" else work / "compose"
-                run_dir = Path(tmp) / f"run-{side}-{method}"
-                try:
-                    fig = measure_once(
-                        method, run_dir, work, args.set, cache, args.latency_ms, checkouts[side]
-                    )
-                except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                    print(f"error: {exc}", file=sys.stderr)
-                    return 1
-                if i >= 0:
-                    results.setdefault((side, method, compose), []).append(fig)
+            # The two checkouts' runs alternate, so a drift in the machine's load falls on both.
+            for i in range(args.repeat):
+                for side in checkouts:
+                    work = Path(tmp) / f"{side}-{method}-{i}"
+                    work.mkdir()
+                    run_dir = Path(tmp) / f"run-{side}-{method}"
+                    try:
+                        fig = measure_once(
+                            method,
+                            run_dir,
+                            work,
+                            args.set,
+                            args.latency_ms,
+                            checkouts[side],
+                            no_compose_cache,
+                        )
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        print(f"error: {exc}", file=sys.stderr)
+                        return 1
+                    results.setdefault((side, method), []).append(fig)
     if args.json:
         print(
-            json.dumps({f"{m} {c}": [asdict(r) for r in runs] for (m, c), runs in results.items()}, indent=2)
+            json.dumps(
+                {f"{side} {m}": [asdict(r) for r in runs] for (side, m), runs in results.items()}, indent=2
+            )
         )
         return 0
     print(
@@ -217,13 +220,13 @@ def startup_main(argv: list[str]) -> int:
     )
     if args.base:
         print(f"this: {REPO}; base: {checkouts['base']}")
-    print("| checkout | experiment | composition | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
+    print("| checkout | experiment | to first request: wall / CPU (s) | to first request after the probes: wall / CPU (s) "
           "| after last request: wall / CPU (s) | whole run: wall / CPU (s) | requests |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
-    for (side, method, compose), runs in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    print("|---|---|---|---|---|---|---|")
+    for (side, method), runs in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         med = {k: statistics.median(getattr(r, k) for r in runs) for k in asdict(runs[0])}
         print(
-            f"| {side} | {method} | {compose} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
+            f"| {side} | {method} | {med['to_first_request_s']:.2f} / {med['cpu_to_first_request_s']:.2f} "
             f"| {med['to_first_work_request_s']:.2f} / {med['cpu_to_first_work_request_s']:.2f} "
             f"| {med['after_last_request_s']:.2f} / {med['cpu_after_last_request_s']:.2f} "
             f"| {med['wall_s']:.2f} / {med['cpu_s']:.2f} | {int(med['requests'])} |"

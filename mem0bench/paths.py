@@ -2,9 +2,6 @@
 
 * cache (every paid LLM reply and embedding): `$MEM0BENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/mem0bench`,
   else `~/.cache/mem0bench`;
-* Hydra's composed configs, keyed by everything that composing reads (`mem0bench.cli.compose_cache`):
-  `$MEM0BENCH_COMPOSE_CACHE` (a folder, or `off`), else `hydra-compose` in the per-user cache folder
-  above (not in `$MEM0BENCH_CACHE_DIR`: a shared reply cache should not collect one user's command lines);
 * data (locomo10.json): `$MEM0BENCH_DATA_DIR`, else `$XDG_DATA_HOME/mem0bench`, else
   `~/.local/share/mem0bench`.
 
@@ -20,7 +17,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["CONFIG_DIR", "cache_home", "compose_cache_home", "data_home"]
+__all__ = ["CONFIG_DIR", "cache_home", "data_home"]
 
 # mem0bench/configs; in a checkout a symlink to the top-level configs/, which stays the source. So an
 # installed wheel finds them wherever it is run from.
@@ -43,17 +40,3 @@ def cache_home(override: str | os.PathLike[str] | None = None) -> Path:
 def data_home(override: str | os.PathLike[str] | None = None) -> Path:
     """The data folder: `override` (dataset.data_dir), else the per-user default."""
     return _home(override, "MEM0BENCH_DATA_DIR", "XDG_DATA_HOME", ".local/share")
-
-
-COMPOSE_CACHE_ENV = "MEM0BENCH_COMPOSE_CACHE"
-
-
-def compose_cache_home() -> Path | None:
-    """The folder of Hydra's cached compositions; None when `$MEM0BENCH_COMPOSE_CACHE` is `off`."""
-    chosen = os.environ.get(COMPOSE_CACHE_ENV, "")
-    if chosen.strip().lower() in ("off", "0", "false", "no"):
-        return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "mem0bench" / "hydra-compose"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,6 @@ LOCOMO_MINI = REPO_DIR / "tests" / "data" / "locomo_mini.json"
 # No test reaches the Hugging Face hub: the suites' files are read from the committed mini files.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-
-# Hydra's composed configs (mem0bench/cli/compose_cache.py) go to a folder of this session's, not the
-# user's cache: tests that check the cache itself point it elsewhere.
-os.environ.setdefault("MEM0BENCH_COMPOSE_CACHE", tempfile.mkdtemp(prefix="mem0bench-compose-"))
 
 # tiktoken cannot download its encodings here: use the shared cache unless one is configured.
 if (SHARED_DIR / "tiktoken").is_dir():

@@ -120,8 +120,6 @@ def run_main(argv: list[str]) -> int:
     # configs/run.yaml's hydra.help.footer: `run --help` ends with examples like every other command.
     OmegaConf.register_new_resolver("mem0bench_examples", lambda _: hydra_footer(), replace=True)
     sys.argv = [sys.argv[0], *_take_secrets(argv)]
-    from mem0bench.cli.compose_cache import cached_compose
-
-    with _mode_from_flags(sys.argv[1:]), cached_compose():
+    with _mode_from_flags(sys.argv[1:]):
         _task()
     return max(exit_codes, default=0)

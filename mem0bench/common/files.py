@@ -48,7 +48,7 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 
 def atomic_write_npy(path: Path, array: np.ndarray) -> None:
     """`atomic_write` of `array` in NumPy's .npy format."""
-    import numpy as np  # here: `atomic_write` alone (the composition cache, `run`'s start) needs no numpy
+    import numpy as np  # here: `atomic_write` alone (`run`'s start) needs no numpy
 
     buffer = io.BytesIO()
     np.save(buffer, array)
