@@ -102,7 +102,7 @@ class Contradicted(ReplyModel):
 class QueryEntities(ReplyModel):
     entities: list[str] = Field(default_factory=list)
 
-    _names = field_validator("entities", mode="before")(_names)
+    _read_names = field_validator("entities", mode="before")(_names)
 
 
 ENTITIES_SPEC = spec_from_model(

@@ -72,9 +72,9 @@ class Operation(ReplyModel):
         ),
     )
 
-    _event = field_validator("event", mode="before")(_event)
-    _id = field_validator("id", mode="before")(_id)
-    _text = field_validator("text", mode="before")(_text)
+    _tidy_event = field_validator("event", mode="before")(_event)
+    _tidy_id = field_validator("id", mode="before")(_id)
+    _tidy_text = field_validator("text", mode="before")(_text)
 
 
 class PaperOperation(Operation):
