@@ -462,7 +462,9 @@ def test_the_bridge_reads_chunked_requests_and_answers_a_broken_head_with_400(st
     assert bad.startswith(b"HTTP/1.1 400") and b"bad request head" in bad
 
 
-def test_the_bridge_refuses_a_request_without_its_token_and_forwards_or_reads_nothing(standin, tmp_path: Path):
+def test_the_bridge_refuses_a_request_without_its_token_and_forwards_or_reads_nothing(
+    standin, tmp_path: Path
+):
     """Another local user can reach the loopback port: with no key, a wrong key or another bridge's key,
     a request gets 401, the server sees nothing and the response cache is not read (a cached reply would
     otherwise leak); the library's own key is served, from the cache the second time."""
@@ -498,4 +500,6 @@ def test_the_bridge_refuses_a_request_without_its_token_and_forwards_or_reads_no
     refused, served, server_calls, _ = asyncio.run(main())
     assert refused == [401] * 9
     assert served == [200, 200]
-    assert server_calls == 1 and standin.count("chat") == 1, "only the library's own first call reached the server"
+    assert server_calls == 1 and standin.count("chat") == 1, (
+        "only the library's own first call reached the server"
+    )

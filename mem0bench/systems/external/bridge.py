@@ -482,7 +482,9 @@ async def _read_request(
         raise _HTTPError(400, f"bad request head: {start!r}") from None
     if not admits(headers):
         raise _HTTPError(
-            401, "the mem0bench bridge serves only its own run (wrong or missing API key)", "authentication_error"
+            401,
+            "the mem0bench bridge serves only its own run (wrong or missing API key)",
+            "authentication_error",
         )
     if length > _MAX_BODY:
         raise _HTTPError(400, "request body too large")
