@@ -104,7 +104,7 @@ def test_ctrl_c_stops_the_runs_falkordb(tmp_path, locomo_mini):
     pid_file = run_dir / GRAPH_SERVER_DIR / "server.pid"
     with StandinServer(api_key=TEST_KEY, latency_ms=300) as llm:
         proc = start_cli(_args(locomo_mini, run_dir, 2), cli_env(llm.base_url, tmp_path / "cache"))
-        wait_for(lambda: (run_dir / "state").is_dir() and pid_file.is_file(), proc)
+        wait_for(lambda: (run_dir / "state" / "mini-1").is_dir() and pid_file.is_file(), proc)
         server_pid = int(pid_file.read_text())
         assert _alive(server_pid)
         # Mid-run, a stranger's connection (no password) gets nothing from the run's server.
@@ -151,3 +151,18 @@ def test_the_embedded_falkordb_refuses_a_connection_without_its_password_and_kee
         assert all(line.startswith(b"-ERR unknown command") for line in lines[1:]), admin
     finally:
         server.stop()
+
+
+def test_a_falkordb_password_in_the_config_is_refused(tmp_path):
+    """config.yaml travels with the results: a server's password comes from FALKORDB_PASSWORD only."""
+    args = [
+        "run",
+        "+exp=mem0g_falkordb",
+        "+graph.password=hunter2-not-here",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    ]
+    result = run_cli(args, cli_env("http://127.0.0.1:9/v1", tmp_path / "cache"), timeout=60)
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "FALKORDB_PASSWORD" in lines[0] and "hunter2" not in lines[0], lines
+    assert not (tmp_path / "run").exists()
