@@ -503,3 +503,62 @@ def test_the_bridge_refuses_a_request_without_its_token_and_forwards_or_reads_no
     assert server_calls == 1 and standin.count("chat") == 1, (
         "only the library's own first call reached the server"
     )
+
+
+def _loopback_listeners(pid: int) -> list[int]:
+    """The TCP ports a process listens on at 127.0.0.1, as any user can see them (/proc/net/tcp) matched
+    to the process's own sockets."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        address, port = fields[1].split(":")
+        if fields[3] == "0A" and address == "0100007F" and fields[9] in inodes:  # LISTEN on 127.0.0.1
+            ports.append(int(port, 16))
+    return ports
+
+
+@pytest.mark.slow
+def test_during_a_run_a_stranger_gets_401_from_the_bridge_and_nothing_reaches_the_server(
+    tmp_path, locomo_mini
+):
+    """As another local user would try it during a +exp=mem0_oss run: the run's loopback port, found as
+    anyone can find it, answers a request without the bridge's token, or with a guessed one, 401; the
+    server never sees the stranger's request; a request the run made already (its reply is in the cache)
+    is refused too, so no cached reply is read out."""
+    import httpx
+
+    from devtools.e2e import FAST, TEST_KEY, cli_env
+    from devtools.reliability import finish_cli, start_cli, wait_for
+    from devtools.standin.mem0_oss_replies import mem0_handler
+
+    probe = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "stranger-probe-7f3a"}]}
+    args = ["run", "+exp=mem0_oss", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
+            "eval.max_questions=1", "judge.runs=1", f"hydra.run.dir={tmp_path / 'run'}", *FAST]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY, latency_ms=100) as server:
+        server.set_handler(mem0_handler())
+        proc = start_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+        wait_for(lambda: server.count("chat", 200) >= 2, proc)  # the library's calls are being served
+        ports = _loopback_listeners(proc.pid)
+        assert ports, "the run's bridge listens on a loopback port"
+        seen = [body for endpoint, body in server.requests if endpoint == "chat"]
+        statuses = []
+        for port in ports:
+            url = f"http://127.0.0.1:{port}/r/mini-1/v1/chat/completions"
+            for headers in ({}, {"Authorization": "Bearer mem0bench-bridge-not-a-secret"}):
+                for body in (probe, seen[0]):
+                    statuses.append(httpx.post(url, json=body, headers=headers, timeout=10).status_code)
+        done = finish_cli(proc, timeout=240)
+        received = [json.dumps(body) for _, body in server.requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert statuses == [401] * 4 * len(ports)
+    assert not [body for body in received if "stranger-probe-7f3a" in body]
