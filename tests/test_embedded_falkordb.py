@@ -145,7 +145,8 @@ def test_the_embedded_falkordb_refuses_a_connection_without_its_password_and_kee
         assert store.nodes() == []
         # With the password, the commands that change the server itself are gone.
         admin = _ask(port, b"AUTH " + password, b"CONFIG SET appendfsync no", b"CONFIG GET requirepass",
-                     b"REPLICAOF 127.0.0.1 1", b"SLAVEOF 127.0.0.1 1", b"DEBUG SLEEP 0", b"MODULE LIST")  # fmt: skip
+                     b"REPLICAOF 127.0.0.1 1", b"SLAVEOF 127.0.0.1 1", b"DEBUG SLEEP 0",
+                     b"MODULE LIST")  # fmt: skip
         lines = admin.split(b"\r\n")[:-1]
         assert lines[0] == b"+OK" and len(lines) == 7, admin
         assert all(line.startswith(b"-ERR unknown command") for line in lines[1:]), admin
@@ -177,7 +178,8 @@ def test_graphiti_runs_on_the_runs_own_password_protected_falkordb(tmp_path, loc
     pytest.importorskip("graphiti_core")
     run_dir = tmp_path / "run"
     args = ["run", "+exp=zep_graphiti", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-3]",
-            "eval.max_questions=1", "judge.runs=1", "eval.latency=inline", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+            "eval.max_questions=1", "judge.runs=1", "eval.latency=inline", f"hydra.run.dir={run_dir}",
+            *FAST]  # fmt: skip
     with StandinServer(api_key=TEST_KEY) as llm:
         env = cli_env(llm.base_url, tmp_path / "cache")
         env.pop("FALKORDB_PASSWORD", None)  # the session server's (tests/falkordb_server.py): not this one's

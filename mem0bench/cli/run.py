@@ -58,7 +58,8 @@ def _read_key_file(path: Path) -> str:
         _refuse(f"llm.api_key_file: cannot read {path}: {exc.strerror or exc}")
     if mode & (stat.S_IRGRP | stat.S_IROTH):
         _refuse(
-            f"llm.api_key_file: {path} is readable by other users (mode {stat.S_IMODE(mode):o}): chmod 600 {path}"
+            f"llm.api_key_file: {path} is readable by other users (mode {stat.S_IMODE(mode):o}): "
+            f"chmod 600 {path}"
         )
     try:
         key = data.decode("utf-8").strip()

@@ -61,10 +61,8 @@ def _private_database(path: Path) -> None:
     """The cache's folder 0700 and its database 0600, made so before SQLite opens it: SQLite gives the
     -wal and -shm files it makes the database's mode. Files made before this rule are tightened."""
     private_dir(path.parent)
-    with contextlib.suppress(FileExistsError):
-        os.close(
-            os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        )  # an empty file is a new database
+    with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm", f"{path.name}-journal"):
         private_file(path.with_name(name))
 

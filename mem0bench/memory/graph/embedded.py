@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.private import private_dir
 from mem0bench.memory.graph import credentials
 
 __all__ = ["EmbeddedFalkorDB", "MISSING_SERVER"]
@@ -116,8 +117,7 @@ class EmbeddedFalkorDB:
         except ImportError:
             raise ConfigurationError(MISSING_SERVER) from None
         data_dir = Path(data_dir).resolve()
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data_dir.chmod(0o700)  # also a folder made before the data were private
+        private_dir(data_dir)  # also a folder made before the data were private
         cls._stop_orphan(data_dir)
         port = _free_port()
         password = secrets.token_urlsafe(32)

@@ -81,8 +81,9 @@ _STATUS_OF_KIND = {
     "empty": 502,
     "local_error": 500,
 }
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests",
-            500: "Internal Server Error", 502: "Bad Gateway", 504: "Gateway Timeout"}  # fmt: skip
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            504: "Gateway Timeout"}  # fmt: skip
 _MAX_BODY = 64 * 1024 * 1024
 
 
