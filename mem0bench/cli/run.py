@@ -1,8 +1,10 @@
 """`mem0bench run`: Hydra composes the config; the run lives in Hydra's run directory.
 
-Hydra 1.3 has no subcommands, so `run` is taken off argv before `hydra.main` sees it. An API key given on
-the command line (`llm.api_key=...`) is moved into the environment before Hydra starts, so it can never
-reach a saved config, Hydra's override lists, multirun.yaml or a log.
+Hydra 1.3 has no subcommands, so `run` is taken off argv before `hydra.main` sees it. An API key is read
+from the environment (`llm.api_key_env`, OPENAI_API_KEY by default) or from a file only its owner can
+read (`llm.api_key_file=PATH`, put into that environment variable before Hydra starts, so the key never
+reaches a saved config, Hydra's override lists, multirun.yaml or a log). A key on the command line
+(`llm.api_key=...`) is refused: a process's arguments are visible to every user (`ps`) while it runs.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from mem0bench.paths import CONFIG_DIR
 
@@ -20,18 +24,57 @@ __all__ = ["CONFIG_DIR", "record_failed_job", "run_main"]
 
 
 def _take_secrets(argv: list[str]) -> list[str]:
-    """Remove `llm.api_key=...` (with or without +/++) from argv; export it under llm.api_key_env."""
+    """argv without `llm.api_key_file=PATH` (with or without +/++), whose key is exported under
+    llm.api_key_env; `llm.api_key=...` stops the command with one line (and exit 2) saying where a key
+    goes instead, as does a key file others can read."""
     env_name = "OPENAI_API_KEY"
     for arg in argv:
         if arg.lstrip("+").startswith("llm.api_key_env="):
             env_name = arg.split("=", 1)[1]
     kept = []
     for arg in argv:
-        if arg.lstrip("+").startswith("llm.api_key="):
-            os.environ[env_name] = arg.split("=", 1)[1]
+        setting = arg.lstrip("+")
+        if setting.startswith("llm.api_key="):
+            _refuse(
+                "llm.api_key=... on the command line is visible to every user of this machine (ps) for the "
+                f"whole run: set the environment variable {env_name} instead, or give "
+                "llm.api_key_file=PATH (a file only you can read)"
+            )
+        if setting.startswith("llm.api_key_file="):
+            os.environ[env_name] = _read_key_file(Path(setting.split("=", 1)[1]).expanduser())
             continue
         kept.append(arg)
     return kept
+
+
+def _read_key_file(path: Path) -> str:
+    """The key in `path` (surrounding whitespace dropped); one line and exit 2 when others can read the
+    file, or it cannot be read, or it is empty."""
+    try:
+        with path.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode  # the file read, not one swapped in after a check
+            data = handle.read(64 * 1024)
+    except OSError as exc:
+        _refuse(f"llm.api_key_file: cannot read {path}: {exc.strerror or exc}")
+    if mode & (stat.S_IRGRP | stat.S_IROTH):
+        _refuse(
+            f"llm.api_key_file: {path} is readable by other users (mode {stat.S_IMODE(mode):o}): "
+            f"chmod 600 {path}"
+        )
+    try:
+        key = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        key = ""
+    if not key or any(c.isspace() for c in key):
+        _refuse(f"llm.api_key_file: {path} does not hold one key (a single line of text)")
+    return key
+
+
+def _refuse(line: str) -> NoReturn:
+    from mem0bench.cli.errors import CONFIG_ERROR_EXIT
+
+    print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(CONFIG_ERROR_EXIT)
 
 
 def record_failed_job(run_dir: Path, reason: str) -> None:

@@ -7,7 +7,8 @@
 
 WAL mode with `synchronous=NORMAL` and a commit per put: a SIGKILL loses nothing that was put (only a
 power loss can lose the last transactions). One connection shared by threads behind a `threading.Lock`.
-The API key is never part of a key or a value.
+The API key is never part of a key or a value. The replies are the conversations' content: the cache's
+folder is 0700 and its files (the database, its -wal and -shm) 0600, whatever the umask.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from mem0bench.common.private import private_dir, private_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat (
@@ -53,6 +57,16 @@ def request_key(payload: Mapping[str, Any], salt: str = "") -> str:
     return h.hexdigest()
 
 
+def _private_database(path: Path) -> None:
+    """The cache's folder 0700 and its database 0600, made so before SQLite opens it: SQLite gives the
+    -wal and -shm files it makes the database's mode. Files made before this rule are tightened."""
+    private_dir(path.parent)
+    with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm", f"{path.name}-journal"):
+        private_file(path.with_name(name))
+
+
 def embedding_key(model: str, text: str) -> str:
     """sha256(model + "\\0" + text)."""
     return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
@@ -64,7 +78,7 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private_database(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         with self._lock:

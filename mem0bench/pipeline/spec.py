@@ -301,6 +301,11 @@ def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSp
 
 
 def _system(method: Mapping[str, Any], graph: Mapping[str, Any]) -> SystemSpec:
+    if "password" in graph:  # config.yaml travels with the results: a secret must not be in it
+        raise ConfigurationError(
+            "graph.password is not read: give the FalkorDB server's password in the environment variable "
+            "FALKORDB_PASSWORD"
+        )
     settings = dict(method)
     target = settings.get("_target_")
     if target is not None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from mem0bench.common.files import atomic_write
 from mem0bench.common.jsonl import read_jsonl
+from mem0bench.common.private import private_dir
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
@@ -182,6 +183,9 @@ class RunDirectory:
         }
         write_json(self.file("run.json"), manifest)
         atomic_write(self.file("config.yaml"), config_yaml)
+        # The systems' memories and snapshots (the conversations' content): the user's alone, whatever
+        # the umask; the run's other files follow it.
+        private_dir(self.state_dir)
 
     def finish(self, status: str, **extra: Any) -> None:
         manifest = self.manifest()

@@ -26,6 +26,7 @@ import numpy as np
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.vectors import normalize
 from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, entity_key
+from mem0bench.memory.graph.credentials import password_for
 from mem0bench.memory.graph.snapshot import read_snapshot, write_snapshot
 
 _NODE_FIELDS = "n.id, n.name, n.type, n.created_at"
@@ -72,7 +73,9 @@ class FalkorDBGraphStore:
             ) from exc
         self.host, self.port, self.graph_name = host, int(port), graph_name
         try:
-            self._db = FalkorDB(host=host, port=self.port, socket_connect_timeout=5)
+            self._db = FalkorDB(
+                host=host, port=self.port, password=password_for(host, self.port), socket_connect_timeout=5
+            )
             self._db.connection.ping()
         except Exception as exc:
             raise ConfigurationError(f"cannot reach FalkorDB at {host}:{self.port}: {exc}") from exc

@@ -19,6 +19,12 @@ Sync libraries run through `run_blocking` (the bridge's own threads), never on t
 The HTTP side is a small HTTP/1.1 server (keep-alive, Content-Length or chunked bodies) on asyncio: the
 libraries' own clients (httpx, requests) are the only peers, and a web framework would be a dependency
 for four routes.
+
+Only its own run may use it: any local user can reach a loopback port, and a request served here spends
+the user's key or reads the user's response cache. Each bridge makes a random token (`api_key`), which
+the adapters give their libraries as the OpenAI API key; a request whose `Authorization: Bearer` is not
+that token gets 401 before its body is read, and nothing is forwarded or looked up. The token lives only
+in this process's memory (and the libraries' clients in it), never on disk or in a command line.
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ import asyncio
 import base64
 import contextvars
 import functools
+import hmac
 import itertools
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -49,13 +57,9 @@ from mem0bench.llm.types import CallFailure, LLMCallError
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["BRIDGE_API_KEY", "SCOPE_HEADER", "BridgeScope", "LLMBridge"]
+__all__ = ["SCOPE_HEADER", "BridgeScope", "LLMBridge"]
 
 T = TypeVar("T")
-
-BRIDGE_API_KEY = "mem0bench-bridge-not-a-secret"
-"""What the libraries send as their API key: the bridge asks for none, and the real key never leaves
-the harness's client."""
 
 SCOPE_HEADER = "x-mem0bench-scope"
 """The request header naming the scope a library's request belongs to (see the module docstring)."""
@@ -77,8 +81,9 @@ _STATUS_OF_KIND = {
     "empty": 502,
     "local_error": 500,
 }
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests",
-            500: "Internal Server Error", 502: "Bad Gateway", 504: "Gateway Timeout"}  # fmt: skip
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            504: "Gateway Timeout"}  # fmt: skip
 _MAX_BODY = 64 * 1024 * 1024
 
 
@@ -137,10 +142,12 @@ class LLMBridge:
     """See the module docstring. Build it in the adapter's constructor, `await start()` before the first
     library call, `await aclose()` in the adapter's `aclose`."""
 
-    api_key = BRIDGE_API_KEY
-
     def __init__(self, client: LLMClient, *, workers: int = 16) -> None:
         self.client = client
+        self.api_key = secrets.token_urlsafe(32)
+        """What the libraries send as their API key: this bridge's own token (the real key never leaves
+        the harness's client), the only credential the bridge admits."""
+        self._bearer = f"Bearer {self.api_key}".encode("ascii")
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None
         self._server: asyncio.Server | None = None
@@ -277,7 +284,7 @@ class LLMBridge:
         try:
             while True:
                 try:
-                    request = await _read_request(reader)
+                    request = await _read_request(reader, self._admits)
                 except _HTTPError as exc:  # a request we cannot read: say why, then end the connection
                     await _reply(writer, exc.status, _error_body(exc))
                     break
@@ -294,6 +301,12 @@ class LLMBridge:
             if task is not None:
                 self._connections.discard(task)
             writer.close()
+
+    def _admits(self, headers: dict[str, str]) -> bool:
+        """Whether a request carries this bridge's token (compared in constant time: a timing
+        difference must not spell the token out to a local peer)."""
+        given = headers.get("authorization", "").encode("latin-1")  # the head was decoded as latin-1
+        return hmac.compare_digest(given, self._bearer)
 
     def _open(self, route: str, token: str | None) -> _Open | None:
         """The scope a request belongs to: the one its token names, else the route's unstamped one (a
@@ -447,9 +460,12 @@ def _completion(raw: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
+async def _read_request(
+    reader: asyncio.StreamReader, admits: Callable[[dict[str, str]], bool]
+) -> tuple[str, str, dict[str, str], bytes] | None:
     """One HTTP/1.1 request; None at a clean end of the connection. The head is read in one buffer
-    search (a line-by-line read was a visible share of the event loop's CPU in a bridged run)."""
+    search (a line-by-line read was a visible share of the event loop's CPU in a bridged run). A head
+    `admits` refuses is a 401 before its body is read (the connection then ends)."""
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as exc:
@@ -465,6 +481,12 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
     except ValueError:
         start = head.split(b"\r\n", 1)[0][:80]
         raise _HTTPError(400, f"bad request head: {start!r}") from None
+    if not admits(headers):
+        raise _HTTPError(
+            401,
+            "the mem0bench bridge serves only its own run (wrong or missing API key)",
+            "authentication_error",
+        )
     if length > _MAX_BODY:
         raise _HTTPError(400, "request body too large")
     if headers.get("transfer-encoding", "").lower() == "chunked":

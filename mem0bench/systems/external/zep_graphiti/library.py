@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.memory.graph.credentials import password_for
 from mem0bench.systems.external.support import import_library
 
 __all__ = ["EXTRA", "drop_graph", "group_id", "load", "run_tag"]
@@ -72,6 +73,7 @@ def falkordb_client(host: str, port: int, max_connections: int) -> Any:
     pool = BlockingConnectionPool(
         host=host,
         port=port,
+        password=password_for(host, port),
         max_connections=max_connections,
         timeout=None,
         socket_timeout=None,
@@ -89,7 +91,7 @@ async def ping(host: str, port: int) -> None:
     db: Any = None
     try:
         # The client connects already in its constructor (it asks the server whether it is a cluster).
-        db = FalkorDB(host=host, port=port, socket_connect_timeout=5)
+        db = FalkorDB(host=host, port=port, password=password_for(host, port), socket_connect_timeout=5)
         await db.connection.ping()
     except Exception as exc:
         raise ConfigurationError(

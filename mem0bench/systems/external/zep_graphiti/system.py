@@ -36,6 +36,7 @@ from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig, PlanLine
+from mem0bench.memory.graph.credentials import password_for
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.systems.external.bridge import BridgeScope, LLMBridge
@@ -170,7 +171,9 @@ class ZepGraphiti(SystemBase):
             await library.ping(self._host, self._port)
             from falkordb.asyncio import FalkorDB
 
-            self._admin = FalkorDB(host=self._host, port=self._port)
+            self._admin = FalkorDB(
+                host=self._host, port=self._port, password=password_for(self._host, self._port)
+            )
         return self._admin
 
     async def _embedding_dims(self) -> int:
