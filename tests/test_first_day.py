@@ -124,3 +124,30 @@ def test_the_local_embedders_error_carries_the_hint(monkeypatch):
     with pytest.raises(ConfigurationError) as caught:
         embedders.MiniLMEmbeddingBackend().check_available()
     assert str(caught.value).endswith(install_hint("local"))
+
+
+def test_a_cli_started_by_a_test_takes_ctrl_c_when_the_suite_ignores_it(monkeypatch):
+    """`nohup python -m pytest &` starts the suite with SIGINT ignored; the Ctrl-C tests still reach the run."""
+    import signal
+    import subprocess
+    import sys
+
+    from devtools import reliability
+
+    started: list[subprocess.Popen[str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(cmd, **kwargs):
+        # The same process start_cli makes, reporting the SIGINT handler its Python installed.
+        probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+        started.append(real_popen([sys.executable, "-c", probe], **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(reliability.subprocess, "Popen", popen)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = reliability.start_cli(["--help"], {})
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    out, err = proc.communicate(timeout=60)
+    assert out.strip() == "True", (out, err)
