@@ -116,3 +116,38 @@ def test_plots_are_written(tmp_path):
         plot_judge_by_category(_many_hyperparameter_runs(), tmp_path / "many.png"),
     ):
         assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def _plotted(fig) -> dict[str, float]:
+    """Each plotted run's label -> its x (latency) in the latency figure."""
+    ax = fig.axes[0]
+    return {
+        c.get_label(): float(c.lines[0].get_xdata()[0])
+        for c in ax.containers
+        if not c.get_label().startswith("_")
+    }
+
+
+def test_the_latency_plot_places_each_run_where_table_2_does():
+    """Table 2 gives the isolated pass's latency where a run has one; the plot uses the same figure, and a
+    run whose answers came from the cache (no inline latency) is placed by its isolated pass."""
+    from mem0bench.report.tables import table2
+
+    inline_and_isolated = make_metrics("mem0g", 0.6)
+    inline_and_isolated["latency_s"]["total"]["p95"] = 0.64
+    isolated = {"mode": "isolated", "n": 40, "n_total": 40}
+    inline_and_isolated["latency_isolated_s"] = {
+        **isolated, "search": {"p50": 0.01, "p95": 0.02}, "total": {"p50": 0.02, "p95": 0.029},
+    }  # fmt: skip
+    cached = make_metrics("mem0", 0.5)
+    cached["latency_s"] = {"search": {"p50": None, "p95": None}, "total": {"p50": None, "p95": None},
+                           "n_uncached": 0, "n_cached": 40}  # fmt: skip
+    cached["latency_isolated_s"] = {
+        **isolated, "search": {"p50": 0.03, "p95": 0.05}, "total": {"p50": 0.9, "p95": 1.25},
+    }  # fmt: skip
+    inline_only = make_metrics("rag", 0.4)
+    runs = [_run("g", inline_and_isolated), _run("m", cached), _run("r", inline_only)]
+
+    table = table2(runs, numeric=True)
+    assert table["total p95 (s)"].tolist() == [0.029, 1.25, 1.9]
+    assert sorted(_plotted(judge_vs_latency_figure(runs)).values()) == [0.029, 1.25, 1.9]
