@@ -151,3 +151,18 @@ def test_a_cli_started_by_a_test_takes_ctrl_c_when_the_suite_ignores_it(monkeypa
         signal.signal(signal.SIGINT, previous)
     out, err = proc.communicate(timeout=60)
     assert out.strip() == "True", (out, err)
+
+
+@pytest.mark.parametrize(
+    ("suite", "file"), [("longmemeval_s", "longmemeval_s_mini.json"), ("locomo", "locomo_mini.json")]
+)
+def test_a_file_with_other_counts_is_one_log_line(suite, file, tmp_path, caplog):
+    """A LongMemEval file of another size differs in all seven categories: one line says so, not seven."""
+    from mem0bench.suites import DatasetRequest, get_suite
+
+    request = DatasetRequest(path=str(TESTS / "data" / file), data_dir=tmp_path, cache_dir=tmp_path / "hf")
+    with caplog.at_level("INFO", logger="mem0bench.suites"):
+        get_suite(suite).load(request)
+    noted = [r for r in caplog.records if "release of" in r.getMessage()]
+    assert len(noted) == 1, [r.getMessage() for r in noted]
+    assert noted[0].levelname == "INFO" and "(a subset or another file)" in noted[0].getMessage()
