@@ -151,3 +151,21 @@ def test_the_latency_plot_places_each_run_where_table_2_does():
     table = table2(runs, numeric=True)
     assert table["total p95 (s)"].tolist() == [0.029, 1.25, 1.9]
     assert sorted(_plotted(judge_vs_latency_figure(runs)).values()) == [0.029, 1.25, 1.9]
+
+
+def test_a_longmemeval_run_is_labelled_with_its_suite_not_locomo():
+    """report.html shows the category figure and Table 1's caption: a LongMemEval run's categories are
+    LongMemEval's, and neither says LOCOMO."""
+    from mem0bench.report.tables import table1_caption
+
+    metrics = make_metrics("rag", 0.5)
+    lme = ("single_session_user", "multi_session", "temporal_reasoning", "knowledge_update")
+    metrics["categories"] = dict(zip(lme, metrics["categories"].values()))
+    runs = [_run("lme", metrics, {"dataset.suite": "longmemeval_s", "method.name": "rag"})]
+    xlabel = judge_by_category_figure(runs).axes[0].get_xlabel()
+    assert "LongMemEval_S" in xlabel and "LOCOMO" not in xlabel, xlabel
+    caption = table1_caption(runs)
+    assert "LongMemEval_S's categories" in caption and "LOCOMO" not in caption, caption
+    # LOCOMO runs (no dataset.suite in older runs' configs) keep their label.
+    assert "(LOCOMO)" in judge_by_category_figure(_two_runs()).axes[0].get_xlabel()
+    assert "LOCOMO's categories" in table1_caption(_two_runs())

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
 from mem0bench.report.collect import RunSummary, short_names
-from mem0bench.report.tables import Labels, categories_in, table2_latency
+from mem0bench.report.tables import Labels, categories_in, suite_title, table2_latency
 from mem0bench.rundir.schema import Scores
 
 __all__ = [
@@ -159,9 +159,10 @@ def judge_by_category_figure(runs: Sequence[RunSummary], labels: Labels = "offic
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
     ax.set_ylabel("LLM-as-judge J (% correct)")
     fig.text(0.5, 1.0, CI_CAPTION, ha="center", va="bottom", fontsize="small")
+    suites = " and ".join(dict.fromkeys(suite_title(run) for run in runs)) or "LOCOMO"
     ax.set_xlabel(
         "question category"
-        + (" (Mem0 paper's labels)" if labels == "paper" else " (LOCOMO)")
+        + (" (Mem0 paper's labels)" if labels == "paper" else f" ({suites})")
         + ", n = questions"
     )
     ax.set_title("LLM-as-judge score by question category")
