@@ -166,3 +166,23 @@ def test_a_file_with_other_counts_is_one_log_line(suite, file, tmp_path, caplog)
     noted = [r for r in caplog.records if "release of" in r.getMessage()]
     assert len(noted) == 1, [r.getMessage() for r in noted]
     assert noted[0].levelname == "INFO" and "(a subset or another file)" in noted[0].getMessage()
+
+
+def test_the_systems_guide_counts_the_routes_and_names_every_field_a_system_reads():
+    """docs/your_system.md: as many routes as the service protocol has, and every field of the data model
+    a system is given, so the guide is all a newcomer needs to read."""
+    import dataclasses
+
+    import yaml
+
+    from mem0bench.data.model import Conversation, Question, Session, Turn
+
+    guide = (REPO_DIR / "docs" / "your_system.md").read_text(encoding="utf-8")
+    spec = yaml.safe_load((REPO_DIR / "docs" / "http_system.openapi.yaml").read_text(encoding="utf-8"))
+    verbs = {"get", "put", "post", "delete", "patch", "head", "options"}
+    routes = sum(1 for item in spec["paths"].values() for verb in item if verb in verbs)
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    assert f"{words[routes]} HTTP routes" in guide
+    for model in (Conversation, Session, Turn, Question):
+        missing = [f.name for f in dataclasses.fields(model) if f"`{f.name}`" not in guide]
+        assert not missing, (model.__name__, missing)
