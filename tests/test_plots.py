@@ -151,6 +151,12 @@ def test_the_latency_plot_places_each_run_where_table_2_does():
     table = table2(runs, numeric=True)
     assert table["total p95 (s)"].tolist() == [0.029, 1.25, 1.9]
     assert sorted(_plotted(judge_vs_latency_figure(runs)).values()) == [0.029, 1.25, 1.9]
+    # Answered from the cache without an isolated pass: no latency was measured, and the legend says why.
+    no_pass = copy.deepcopy(cached)
+    del no_pass["latency_isolated_s"]
+    legend = judge_vs_latency_figure([*runs, _run("c", no_pass)]).axes[0].get_legend()
+    texts = [" ".join(t.get_text().split()) for t in legend.get_texts()]
+    assert "skipped (answers from the cache, no isolated pass): mem0 [c]" in texts, texts
 
 
 def test_a_longmemeval_run_is_labelled_with_its_suite_not_locomo():

@@ -229,12 +229,15 @@ def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
     colors = _colors(len(runs))
     points: list[tuple[float, float, str, Any]] = []
     skipped: list[str] = []
+    cached: list[str] = []  # every answer from the cache and no isolated pass: no latency was measured
     for i, (run, name) in enumerate(zip(runs, names)):
         # Table 2's figure: a run answered from the cache has one when its isolated pass ran.
         p95 = table2_latency(run.metrics, "total", "p95")
         mean, std = _judge(run.metrics.overall)
         if p95 is None or p95 <= 0 or math.isnan(mean):
-            skipped.append(name)
+            latency = run.metrics.latency
+            from_cache = latency.get("n_uncached") == 0 and bool(latency.get("n_cached"))
+            (cached if from_cache and not math.isnan(mean) else skipped).append(name)
             continue
         ax.errorbar(
             p95,
@@ -253,9 +256,13 @@ def judge_vs_latency_figure(runs: Sequence[RunSummary]) -> Figure:
         _label_points(ax, points)
     else:
         ax.text(0.5, 0.5, "no run has both J and latency", ha="center", va="center", transform=ax.transAxes)
-    if skipped:
-        flat = ", ".join(" ".join(name.split()) for name in skipped)
-        ax.plot([], [], " ", label=_wrap("skipped (no latency or J): " + flat))
+    for names_left, why in (
+        (cached, "answers from the cache, no isolated pass"),
+        (skipped, "no latency or J"),
+    ):
+        if names_left:
+            flat = ", ".join(" ".join(name.split()) for name in names_left)
+            ax.plot([], [], " ", label=_wrap(f"skipped ({why}): " + flat))
     ax.set_ylim(0, 100)
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
     ax.set_ylabel("overall LLM-as-judge J (% correct)")
