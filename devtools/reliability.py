@@ -54,10 +54,18 @@ def run_args(exp: str, dataset: Path, run_dir: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
+def ctrl_c_reaches_the_child() -> None:
+    """Popen's preexec_fn: SIGINT back to its default in the child. A suite started in the background
+    (`nohup pytest &`, `trap '' INT`) ignores SIGINT, children inherit that, and Python then installs no
+    KeyboardInterrupt handler: a test's Ctrl-C would be lost. A user's terminal has the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "mem0bench", *args],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=ctrl_c_reaches_the_child,
     )  # fmt: skip
 
 

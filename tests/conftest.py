@@ -11,7 +11,21 @@ import pytest
 # The repository sits at X/<repo>; the shared data folder at X/shared (also in CI, beside the clone).
 REPO_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_DIR.parent / "shared"
-LOCOMO_CANDIDATES = (REPO_DIR / "data" / "locomo10.json", SHARED_DIR / "data" / "locomo10.json")
+
+
+def locomo_candidates() -> tuple[Path, ...]:
+    """Where the realdata tests look for the released locomo10.json: the clone's data/, the shared folder
+    beside it, and the per-user data folder that `python -m mem0bench data download` (the advice the tests
+    give) and every run use, so following the advice fixes the failure."""
+    from mem0bench.paths import data_home
+
+    return (
+        REPO_DIR / "data" / "locomo10.json",
+        SHARED_DIR / "data" / "locomo10.json",
+        data_home() / "locomo10.json",
+    )
+
+
 # Our own synthetic LOCOMO-format file: every category, captions, odd turns, empty-session date keys.
 LOCOMO_MINI = REPO_DIR / "tests" / "data" / "locomo_mini.json"
 
@@ -35,12 +49,13 @@ def locomo_path() -> Path:
     """The real released locomo10.json, for the exact-statistics tests (marked `realdata`).
 
     Absent, the test fails with one line saying where to put the file: it never skips."""
-    for candidate in LOCOMO_CANDIDATES:
+    candidates = locomo_candidates()
+    for candidate in candidates:
         if candidate.is_file():
             return candidate
     pytest.fail(
-        "the real LOCOMO file is needed by this realdata test and was found at neither "
-        f"{' nor '.join(map(str, LOCOMO_CANDIDATES))}: run `python -m mem0bench data download`, "
+        "the real LOCOMO file is needed by this realdata test and was found at none of "
+        f"{', '.join(map(str, candidates))}: run `python -m mem0bench data download`, "
         "or deselect these tests with -m 'not realdata'",
         pytrace=False,
     )

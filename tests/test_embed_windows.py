@@ -121,8 +121,8 @@ def test_minilm_reads_past_its_256_word_pieces():
     backend = MiniLMEmbeddingBackend()
     try:
         backend.check_available()
-    except Exception as exc:  # noqa: BLE001 - the extra is not installed
-        pytest.skip(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the [local] extra is not installed: a failure, never a skip
+        pytest.fail(str(exc), pytrace=False)
     head = "We talked about the weather and the traffic on the way to work today. " * 25  # > 256 pieces
     tail = "Caroline adopted a golden retriever puppy named Rex from the animal shelter."
     assert backend.max_input_tokens == 254

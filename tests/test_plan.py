@@ -100,6 +100,25 @@ class PlannedSystem:
         )
 
 
+def test_each_dry_run_states_only_its_own_systems_assumptions(locomo_mini: Path) -> None:
+    """The total line's footnote: Mem0's facts for Mem0, Mem0^g's triplets and recurrence checks for Mem0^g
+    only, and nothing of either for a baseline."""
+    from mem0bench.pipeline.plan import assumptions_note
+    from mem0bench.systems.external.mem0_oss.costs import mem0_oss_cost_plan
+
+    dataset = load_dataset(locomo_mini)
+    rag = assumptions_note(RAG.cost_plan({"chunk_size": 512, "k": 2}, dataset, n_questions=3))
+    full = assumptions_note(FullContext.cost_plan({}, dataset, n_questions=3))
+    assert rag == full == "(cached calls cost nothing)"
+    mem0 = assumptions_note(Mem0.cost_plan(MEM0, dataset, n_questions=3))
+    assert mem0 == "(assumes 1.0 fact per message pair; cached calls cost nothing)"
+    mem0g = assumptions_note(Mem0G.cost_plan({**MEM0, "relations_top_k": 20}, dataset, n_questions=3))
+    assert "1.0 fact per message pair" in mem0g and "1.0 triplet per message pair" in mem0g
+    assert "Mem0^g recurrence check after 10% of conflict resolutions" in mem0g
+    oss = assumptions_note(mem0_oss_cost_plan({"top_k": 30}, dataset, n_questions=3))
+    assert "fact per add of 2 messages" in oss and "Mem0^g" not in oss and "relation" not in oss
+
+
 def test_the_plan_comes_from_the_configured_class(one_conversation: Dataset) -> None:
     method = {"_target_": f"{__name__}.PlannedSystem", "name": "anything", "size": 5}
     system = SystemSpec(name="anything", target=method["_target_"], settings=method, graph={})

@@ -116,3 +116,62 @@ def test_plots_are_written(tmp_path):
         plot_judge_by_category(_many_hyperparameter_runs(), tmp_path / "many.png"),
     ):
         assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def _plotted(fig) -> dict[str, float]:
+    """Each plotted run's label -> its x (latency) in the latency figure."""
+    ax = fig.axes[0]
+    return {
+        c.get_label(): float(c.lines[0].get_xdata()[0])
+        for c in ax.containers
+        if not c.get_label().startswith("_")
+    }
+
+
+def test_the_latency_plot_places_each_run_where_table_2_does():
+    """Table 2 gives the isolated pass's latency where a run has one; the plot uses the same figure, and a
+    run whose answers came from the cache (no inline latency) is placed by its isolated pass."""
+    from mem0bench.report.tables import table2
+
+    inline_and_isolated = make_metrics("mem0g", 0.6)
+    inline_and_isolated["latency_s"]["total"]["p95"] = 0.64
+    isolated = {"mode": "isolated", "n": 40, "n_total": 40}
+    inline_and_isolated["latency_isolated_s"] = {
+        **isolated, "search": {"p50": 0.01, "p95": 0.02}, "total": {"p50": 0.02, "p95": 0.029},
+    }  # fmt: skip
+    cached = make_metrics("mem0", 0.5)
+    cached["latency_s"] = {"search": {"p50": None, "p95": None}, "total": {"p50": None, "p95": None},
+                           "n_uncached": 0, "n_cached": 40}  # fmt: skip
+    cached["latency_isolated_s"] = {
+        **isolated, "search": {"p50": 0.03, "p95": 0.05}, "total": {"p50": 0.9, "p95": 1.25},
+    }  # fmt: skip
+    inline_only = make_metrics("rag", 0.4)
+    runs = [_run("g", inline_and_isolated), _run("m", cached), _run("r", inline_only)]
+
+    table = table2(runs, numeric=True)
+    assert table["total p95 (s)"].tolist() == [0.029, 1.25, 1.9]
+    assert sorted(_plotted(judge_vs_latency_figure(runs)).values()) == [0.029, 1.25, 1.9]
+    # Answered from the cache without an isolated pass: no latency was measured, and the legend says why.
+    no_pass = copy.deepcopy(cached)
+    del no_pass["latency_isolated_s"]
+    legend = judge_vs_latency_figure([*runs, _run("c", no_pass)]).axes[0].get_legend()
+    texts = [" ".join(t.get_text().split()) for t in legend.get_texts()]
+    assert "skipped (answers from the cache, no isolated pass): mem0 [c]" in texts, texts
+
+
+def test_a_longmemeval_run_is_labelled_with_its_suite_not_locomo():
+    """report.html shows the category figure and Table 1's caption: a LongMemEval run's categories are
+    LongMemEval's, and neither says LOCOMO."""
+    from mem0bench.report.tables import table1_caption
+
+    metrics = make_metrics("rag", 0.5)
+    lme = ("single_session_user", "multi_session", "temporal_reasoning", "knowledge_update")
+    metrics["categories"] = dict(zip(lme, metrics["categories"].values()))
+    runs = [_run("lme", metrics, {"dataset.suite": "longmemeval_s", "method.name": "rag"})]
+    xlabel = judge_by_category_figure(runs).axes[0].get_xlabel()
+    assert "LongMemEval_S" in xlabel and "LOCOMO" not in xlabel, xlabel
+    caption = table1_caption(runs)
+    assert "LongMemEval_S's categories" in caption and "LOCOMO" not in caption, caption
+    # LOCOMO runs (no dataset.suite in older runs' configs) keep their label.
+    assert "(LOCOMO)" in judge_by_category_figure(_two_runs()).axes[0].get_xlabel()
+    assert "LOCOMO's categories" in table1_caption(_two_runs())

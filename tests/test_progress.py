@@ -196,3 +196,72 @@ def test_the_latency_pass_reports_progress(tmp_path, locomo_mini):
     lines = result.stderr.splitlines()
     assert f"progress latency: 0/{measured}, eta ?" in lines
     assert any(line.startswith(f"progress latency: {measured}/{measured}, eta ") for line in lines), lines
+
+
+class _Terminal:
+    """Just enough of a terminal for tqdm's bars: text overwrites, \\r, \\n and cursor-up (ESC [ A)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, list[str]] = {}
+        self.row = self.col = 0
+        self._seen = 0
+        self.stream = io.StringIO()
+
+    def sync(self) -> list[str]:
+        """Apply what was written since the last call; the screen's lines, trailing blanks removed."""
+        text = self.stream.getvalue()
+        new, self._seen = text[self._seen :], len(text)
+        for piece in re.split(r"(\x1b\[[0-9;?]*[A-Za-z]|\r|\n)", new):
+            if piece == "\r":
+                self.col = 0
+            elif piece == "\n":
+                self.row, self.col = self.row + 1, 0
+            elif piece == "\x1b[A":
+                self.row = max(self.row - 1, 0)
+            elif not piece:
+                continue
+            elif piece.startswith("\x1b["):
+                raise AssertionError(f"escape sequence the test does not emulate: {piece!r}")
+            else:
+                line = self.rows.setdefault(self.row, [])
+                line.extend(" " * (self.col + len(piece) - len(line)))
+                line[self.col : self.col + len(piece)] = piece
+                self.col += len(piece)
+        return ["".join(self.rows.get(r, [])).rstrip() for r in range(max(self.rows, default=-1) + 1)]
+
+
+def test_a_finished_bar_stays_as_it_finished(monkeypatch):
+    """Once a stage is done its bar is frozen: the rate, the elapsed time and the calls it shows no longer
+    change while the other stages work, closing redraws it unchanged, and no line keeps stray characters
+    of an earlier, longer drawing."""
+    import tqdm.std
+
+    clock = [100.0]
+    monkeypatch.setattr(tqdm.std, "time", lambda: clock[0])
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    ledger, term = _Ledger(), _Terminal()
+    progress = StageProgress(ledger, {"ingest": 4, "answer": 2}, enabled="always", stream=term.stream)
+    for _ in range(4):
+        clock[0] += 1.0
+        ledger.calls["ingest"] = ledger.calls.get("ingest", 0) + 3
+        progress.advance("ingest")
+    finished = term.sync()[0]
+    assert re.match(r"^\s*ingest: 100%\|.*\| 4/4 \[00:04<00:00, .*calls 12 ", finished), finished
+    # Later: the answer stage works for a minute, and calls counted under ingest go on (a library's late
+    # bookkeeping); the finished bar must not show any of it.
+    for _ in range(2):
+        clock[0] += 30.0
+        ledger.calls["ingest"] += 5
+        ledger.calls["answer"] = ledger.calls.get("answer", 0) + 2
+        progress.advance("answer")
+        assert term.sync()[0] == finished
+    progress.add_stage("latency", 2)
+    clock[0] += 30.0
+    progress.advance("latency", 2)
+    progress.close()
+    screen = term.sync()
+    assert screen[0] == finished, screen
+    assert re.match(r"^\s*answer: 100%\|.*\| 2/2 \[01:04<00:00, .*calls 4 ", screen[1]), screen
+    assert re.match(r"^\s*run: eta 00:00 \(all stages\), calls 26, paid \$0\.0000$", screen[2]), screen
+    assert re.match(r"^\s*latency: 100%\|.*\| 2/2 \[00:30<00:00, 15.00s/question\]$", screen[3]), screen
+    assert len(screen) == 4, screen

@@ -111,3 +111,39 @@ def test_a_json_object_request_carries_the_schema_in_the_format_and_the_prompt(s
     assert body["response_format"]["type"] == "json_object"
     assert body["response_format"]["schema"]["required"] == ["ok"]
     assert '"required":["ok"]' in body["messages"][-1]["content"]
+
+
+def _failing(status: int, times: int, *, mode: str | None = None):
+    """A handler failing the first `times` chat requests (in `mode` only, when given) with `status`."""
+    left = [times]
+
+    def handler(endpoint: str, body: dict[str, Any]) -> Any:
+        if endpoint != "chat" or left[0] <= 0:
+            return None
+        if mode is not None and (body.get("response_format") or {}).get("type") != mode:
+            return None
+        left[0] -= 1
+        return HTTPError(status, message=f"stand-in {status}")
+
+    return handler
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_a_passing_429_or_5xx_at_preflight_is_asked_again_not_blamed_on_the_mode(standin, status):
+    standin.set_handler(_failing(status, 1))
+    _probe(_client(standin, structured="json_schema"))  # no error, and no advice to change the mode
+
+
+@pytest.mark.parametrize(("status", "kind"), [(429, "rate-limited"), (503, "server error")])
+def test_a_lasting_429_or_5xx_is_reported_as_the_servers_without_mode_advice(standin, status, kind):
+    standin.set_handler(_failing(status, 100))
+    with pytest.raises(ConfigurationError) as info:
+        _probe(_client(standin, structured="json_schema"))
+    message = str(info.value)
+    assert kind in message and f"HTTP {status}" in message and "not a problem of the output mode" in message
+    assert "set llm.structured" not in message and "\n" not in message
+
+
+def test_a_5xx_outage_that_ends_while_other_modes_are_asked_is_no_mode_advice(standin):
+    standin.set_handler(_failing(503, 2, mode="json_schema"))  # the first ask and its second attempt
+    _probe(_client(standin, structured="json_schema"))

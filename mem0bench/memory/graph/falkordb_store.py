@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.common.vectors import normalize
 from mem0bench.memory.graph.base import SCORE_EPS, Edge, Node, entity_key
 from mem0bench.memory.graph.credentials import password_for
@@ -69,7 +70,7 @@ class FalkorDBGraphStore:
             from falkordb import FalkorDB
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ConfigurationError(
-                "graph backend 'falkordb' needs the falkordb client: pip install -e '.[graph]'"
+                f"graph backend 'falkordb' needs the falkordb client: {install_hint('graph')}"
             ) from exc
         self.host, self.port, self.graph_name = host, int(port), graph_name
         try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 
 __all__ = [
     "LibraryLog",
@@ -52,8 +53,7 @@ def import_library(module: str, extra: str, system: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ConfigurationError(
-            f"{system} needs the {module!r} library, which is not installed ({exc}): "
-            f"pip install 'mem0bench[{extra}]'"
+            f"{system} needs the {module!r} library, which is not installed ({exc}): {install_hint(extra)}"
         ) from None
 
 

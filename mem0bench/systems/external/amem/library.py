@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.systems.external.amem.failures import RecordingLLM
 from mem0bench.systems.external.support import import_library, quiet_telemetry
 
@@ -34,7 +35,7 @@ __all__ = ["COLLECTION", "BridgeEndpoints", "LibraryHandle", "library_module", "
 COLLECTION = "mem0bench_amem_notes"
 """Our Chroma collection (the library's own "memories" collection would carry its embedding function)."""
 _LIBRARY_COLLECTION = "memories"
-_INSTALL = "pip install 'mem0bench[amem]'"
+_INSTALL = install_hint("amem")
 _TIMEOUT_S = 3600.0  # the bridge answers once the harness's client is done (its retries, rate limits)
 _env_lock = threading.Lock()
 _env_ready = False

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.systems.external.support import quiet_telemetry
 
 __all__ = ["Library", "load_library", "quiet_langchain"]
 
-EXTRA = "pip install 'mem0bench[langmem]'"
+EXTRA = install_hint("langmem")
 TIMEOUT_S = 600.0
 """The library clients' own timeout: generous, the harness's client (behind the bridge) times calls out."""
 

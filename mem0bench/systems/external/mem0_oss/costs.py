@@ -7,7 +7,7 @@ one more per ADD/UPDATE whose text differs from the fact. Graph (Kuzu): per add,
 extraction and a delete decision (tool calls), two embeddings per relation plus one per entity; per question
 and speaker, one entity-extraction call and one embedding per entity. Replies decide facts and relations:
 FACTS_PER_PAIR facts per add (each one update decision's worth of similar memories, two embeddings) and
-TRIPLETS_PER_PAIR relations per add are the assumptions (the dry run's footer states them per pair).
+TRIPLETS_PER_PAIR relations per add are the assumptions (the dry run's footer states them).
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ def mem0_oss_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int)
         PlanLine("search", "query embeddings x2", 2 * n_questions, 2 * n_questions * 15, 0),
     ]  # fmt: skip
     context = 2 * int(method["top_k"]) * MEMORY_TOKENS
+    assumptions = [f"{FACTS_PER_PAIR} fact per add of {batch} messages"]
     if graph:
+        assumptions.append(f"{TRIPLETS_PER_PAIR} relation per add")
         triplets = adds * TRIPLETS_PER_PAIR
         per_add = message_tokens / max(adds, 1)
         lines += [
@@ -72,4 +74,4 @@ def mem0_oss_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int)
         ]  # fmt: skip
         context += 2 * int(method["top_k"]) * 15
     # The query embedding is mem0's own (one per speaker), counted above.
-    return CostPlan(context_tokens=context, lines=lines, embeds_queries=False)
+    return CostPlan(context_tokens=context, lines=lines, embeds_queries=False, assumptions=tuple(assumptions))

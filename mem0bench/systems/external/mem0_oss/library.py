@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.systems.external.support import import_library
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "open_memory",
 ]
 
-EXTRA = "pip install 'mem0bench[mem0_oss]'"
+EXTRA = install_hint("mem0_oss")
 COLLECTION = "mem0"  # mem0's default collection name
 CLIENT_TIMEOUT_S = 900.0
 """Generous: our LLMClient already times out, retries and rate-limits behind the bridge."""

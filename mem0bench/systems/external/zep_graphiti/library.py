@@ -17,12 +17,13 @@ from types import ModuleType
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.memory.graph.credentials import password_for
 from mem0bench.systems.external.support import import_library
 
 __all__ = ["EXTRA", "drop_graph", "group_id", "load", "run_tag"]
 
-EXTRA = "pip install 'mem0bench[zep]'"
+EXTRA = install_hint("zep")
 
 
 def load() -> ModuleType:

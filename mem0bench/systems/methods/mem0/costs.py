@@ -69,8 +69,13 @@ def mem0_cost_plan(
         lines.insert(1, PlanLine("ingest", "update decisions", facts, facts * (INSTRUCTION_TOKENS + s * MEMORY_TOKENS),
                                  facts * REPLY_TOKENS["update"]))  # fmt: skip
     context = 2 * int(method["top_k"]) * MEMORY_TOKENS
+    assumptions = [f"{FACTS_PER_PAIR} fact per message pair"]
     if graph:
         r = replies
+        assumptions += [
+            f"{r.triplets_per_pair} triplet per message pair",
+            f"a Mem0^g recurrence check after {r.recurrence_per_resolve:.0%} of conflict resolutions",
+        ]
         relation_calls = pairs * r.entity_pairs
         triplets = pairs * r.triplets_per_pair
         resolves = triplets * r.resolves_per_triplet
@@ -91,4 +96,4 @@ def mem0_cost_plan(
                      n_questions * 20),
         ]  # fmt: skip
         context += 2 * int(method.get("relations_top_k", 20)) * MEMORY_TOKENS
-    return CostPlan(context_tokens=context, lines=lines)
+    return CostPlan(context_tokens=context, lines=lines, assumptions=tuple(assumptions))
