@@ -33,6 +33,7 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
+from mem0bench.pipeline.config_change import change_history, compare_recorded, folder_changes, supersede
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
@@ -285,6 +286,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         # files and clear the state the first is writing.
         owner.enter_context(folder_lock(run_dir, what="the run folder", advice=RUN_FOLDER_IN_USE))
         rundir = RunDirectory(run_dir)
+        # A run folder belongs to one configuration: a rerun that would change its results stops here,
+        # before any work, unless run.allow_config_change=true (see pipeline.config_change).
+        allow_change = bool(spec.config.get("run", {}).get("allow_config_change", False))
+        saved = saved_config(spec)
+        changes = folder_changes(rundir, saved)
+        changes.check(run_dir, allowed=allow_change)
         graph, embedded = graph_server(spec.system, rundir)
         system = build_system(spec.system, client, rundir, graph)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
@@ -292,12 +299,21 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             load_in_background()  # overlapping the preflight's round trips (see mem0bench.tokens)
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(spec.scope)
+        prompt_files = prompt_files_record(
+            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
+            [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
+        )
+        manifest = rundir.manifest()
+        if manifest:  # what config.yaml cannot show: the dataset's and the prompt files' content
+            compare_recorded(changes, manifest, dataset.sha256, prompt_files.get("prompt_files", {}))
+            changes.check(run_dir, allowed=allow_change)
         await probe(
             client,
             [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])],
         )
+        history = change_history(manifest, changes, supersede(rundir, changes.reach))
         rundir.start(
-            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(spec))),
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved)),
             method=spec.method_name,
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
@@ -310,10 +326,8 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             # Read back by the report: a bound row (oracle, no memory) is marked as one. Always written
             # (null for a memory system), so a folder without the key is one from before it existed.
             bound=declared_bound(system),
-            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
-            **prompt_files_record(
-                [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
-            ),
+            **prompt_files,
+            **history,
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
