@@ -14,8 +14,9 @@ Crash safety (a kill at any moment loses nothing that was paid for):
   retry. Otherwise it clears `state/<sample_id>/` and ingests the conversation again from its start (free
   from the cache), so the ingest row always accounts for the whole conversation, never for the part that
   happened to run after a kill.
-* usage.json (what each process paid) is saved every few seconds as well as at the end (`usage`), so the
-  cost of a killed process is not forgotten.
+* Every paid reply is appended to usage.jsonl as it comes, and usage.json (what each process paid) is
+  saved every few seconds and at the end (`rundir.usage`): the next command rebuilds a killed process's
+  spend from the journal, so it is not forgotten, even mid-ingestion.
 
 Failures never stop the run unless run.strict=true; how they are recorded and counted is in `failures`.
 """
