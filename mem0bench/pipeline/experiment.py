@@ -11,10 +11,10 @@ import shutil
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class, instantiate
@@ -45,11 +45,14 @@ from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
+from mem0bench.rundir.storage import StorageFull, describe, storage_error_in
 from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import check_encoding, load_in_background
 
 if TYPE_CHECKING:
     from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
+
+T = TypeVar("T")
 
 RUN_FOLDER_IN_USE = (
     "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
@@ -340,7 +343,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         runner.attempt.progress.plan({stage: e.calls for stage, e in estimates.items()})
         with _stopped_by_sigterm(), beating(rundir.path, runner.attempt.id, runner.attempt.progress.snapshot):
             try:
-                outcome = await runner.run()
+                outcome = await _storage_checked(runner.run(), run_dir)
+            except StorageFull as exc:
+                with contextlib.suppress(OSError):  # the disk may not even take run.json
+                    rundir.finish("stopped", reason=str(exc))
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
             except RunAborted as exc:
                 rundir.finish("aborted", reason=str(exc))
                 print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
@@ -403,6 +411,18 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         owner.close()
 
 
+async def _storage_checked(work: Awaitable[T], run_dir: Path) -> T:
+    """`work`, with a full disk (or quota, or read-only file system) under whatever it raised turned into
+    one `StorageFull` line: not a system's bug, not a traceback."""
+    try:
+        return await work
+    except Exception as exc:
+        found = storage_error_in(exc)
+        if found is None:
+            raise
+        raise StorageFull(describe(found, run_dir)) from exc
+
+
 @contextlib.contextmanager
 def _stopped_by_sigterm() -> Iterator[None]:
     """SIGTERM cancels the run like Ctrl-C does, so run.json says "interrupted" instead of "running"."""
@@ -426,5 +446,10 @@ def main_from_config(config: Mapping[str, Any], run_dir: Path) -> int:
         return asyncio.run(run_experiment(ExperimentSpec.from_mapping(config), run_dir))
     except asyncio.CancelledError:  # SIGTERM (see _stopped_by_sigterm): reported like Ctrl-C
         raise KeyboardInterrupt from None
+    except Exception as exc:  # a full disk before the run's work or at its last writes: one line too
+        found = storage_error_in(exc)
+        if found is None:
+            raise
+        raise ConfigurationError(describe(found, run_dir)) from None
     finally:
         discard_unused_run_dir(run_dir)

@@ -53,6 +53,7 @@ from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import answer_stands
+from mem0bench.rundir.storage import storage_error_in
 from mem0bench.systems.external.failure_kinds import bridged_kind
 from mem0bench.tokens import encoding
 
@@ -124,7 +125,7 @@ class Runner:
         except (ConfigurationError, ServerUnreachable, RunAborted):
             raise
         except Exception as exc:
-            if isinstance(exc, OSError) and exc.filename:
+            if (isinstance(exc, OSError) and exc.filename) or storage_error_in(exc) is not None:
                 raise  # a file the run could not write (a full disk): not the system's code
             kind = bridged_kind(exc)
             if kind is not None:  # a library's SDK error over a call our client failed for good

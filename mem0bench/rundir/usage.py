@@ -10,6 +10,7 @@ it already holds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterable
@@ -120,7 +121,10 @@ class UsageFile:
 
     def _journal(self, row: dict[str, Any]) -> None:
         """One paid reply, in usage.jsonl at once (the ledger calls this under its lock)."""
-        self.rundir.appender(JOURNAL).append({"session": self.attempt, **row})
+        # A full disk must not cost the reply itself: the client caches some replies (embeddings) after
+        # recording them. The run stops on its next row or usage.json, which fail the same way.
+        with contextlib.suppress(OSError):
+            self.rundir.appender(JOURNAL).append({"session": self.attempt, **row})
 
     def save_if_due(self) -> None:
         """Called after each row: saved every few seconds, so a kill loses little of what was paid."""
