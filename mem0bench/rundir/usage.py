@@ -48,8 +48,13 @@ def read_usage_sessions(rundir: RunDirectory) -> list[UsageSession]:
     saved one."""
     sessions = _saved_sessions(rundir)
     journal: dict[str, list[dict[str, Any]]] = {}
-    for row in rundir.rows(JOURNAL):
-        journal.setdefault(str(row.get("session")), []).append(row)
+    try:
+        rows = rundir.rows(JOURNAL)
+    except (OSError, ValueError, UnicodeDecodeError):  # unreadable: usage.json as saved is all there is
+        rows = []
+    for row in rows:
+        if isinstance(row, dict):
+            journal.setdefault(str(row.get("session")), []).append(row)
     if not journal:
         return sessions
     out = []
