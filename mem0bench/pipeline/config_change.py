@@ -102,7 +102,7 @@ _SUPERSEDED_FILE = {
 }
 _RECOMPUTED = {
     Reach.SCOPE: "nothing (the question scope only)",
-    Reach.AGGREGATE: "the figures only",
+    Reach.AGGREGATE: "the figures only (the latency pass times what it lacks)",
     Reach.JUDGE: "the judgements",
     Reach.ANSWER: "the answers and judgements",
     Reach.INGEST: "everything: ingestion, answers and judgements",
