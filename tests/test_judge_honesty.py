@@ -143,3 +143,34 @@ def test_second_judge_keeps_its_metrics_apart(tmp_path, locomo_mini):
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "complete"
     assert manifest["judges"]["judges/gpt-4o-mini_strict_tool"]["prompt"] == "strict"
+
+
+@pytest.mark.slow
+def test_fewer_judge_runs_than_the_figures_stand_on_is_refused_unless_meant(tmp_path, locomo_mini):
+    """`judge RUN judge.runs=1` on a run judged with 3 runs would rewrite its metrics over 1 run: one line,
+    nothing changed; `--fewer-runs` does it on purpose, and the other runs' labels are kept."""
+    dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
+    run_dir = tmp_path / "run"
+    with StandinServer(api_key=TEST_KEY) as server:
+        env = cli_env(server.base_url, tmp_path / "cache")
+        args = [
+            "run",
+            "+exp=rag",
+            f"dataset.path={dataset}",
+            "judge.runs=3",
+            f"hydra.run.dir={run_dir}",
+            *FAST,
+        ]
+        first = run_cli(args, env)
+        assert first.returncode == 0, first.stderr[-3000:]
+        before = {n: (run_dir / n).read_bytes() for n in ("metrics.json", "predictions.jsonl", "config.yaml")}
+        refused = run_cli(["judge", str(run_dir), "judge.runs=1", *FAST[-1:]], env)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert "judge.runs=1 is fewer than the 3 runs" in refused.stderr and "--fewer-runs" in refused.stderr
+        assert {n: (run_dir / n).read_bytes() for n in before} == before
+        more = run_cli(["judge", str(run_dir), "judge.runs=4", *FAST[-1:]], env)  # more runs: as before
+        assert more.returncode == 0, more.stderr[-3000:]
+        meant = run_cli(["judge", str(run_dir), "judge.runs=1", "--fewer-runs", *FAST[-1:]], env)
+    assert meant.returncode == 0, meant.stderr[-3000:]
+    assert json.loads((run_dir / "metrics.json").read_text())["overall"]["judge"]["runs"] == 1
+    assert {r["run"] for r in read_jsonl(run_dir / "judgements.jsonl")} == {0, 1, 2, 3}

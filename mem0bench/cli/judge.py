@@ -4,7 +4,8 @@ Overrides use the run's own config keys, e.g. `judge.runs=10 judge.prompt=strict
 Labels from a different judge (model, prompt or mode) are kept apart in judgements.jsonl, and so are its
 figures: its predictions.jsonl, metrics.json and config.yaml go to judges/<model>_<prompt>_<mode>/, and the
 run's own files stay those of the judge the run was made with. The run's own judge (e.g. with more runs)
-rewrites the run's own files, config.yaml included.
+rewrites the run's own files, config.yaml included. Fewer runs than a judge's figures stand on is refused
+(in one line) unless `--fewer-runs` says it is meant.
 """
 
 from __future__ import annotations
@@ -42,8 +43,14 @@ def judge_main(argv: list[str]) -> int:
     )
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("overrides", nargs="*", help="config overrides such as judge.runs=10")
-    args = parser.parse_args(_take_secrets(argv))
-    return report_errors(lambda: asyncio.run(_rejudge(args.run_dir, args.overrides)))
+    parser.add_argument(
+        "--fewer-runs",
+        action="store_true",
+        help="allow a judge.runs below the runs this judge's figures stand on (they are rewritten over "
+        "the first N runs; the other runs' labels stay in judgements.jsonl)",
+    )
+    args = parser.parse_intermixed_args(_take_secrets(argv))  # the flag before or after the overrides
+    return report_errors(lambda: asyncio.run(_rejudge(args.run_dir, args.overrides, args.fewer_runs)))
 
 
 def judge_folder(judge: JudgeSettings) -> str:
@@ -52,7 +59,24 @@ def judge_folder(judge: JudgeSettings) -> str:
     return "judges/" + re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")
 
 
-async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
+def check_fewer_runs(run_dir: Path, subdir: str, judge: JudgeSettings, *, allowed: bool) -> None:
+    """One line, before any call, when this judge's figures in the folder stand on more runs than
+    `judge.runs` asks for: they would silently drop to fewer runs (`--fewer-runs` does it on purpose)."""
+    config_file = run_dir / subdir / "config.yaml" if subdir else run_dir / "config.yaml"
+    if allowed or not config_file.exists():
+        return
+    saved = OmegaConf.load(config_file)
+    runs = OmegaConf.select(saved, "judge.runs", default=None) if isinstance(saved, DictConfig) else None
+    if isinstance(runs, int) and not isinstance(runs, bool) and judge.runs < runs:
+        where = f"{subdir}/metrics.json" if subdir else "the run's metrics.json"
+        raise ConfigurationError(
+            f"judge.runs={judge.runs} is fewer than the {runs} runs {where} stands on, and would rewrite it "
+            f"over {judge.runs}: leave judge.runs at {runs} or more, or add --fewer-runs to do it on purpose "
+            "(the other runs' labels stay in judgements.jsonl)"
+        )
+
+
+async def _rejudge(run_dir: Path, overrides: list[str], fewer_runs: bool = False) -> int:
     from mem0bench.pipeline.spec import judge_settings
 
     config_file = run_dir / "config.yaml"
@@ -77,6 +101,7 @@ async def _rejudge(run_dir: Path, overrides: list[str]) -> int:
     judge = spec.judge
     # The run's own judge (more runs, say) updates the run's own files; another judge gets its own folder.
     subdir = "" if judge.signature == own_judge.signature else judge_folder(judge)
+    check_fewer_runs(run_dir, subdir, judge, allowed=fewer_runs)
     # The run folder's one owner: not while a run (or another judge) is writing it.
     with folder_lock(run_dir, what="the run folder", advice=JUDGE_FOLDER_IN_USE):
         return await _rejudge_locked(run_dir, cfg, spec, subdir, config_file)

@@ -8,7 +8,7 @@ so `paid_prompt_tokens` / `paid_completion_tokens` say what this run actually pa
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,6 +61,24 @@ class UsageLedger:
         self._unpriced: set[str] = set()
         self._sampling: dict[str, set[Sampling]] = {}
         self._lock = threading.Lock()
+        self.journal: Callable[[dict[str, Any]], None] | None = None
+        """Called with every paid reply (stage, model, tokens, cost) as it is recorded, so a run can keep
+        an append-only journal that survives a kill (`rundir.usage`)."""
+        self._journaled = 0
+
+    def attach_journal(self, journal: Callable[[dict[str, Any]], None]) -> None:
+        """Journal every paid reply from now on; what was paid before (the preflight's probes) goes in
+        first, one row per stage."""
+        with self._lock:
+            for stage, s in sorted(self._stages.items()):
+                calls = s.calls - s.cached_calls
+                if calls > 0:
+                    journal(
+                        {"stage": stage, "calls": calls, "prompt": s.paid_prompt_tokens,
+                         "completion": s.paid_completion_tokens, "cost_usd": s.cost_usd}
+                    )  # fmt: skip
+                    self._journaled += 1
+            self.journal = journal
 
     def mark_free(self, model: str) -> None:
         """Declare a model free of charge (local); its calls are not flagged as unpriced."""
@@ -94,12 +112,20 @@ class UsageLedger:
                 return
             s.paid_prompt_tokens += usage.prompt_tokens
             s.paid_completion_tokens += usage.completion_tokens
-            if self.free:
-                return
-            if model not in self._prices:
-                self._unpriced.add(model)
-            else:
-                s.cost_usd += self.cost_of(model, usage)
+            cost = 0.0
+            if not self.free:
+                if model not in self._prices:
+                    self._unpriced.add(model)
+                else:
+                    cost = self.cost_of(model, usage)
+                    s.cost_usd += cost
+            if self.journal is not None:
+                # Under the lock: the snapshot's `journal_rows` counts exactly the rows written before it.
+                self.journal(
+                    {"stage": stage, "model": model, "prompt": usage.prompt_tokens,
+                     "completion": usage.completion_tokens, "cost_usd": cost}
+                )  # fmt: skip
+                self._journaled += 1
 
     def record_sampling(self, stage: str, sampling: Sampling) -> None:
         """Record the sampling parameters a chat request of `stage` went out with (cached or not)."""
@@ -176,4 +202,5 @@ class UsageLedger:
                 "cost_usd": total["cost_usd"],
                 "unpriced_models": sorted(self._unpriced),
                 "sampling": merge_sampling([found]),
+                **({"journal_rows": self._journaled} if self.journal is not None else {}),
             }

@@ -11,10 +11,10 @@ import shutil
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class, instantiate
@@ -33,6 +33,7 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
+from mem0bench.pipeline.config_change import change_history, compare_recorded, folder_changes, supersede
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
 from mem0bench.pipeline.manifest import run_scope, server_record
 from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
@@ -44,11 +45,14 @@ from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
+from mem0bench.rundir.storage import StorageFull, describe, storage_error_in
 from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import check_encoding, load_in_background
 
 if TYPE_CHECKING:
     from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
+
+T = TypeVar("T")
 
 RUN_FOLDER_IN_USE = (
     "a run folder has one process at a time; wait for that one to end (`python -m mem0bench status FOLDER` "
@@ -285,6 +289,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         # files and clear the state the first is writing.
         owner.enter_context(folder_lock(run_dir, what="the run folder", advice=RUN_FOLDER_IN_USE))
         rundir = RunDirectory(run_dir)
+        # A run folder belongs to one configuration: a rerun that would change its results stops here,
+        # before any work, unless run.allow_config_change=true (see pipeline.config_change).
+        allow_change = bool(spec.config.get("run", {}).get("allow_config_change", False))
+        saved = saved_config(spec)
+        changes = folder_changes(rundir, saved)
+        changes.check(run_dir, allowed=allow_change)
         graph, embedded = graph_server(spec.system, rundir)
         system = build_system(spec.system, client, rundir, graph)
         # The key and the server before the dataset: with no key, nothing is downloaded either.
@@ -292,12 +302,21 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             load_in_background()  # overlapping the preflight's round trips (see mem0bench.tokens)
         await client.preflight(extra_models=[judge.model, *judge.panel])
         dataset, questions = load_scope(spec.scope)
+        prompt_files = prompt_files_record(
+            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
+            [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
+        )
+        manifest = rundir.manifest()
+        if manifest:  # what config.yaml cannot show: the dataset's and the prompt files' content
+            compare_recorded(changes, manifest, dataset.sha256, prompt_files.get("prompt_files", {}))
+            changes.check(run_dir, allowed=allow_change)
         await probe(
             client,
             [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])],
         )
+        history = change_history(manifest, changes, supersede(rundir, changes.reach))
         rundir.start(
-            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved_config(spec))),
+            config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved)),
             method=spec.method_name,
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
@@ -310,10 +329,8 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             # Read back by the report: a bound row (oracle, no memory) is marked as one. Always written
             # (null for a memory system), so a folder without the key is one from before it existed.
             bound=declared_bound(system),
-            # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
-            **prompt_files_record(
-                [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
-            ),
+            **prompt_files,
+            **history,
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,
@@ -326,7 +343,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         runner.attempt.progress.plan({stage: e.calls for stage, e in estimates.items()})
         with _stopped_by_sigterm(), beating(rundir.path, runner.attempt.id, runner.attempt.progress.snapshot):
             try:
-                outcome = await runner.run()
+                outcome = await _storage_checked(runner.run(), run_dir)
+            except StorageFull as exc:
+                with contextlib.suppress(OSError):  # the disk may not even take run.json
+                    rundir.finish("stopped", reason=str(exc))
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
             except RunAborted as exc:
                 rundir.finish("aborted", reason=str(exc))
                 print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
@@ -389,6 +411,18 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         owner.close()
 
 
+async def _storage_checked(work: Awaitable[T], run_dir: Path) -> T:
+    """`work`, with a full disk (or quota, or read-only file system) under whatever it raised turned into
+    one `StorageFull` line: not a system's bug, not a traceback."""
+    try:
+        return await work
+    except Exception as exc:
+        found = storage_error_in(exc)
+        if found is None:
+            raise
+        raise StorageFull(describe(found, run_dir)) from exc
+
+
 @contextlib.contextmanager
 def _stopped_by_sigterm() -> Iterator[None]:
     """SIGTERM cancels the run like Ctrl-C does, so run.json says "interrupted" instead of "running"."""
@@ -412,5 +446,10 @@ def main_from_config(config: Mapping[str, Any], run_dir: Path) -> int:
         return asyncio.run(run_experiment(ExperimentSpec.from_mapping(config), run_dir))
     except asyncio.CancelledError:  # SIGTERM (see _stopped_by_sigterm): reported like Ctrl-C
         raise KeyboardInterrupt from None
+    except Exception as exc:  # a full disk before the run's work or at its last writes: one line too
+        found = storage_error_in(exc)
+        if found is None:
+            raise
+        raise ConfigurationError(describe(found, run_dir)) from None
     finally:
         discard_unused_run_dir(run_dir)

@@ -14,8 +14,9 @@ Crash safety (a kill at any moment loses nothing that was paid for):
   retry. Otherwise it clears `state/<sample_id>/` and ingests the conversation again from its start (free
   from the cache), so the ingest row always accounts for the whole conversation, never for the part that
   happened to run after a kill.
-* usage.json (what each process paid) is saved every few seconds as well as at the end (`usage`), so the
-  cost of a killed process is not forgotten.
+* Every paid reply is appended to usage.jsonl as it comes, and usage.json (what each process paid) is
+  saved every few seconds and at the end (`rundir.usage`): the next command rebuilds a killed process's
+  spend from the journal, so it is not forgotten, even mid-ingestion.
 
 Failures never stop the run unless run.strict=true; how they are recorded and counted is in `failures`.
 """
@@ -52,6 +53,7 @@ from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import answer_stands
+from mem0bench.rundir.storage import storage_error_in
 from mem0bench.systems.external.failure_kinds import bridged_kind
 from mem0bench.tokens import encoding
 
@@ -123,7 +125,7 @@ class Runner:
         except (ConfigurationError, ServerUnreachable, RunAborted):
             raise
         except Exception as exc:
-            if isinstance(exc, OSError) and exc.filename:
+            if (isinstance(exc, OSError) and exc.filename) or storage_error_in(exc) is not None:
                 raise  # a file the run could not write (a full disk): not the system's code
             kind = bridged_kind(exc)
             if kind is not None:  # a library's SDK error over a call our client failed for good

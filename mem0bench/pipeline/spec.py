@@ -212,7 +212,7 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         progress = parse_mode(run.get("progress"))
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    for name in ("strict", "dry_run", "retry_failed", "remeasure_latency"):
+    for name in ("strict", "dry_run", "retry_failed", "remeasure_latency", "allow_config_change"):
         if not isinstance(run.get(name, False), bool):  # absent in configs saved before it existed
             raise ConfigurationError(f"run.{name} must be true or false, not {run.get(name)!r}")
     answer = _section(data, "answer", required=False)

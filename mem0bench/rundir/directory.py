@@ -30,6 +30,7 @@ from typing import Any
 from mem0bench.common.files import atomic_write
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.common.private import private_dir
+from mem0bench.rundir.storage import named
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
@@ -45,6 +46,7 @@ class JsonlAppender:
     def __init__(self, path: Path):
         self.path = path
         self._lock = threading.Lock()
+        self._broken: OSError | None = None
         self._repair_torn_tail()
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
 
@@ -61,12 +63,22 @@ class JsonlAppender:
     def append(self, row: dict[str, Any]) -> None:
         data = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         with self._lock:
+            if self._broken is not None:
+                raise self._broken
             if self._fd is None:
                 raise ValueError(f"{self.path} is closed")
             view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            try:
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+            except OSError as exc:
+                # A full disk: say which file, and append nothing more after the torn row this leaves (a
+                # later row would share its line); the next process's open cuts it off.
+                os.close(self._fd)
+                self._fd = None
+                self._broken = named(exc, self.path)
+                raise self._broken from None
 
     def close(self) -> None:
         with self._lock:
@@ -76,7 +88,10 @@ class JsonlAppender:
 
 
 def write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    try:
+        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    except OSError as exc:  # a full disk: say which file
+        raise named(exc, path) from None
 
 
 def package_versions(extra: Sequence[str] = ()) -> dict[str, str]:
@@ -138,10 +153,13 @@ class RunDirectory:
         appender = self._appenders.pop(name, None)
         if appender is not None:
             appender.close()
-        atomic_write(
-            self.file(name),
-            "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows),
-        )
+        try:
+            atomic_write(
+                self.file(name),
+                "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows),
+            )
+        except OSError as exc:  # a full disk: say which file
+            raise named(exc, self.file(name)) from None
 
     def close(self) -> None:
         for appender in self._appenders.values():

@@ -1,11 +1,16 @@
 """Token and cost accounting of a run: usage.json (what each process paid) and per-stage token sums.
 
 usage.json holds one entry per process that worked on the run, so a rerun adds to what earlier (possibly
-killed) processes paid instead of forgetting it.
+killed) processes paid instead of forgetting it. Every paid reply is also appended to usage.jsonl as it
+comes (one row, one `write(2)`): a process killed between two saves of usage.json (a long ingestion saves
+nothing until its conversation is done) has its spend rebuilt from those rows by the next reader
+(`read_usage_sessions`: a rerun, `status`). An entry's `journal_rows` says how many of its process's rows
+it already holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterable
@@ -22,17 +27,71 @@ StageUsage = dict[str, list[int]]
 """A row's LLM use: stage -> [calls, prompt tokens, completion tokens]."""
 
 SAVE_EVERY_S = 2.0
+JOURNAL = "usage.jsonl"
+_PAID_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "paid_prompt_tokens", "paid_completion_tokens")
 
 
-def read_usage_sessions(rundir: RunDirectory) -> list[UsageSession]:
-    """The entries usage.json holds; none when it is missing or unreadable (a kill mid-write)."""
+def _saved_sessions(rundir: RunDirectory) -> list[UsageSession]:
     path = rundir.file("usage.json")
     if not path.exists():
         return []
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("sessions", [])
-    except (OSError, ValueError):
+        sessions = json.loads(path.read_text(encoding="utf-8")).get("sessions", [])
+    except (OSError, ValueError, AttributeError):
         return []
+    return [s for s in sessions if isinstance(s, dict)] if isinstance(sessions, list) else []
+
+
+def read_usage_sessions(rundir: RunDirectory) -> list[UsageSession]:
+    """The entries usage.json holds (none when it is missing or unreadable: a kill mid-write), each with
+    the journal's rows it lacks added, and an entry rebuilt from the journal for a process that never
+    saved one."""
+    sessions = _saved_sessions(rundir)
+    journal: dict[str, list[dict[str, Any]]] = {}
+    try:
+        rows = rundir.rows(JOURNAL)
+    except (OSError, ValueError, UnicodeDecodeError):  # unreadable: usage.json as saved is all there is
+        rows = []
+    for row in rows:
+        if isinstance(row, dict):
+            journal.setdefault(str(row.get("session")), []).append(row)
+    if not journal:
+        return sessions
+    out = []
+    for entry in sessions:
+        rows = journal.pop(str(entry.get("session")), [])
+        held = int(entry.get("journal_rows", len(rows)))  # an entry from before the journal holds them all
+        out.append(_with_rows(entry, rows[held:], len(rows)) if len(rows) > held else entry)
+    for session, rows in journal.items():  # a process killed before it ever saved usage.json
+        out.append(
+            _with_rows({"session": session, "stages": {}, "total": {}, "cost_usd": 0.0}, rows, len(rows))
+        )
+    return out
+
+
+def _with_rows(entry: UsageSession, rows: list[dict[str, Any]], journal_rows: int) -> UsageSession:
+    """`entry` plus the paid replies in `rows` (calls, tokens, cost per stage and in total)."""
+    entry = json.loads(json.dumps(entry))  # a deep copy: the caller's entry stays as read
+    stages = entry.setdefault("stages", {})
+    total = entry.setdefault("total", {})
+    for row in rows:
+        stage = stages.setdefault(str(row.get("stage")), {})
+        calls = int(row.get("calls", 1))  # a row for what was paid before the journal began holds several
+        prompt, completion = int(row.get("prompt", 0)), int(row.get("completion", 0))
+        cost = float(row.get("cost_usd", 0.0))
+        for target in (stage, total):
+            for name, value in zip(
+                _PAID_FIELDS, (calls, prompt, completion, prompt, completion), strict=True
+            ):
+                target[name] = int(target.get(name, 0)) + value
+            target["cost_usd"] = float(target.get("cost_usd", 0.0)) + cost
+            if "model" in row:
+                models = target.setdefault("models", {})
+                models[str(row["model"])] = int(models.get(str(row["model"]), 0)) + calls
+    entry["cost_usd"] = round(float(total.get("cost_usd", 0.0)), 10)
+    entry["journal_rows"] = journal_rows
+    entry["rebuilt_from"] = JOURNAL
+    return entry
 
 
 def paid_cost_usd(rundir: RunDirectory) -> float:
@@ -63,6 +122,14 @@ class UsageFile:
         self.ledger = ledger
         self.earlier = earlier
         self._last_save = time.monotonic()
+        ledger.attach_journal(self._journal)
+
+    def _journal(self, row: dict[str, Any]) -> None:
+        """One paid reply, in usage.jsonl at once (the ledger calls this under its lock)."""
+        # A full disk must not cost the reply itself: the client caches some replies (embeddings) after
+        # recording them. The run stops on its next row or usage.json, which fail the same way.
+        with contextlib.suppress(OSError):
+            self.rundir.appender(JOURNAL).append({"session": self.attempt, **row})
 
     def save_if_due(self) -> None:
         """Called after each row: saved every few seconds, so a kill loses little of what was paid."""
