@@ -116,10 +116,14 @@ def read_data(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DatasetError(f"cannot read: {exc.strerror or exc}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text (byte offset {exc.start}); save it as UTF-8", file=name) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return _jsonl(text, name)
+    except RecursionError:
+        raise DatasetError("JSON nested too deeply to read (not a file of answers)", file=name) from None
 
 
 def read_records(path: Path, fields: FieldMap) -> list[Record]:
@@ -174,6 +178,8 @@ def _jsonl(text: str, name: str) -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"neither JSON nor JSONL: line {number}: {exc.msg}", file=name) from None
+        except RecursionError:
+            raise DatasetError(f"line {number}: JSON nested too deeply to read", file=name) from None
     return rows
 
 
