@@ -107,6 +107,30 @@ def test_longmemeval_question_id(tmp_path: Path, bad: str) -> None:
     assert _one_line(info.value, path).startswith(f"{path}: sample #2: question_id: ")
 
 
+def test_ids_differing_only_in_case_are_duplicates(tmp_path: Path) -> None:
+    # One folder on a case-insensitive file system (macOS, Windows): two conversations' memories would mix.
+    data = json.loads(LOCOMO_MINI.read_text())
+    data[1]["sample_id"] = "MINI-1"
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert _one_line(info.value, path) == (
+        f"{path}: sample MINI-1: sample_id: sample_id differs only in case from sample #0's"
+    )
+    lme = json.loads(LME_S.read_text())
+    lme[3]["question_id"] = lme[0]["question_id"].upper()
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(lme))
+    with pytest.raises(DatasetError) as info:
+        get_suite("longmemeval_s").load(
+            DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf")
+        )
+    assert _one_line(info.value, path).endswith(
+        ": question_id: duplicate question_id (differing only in case)"
+    )
+
+
 def test_locomo_plus_hosts_are_checked(tmp_path: Path) -> None:
     # Locomo-Plus names its conversations after the host's sample id ('<host>+plus0' in grouped mode).
     host = _locomo(tmp_path, lambda s: s.update(sample_id="../host"))

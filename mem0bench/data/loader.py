@@ -127,6 +127,7 @@ def load_dataset(
     # First pass: the sample ids, so that a selection can be checked before any real work.
     ids: list[str] = []
     seen: dict[str, int] = {}
+    folded: dict[str, int] = {}
     for i, sample in enumerate(data):
         if not isinstance(sample, dict):
             raise DatasetError(f"expected an object, found {_kind(sample)}", file=file, sample=i)
@@ -138,7 +139,14 @@ def load_dataset(
             raise DatasetError(
                 f"duplicate sample_id (also sample #{seen[sid]})", file=file, sample=sid, field="sample_id"
             )
-        seen[sid] = i
+        if sid.casefold() in folded:  # one folder on a case-insensitive file system: memories would mix
+            raise DatasetError(
+                f"sample_id differs only in case from sample #{folded[sid.casefold()]}'s",
+                file=file,
+                sample=sid,
+                field="sample_id",
+            )
+        seen[sid] = folded[sid.casefold()] = i
         ids.append(sid)
 
     if conversations is None:

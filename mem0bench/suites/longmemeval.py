@@ -176,9 +176,14 @@ def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
         )
         for i, q in enumerate(records.column("question_id"))
     ]
-    if len(set(ids)) != len(ids):
-        twice = next(q for q, n in Counter(ids).items() if n > 1)
-        raise DatasetError("duplicate question_id", file=file, sample=twice, field="question_id")
+    # (ids that differ only in case share a folder on a case-insensitive file system: duplicates too)
+    if len({q.casefold() for q in ids}) != len(ids):
+        folded = Counter(q.casefold() for q in ids)
+        twice = next(q for q in ids if folded[q.casefold()] > 1)
+        raise DatasetError(
+            "duplicate question_id" + ("" if Counter(ids)[twice] > 1 else " (differing only in case)"),
+            file=file, sample=twice, field="question_id",
+        )  # fmt: skip
     chosen: list[int] = list(range(len(ids)))
     if request.conversations is not None:
         wanted = set(request.conversations)
