@@ -239,3 +239,20 @@ def test_every_command_reports_a_damaged_run_file_in_one_line(tmp_path: Path) ->
             path.write_text(good)
         again = run_cli(args, env)
         assert again.returncode == 0, again.stderr[-3000:]
+
+
+@pytest.mark.parametrize(("value", "problem"), [('"x\\ud800"', "lone surrogate"), ("NaN", "NaN or Infinity")])
+def test_import_refuses_a_surrogate_or_nan_before_making_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, problem: str
+) -> None:
+    questions = json.loads(LOCOMO_MINI.read_text())[0]["qa"]
+    records = [
+        {"conversation": "mini-1", "question": q["question"], "prediction": "P"} for q in questions[:3]
+    ]
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(records).replace('"P"', value, 1))
+    code = import_main([str(answers), "--out", str(tmp_path / "out"), "--dataset", str(LOCOMO_MINI)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0, err
+    assert err.startswith(f"error: {answers}: [0].prediction: ") and problem in err
+    assert not (tmp_path / "out").exists()
