@@ -256,3 +256,17 @@ def test_import_refuses_a_surrogate_or_nan_before_making_the_folder(
     assert code == 2 and err.count("\n") == 0, err
     assert err.startswith(f"error: {answers}: [0].prediction: ") and problem in err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_value_check_names_keys_and_needs_no_stack() -> None:
+    from mem0bench.data.errors import check_values
+
+    with pytest.raises(DatasetError) as info:
+        check_values({"ok": [1, 2.5, "fine"], "bad\ud800key": 1}, file="f.json", sample="s")
+    assert str(info.value).startswith("f.json: sample s: ['bad\\ud800key']: a key holds a lone surrogate")
+    deep: Any = float("inf")
+    for _ in range(100_000):  # far past the interpreter's recursion limit
+        deep = [deep]
+    with pytest.raises(DatasetError, match="NaN or Infinity"):
+        check_values(deep, file="f.json")
+    check_values({"a": [{"b": "plain", "c": None, "d": True, "e": 3}]}, file="f.json")

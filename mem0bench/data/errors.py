@@ -128,9 +128,10 @@ def check_values(data: Any, *, file: str, sample: str | int | None = None, where
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict):
-            for key, item in reversed(value.items()):
+            for raw_key, item in reversed(value.items()):
+                key = str(raw_key)  # (JSON's keys are text; a caller's own mapping may have others)
                 key_problem = _bad_value(key)
-                label = f"{path}.{key}" if path else str(key)
+                label = f"{path}.{key}" if path else key
                 if not key.isprintable() or key_problem:
                     label = f"{path}[{key!r}]"
                 if key_problem:
