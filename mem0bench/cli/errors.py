@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.jsonl import DamagedFileError
 from mem0bench.common.text import one_line
 from mem0bench.data.errors import DatasetError
 
@@ -22,7 +23,7 @@ def report_errors(body: Callable[[], int], errors: list[str] | None = None) -> i
     """Run `body`; a user-fixable error becomes one `error:` line (also appended to `errors`)."""
     try:
         return body()
-    except (ConfigurationError, DatasetError) as exc:
+    except (ConfigurationError, DatasetError, DamagedFileError) as exc:
         line = one_line(str(exc))
         if errors is not None:
             errors.append(line)

@@ -16,6 +16,8 @@ def read_json_object(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: cannot read JSON ({one_line(exc) or type(exc).__name__})") from None
+    except RecursionError:  # a damaged (or planted) file nested deeper than the parser goes
+        raise ValueError(f"{path}: cannot read JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data

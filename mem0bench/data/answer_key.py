@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_values
 from mem0bench.data.model import Dataset, Question
 
 AnswerKeyMode = Literal["replace", "exclude"]
@@ -33,6 +33,11 @@ def read_answer_key(path: str | Path, dataset: Dataset) -> dict[str, str]:
         raise DatasetError(f"cannot read the answer key: {exc.strerror or exc}", file=name) from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"invalid JSON at line {exc.lineno}, column {exc.colno}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text (byte offset {exc.start})", file=name) from None
+    except RecursionError:
+        raise DatasetError("JSON nested too deeply to read (not an answer key)", file=name) from None
+    check_values(data, file=name)  # a NaN answer would become the gold text 'nan'
     by_qid = {q.qid: q for q in dataset.questions}
     if isinstance(data, dict):
         key = {}

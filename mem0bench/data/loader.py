@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -18,11 +17,21 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_path_id, check_values, parse_json
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 
 __all__ = ["load_dataset", "parse_session_date", "fold_caption"]
 
+_LOCOMO_CATEGORIES = frozenset(
+    int(c)
+    for c in (
+        Category.MULTI_HOP,
+        Category.TEMPORAL,
+        Category.OPEN_DOMAIN,
+        Category.SINGLE_HOP,
+        Category.ADVERSARIAL,
+    )
+)
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE = re.compile(
     r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?\s*m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*",
@@ -108,16 +117,7 @@ def load_dataset(
     except OSError as e:
         raise DatasetError(f"cannot read the file: {e.strerror or e}", file=file) from None
     sha256 = hashlib.sha256(raw).hexdigest()
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as e:
-        what = e.msg.removesuffix(" starting at")
-        # (an unterminated string can only run into the end of the file: strict JSON has no raw newlines)
-        if e.pos >= len(e.doc.rstrip()) or what == "Unterminated string":
-            what += "; the file ends early (truncated?)"
-        raise DatasetError(f"invalid JSON at line {e.lineno}, column {e.colno}: {what}", file=file) from None
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"not UTF-8 text (byte offset {e.start})", file=file) from None
+    data = parse_json(raw, file=file)
 
     if not isinstance(data, list):
         raise DatasetError(
@@ -127,15 +127,26 @@ def load_dataset(
     # First pass: the sample ids, so that a selection can be checked before any real work.
     ids: list[str] = []
     seen: dict[str, int] = {}
+    folded: dict[str, int] = {}
     for i, sample in enumerate(data):
         if not isinstance(sample, dict):
             raise DatasetError(f"expected an object, found {_kind(sample)}", file=file, sample=i)
-        sid = _req_str(sample, "sample_id", "sample_id", file, i)
+        sid = check_path_id(
+            _req_str(sample, "sample_id", "sample_id", file, i), file=file, sample=i, field="sample_id"
+        )
+        check_values(sample, file=file, sample=sid)  # a lone surrogate, a NaN: refused before any work
         if sid in seen:
             raise DatasetError(
                 f"duplicate sample_id (also sample #{seen[sid]})", file=file, sample=sid, field="sample_id"
             )
-        seen[sid] = i
+        if sid.casefold() in folded:  # one folder on a case-insensitive file system: memories would mix
+            raise DatasetError(
+                f"sample_id differs only in case from sample #{folded[sid.casefold()]}'s",
+                file=file,
+                sample=sid,
+                field="sample_id",
+            )
+        seen[sid] = folded[sid.casefold()] = i
         ids.append(sid)
 
     if conversations is None:
@@ -167,8 +178,16 @@ def _conversation(sample: dict[str, Any], sid: str, file: str, fold: bool) -> Co
         raise DatasetError(
             f"expected an object, found {_kind(conv)}", file=file, sample=sid, field="conversation"
         )
-    speaker_a = _req_str(conv, "speaker_a", "conversation.speaker_a", file, sid)
-    speaker_b = _req_str(conv, "speaker_b", "conversation.speaker_b", file, sid)
+    # Speaker names become folders (a store per speaker) and user ids: the same rule as sample ids.
+    speaker_a, speaker_b = (
+        check_path_id(
+            _req_str(conv, key, f"conversation.{key}", file, sid),
+            file=file,
+            sample=sid,
+            field=f"conversation.{key}",
+        )
+        for key in ("speaker_a", "speaker_b")
+    )
 
     numbers: list[int] = []
     for key, value in conv.items():
@@ -235,11 +254,9 @@ def _question(q: Any, i: int, sid: str, file: str) -> Question:
     question = _req_str(q, "question", f"{where}.question", file, sid)
 
     raw_cat = _req(q, "category", f"{where}.category", file, sid)
-    if (
-        isinstance(raw_cat, bool)
-        or not isinstance(raw_cat, int)
-        or raw_cat not in Category._value2member_map_
-    ):
+    # Only LOCOMO's own categories: another suite's number (6, 11..17) would load and then be dropped
+    # from scoring without a word.
+    if isinstance(raw_cat, bool) or not isinstance(raw_cat, int) or raw_cat not in _LOCOMO_CATEGORIES:
         raise DatasetError(
             f"unknown category {raw_cat!r} (expected an integer 1..5)",
             file=file,

@@ -22,6 +22,7 @@ from omegaconf import OmegaConf
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.folder_lock import folder_lock
+from mem0bench.common.jsonl import DamagedFileError
 from mem0bench.common.secrets import is_secret_key
 from mem0bench.common.text import one_line
 from mem0bench.data.answer_key import apply_answer_key, read_answer_key
@@ -332,10 +333,14 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             **prompt_files,
             **history,
         )
-        runner = Runner(
-            dataset=dataset, questions=questions, system=system, client=client,
-            rundir=rundir, judge=judge, options=options, method_name=spec.method_name,
-        )  # fmt: skip
+        try:  # reads the folder's earlier rows: a damaged one stops the run, and run.json says why
+            runner = Runner(
+                dataset=dataset, questions=questions, system=system, client=client,
+                rundir=rundir, judge=judge, options=options, method_name=spec.method_name,
+            )  # fmt: skip
+        except DamagedFileError as exc:
+            rundir.finish("failed", reason=one_line(exc))
+            raise
         # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
         # this process is about to overwrite: keep it in usage.json.
         runner.attempt.usage.earlier = with_heartbeat_cost(rundir.path, runner.attempt.usage.earlier)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from mem0bench.common.text import one_line
 from mem0bench.data.download import download_file, file_sha256
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_values, parse_json
 from mem0bench.suites.base import SourceFile
 
 __all__ = ["fetch_source", "read_json", "resolve_source"]
@@ -87,9 +86,11 @@ def read_json(path: Path) -> tuple[Any, str]:
         raw = path.read_bytes()
     except OSError as e:
         raise DatasetError(f"cannot read the file: {e.strerror or e}", file=file) from None
-    try:
-        return json.loads(raw), hashlib.sha256(raw).hexdigest()
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", file=file) from None
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"not UTF-8 text (byte offset {e.start})", file=file) from None
+    data = parse_json(raw, file=file)
+    # A lone surrogate or a NaN anywhere: refused here, naming the record (its index) and the field.
+    if isinstance(data, list):
+        for i, item in enumerate(data):
+            check_values(item, file=file, sample=i)
+    else:
+        check_values(data, file=file)
+    return data, hashlib.sha256(raw).hexdigest()

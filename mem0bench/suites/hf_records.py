@@ -33,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 from mem0bench.common.errors import exception_chain
 from mem0bench.common.text import one_line
 from mem0bench.data.download import file_sha256
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_values
 
 if TYPE_CHECKING:  # imported when a file is read: `datasets` (with pandas, pyarrow) takes seconds to import
     import datasets
@@ -123,7 +123,10 @@ def _json_lines(path: Path, sha256: str, cache_dir: Path) -> Path:
         raise DatasetError(f"cannot write the cache: {e.strerror or e}", file=str(cache_dir)) from None
     try:
         with open(path, encoding="utf-8-sig") as f, os.fdopen(fd, "w", encoding="utf-8") as w:
-            for record in _ListReader(f, str(path)):
+            for index, record in enumerate(_ListReader(f, str(path))):
+                # A lone surrogate (unwritable as UTF-8) or a NaN (which would become the text 'nan'):
+                # refused here, before the copy that later loads reuse is made.
+                check_values(record, file=str(path), sample=_label(record, index))
                 w.write(json.dumps(record, ensure_ascii=False))
                 w.write("\n")
         os.replace(tmp, out)  # only a complete copy is ever found under the final name
@@ -133,6 +136,12 @@ def _json_lines(path: Path, sha256: str, cache_dir: Path) -> Path:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     return out
+
+
+def _label(record: dict[str, Any], index: int) -> str | int:
+    """How an error names a record: its question_id where it has a plain one, else its index."""
+    qid = record.get("question_id")
+    return qid if isinstance(qid, str) and qid.isprintable() and qid.strip() else index
 
 
 class _ListReader:
@@ -185,6 +194,11 @@ class _ListReader:
             try:
                 value, self.pos = self.decoder.raw_decode(self.buf, self.pos)
                 return value
+            except RecursionError:
+                raise DatasetError(
+                    f"record #{index} is JSON nested too deeply to read (not a record's shape)",
+                    file=self.file,
+                ) from None
             except json.JSONDecodeError as e:
                 # Cut by the chunk's end, or broken: read on until it decodes, the file ends, or it is
                 # too long to be a record.

@@ -15,7 +15,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_path_id, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 from mem0bench.paths import cache_home
 from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
@@ -169,13 +169,21 @@ def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
     path = resolve_source(request.path, request.data_dir, SUITES[suite].sources[0])
     file = str(path)
     records = read_records(path, FIELDS, request.cache_dir or cache_home() / CACHE_FOLDER)
+    # Each question is a conversation: its question_id names the conversation's folders (state/<id>/).
     ids = [
-        _req_str({"question_id": q}, "question_id", file, i)
+        check_path_id(
+            _req_str({"question_id": q}, "question_id", file, i), file=file, sample=i, field="question_id"
+        )
         for i, q in enumerate(records.column("question_id"))
     ]
-    if len(set(ids)) != len(ids):
-        twice = next(q for q, n in Counter(ids).items() if n > 1)
-        raise DatasetError("duplicate question_id", file=file, sample=twice, field="question_id")
+    # (ids that differ only in case share a folder on a case-insensitive file system: duplicates too)
+    if len({q.casefold() for q in ids}) != len(ids):
+        folded = Counter(q.casefold() for q in ids)
+        twice = next(q for q in ids if folded[q.casefold()] > 1)
+        raise DatasetError(
+            "duplicate question_id" + ("" if Counter(ids)[twice] > 1 else " (differing only in case)"),
+            file=file, sample=twice, field="question_id",
+        )  # fmt: skip
     chosen: list[int] = list(range(len(ids)))
     if request.conversations is not None:
         wanted = set(request.conversations)
@@ -244,6 +252,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         raise DatasetError(
             f"expected text or a number, found {_kind(answer)}", file=file, sample=qid, field="answer"
         )
+    check_values(answer, file=file, sample=qid, where="answer")  # NaN would become the gold text 'nan'
     question = Question(
         qid=f"{qid}:q0",
         sample_id=qid,

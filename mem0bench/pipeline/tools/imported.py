@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 
 __all__ = [
@@ -116,10 +116,18 @@ def read_data(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DatasetError(f"cannot read: {exc.strerror or exc}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text (byte offset {exc.start}); save it as UTF-8", file=name) from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError:
-        return _jsonl(text, name)
+        data = _jsonl(text, name)
+    except RecursionError:
+        raise DatasetError("JSON nested too deeply to read (not a file of answers)", file=name) from None
+    # A lone surrogate (no answers.jsonl row can hold it) or a NaN (the text 'nan' as an answer): refused
+    # before the run folder is made.
+    check_values(data, file=name)
+    return data
 
 
 def read_records(path: Path, fields: FieldMap) -> list[Record]:
@@ -174,6 +182,8 @@ def _jsonl(text: str, name: str) -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"neither JSON nor JSONL: line {number}: {exc.msg}", file=name) from None
+        except RecursionError:
+            raise DatasetError(f"line {number}: JSON nested too deeply to read", file=name) from None
     return rows
 
 

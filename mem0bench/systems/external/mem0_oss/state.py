@@ -73,8 +73,16 @@ def write_records(folder: Path, speaker: str, memories: list[dict[str, Any]]) ->
     atomic_write(folder / RECORDS, json.dumps({"entries": entries}, ensure_ascii=False, indent=1))
 
 
-def reset_folder(folder: Path) -> None:
-    """An unfinished or stale speaker folder is removed: mem0 restarts from an empty store."""
+def reset_folder(folder: Path, state_dir: Path) -> None:
+    """An unfinished or stale speaker folder is removed: mem0 restarts from an empty store.
+
+    Only a folder strictly inside the run's `state_dir` is ever removed or made: the loaders refuse an id
+    that could climb out (`mem0bench.data.errors.check_path_id`), and this refuses again, so that no path
+    built from a file's data can empty a folder elsewhere."""
+    root = state_dir.resolve()
+    target = folder.resolve()
+    if target == root or not target.is_relative_to(root):
+        raise ValueError(f"refusing to clear {folder}: it is not inside the run's state folder {state_dir}")
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)

@@ -183,7 +183,7 @@ class Mem0OSS(SystemBase):
         route = f"{sid}.{spec.slug}"
         if state.is_done(folder, stamp):
             return await self._reopen(spec, folder, route), True
-        await self.bridge.run_blocking(state.reset_folder, folder)
+        await self.bridge.run_blocking(state.reset_folder, folder, self.state_dir)
         stream = await self._open(spec, folder, route, None)
         await self._run_stream(conversation, stream)
         if not any(row.get("kind") in TRANSIENT_KINDS for row in stream.meta.get("failures", [])):
