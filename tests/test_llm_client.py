@@ -256,6 +256,16 @@ def test_retries_exhausted(standin: StandinServer, fault: dict[str, float], kind
     assert stage.failures == 1 and stage.failure_kinds == {kind: 1} and stage.calls == 0
 
 
+@pytest.mark.parametrize("status", [408, 409, 425])
+def test_statuses_the_memory_service_client_retries_are_retried_here_too(
+    standin: StandinServer, status: int
+) -> None:
+    standin.script([HTTPError(status)])
+    client = make_client(standin)
+    assert call(client, lambda c: c.chat(USER, stage="answer")).text
+    assert standin.count("chat", status) == 1 and client.ledger.stage("answer").retries == 1
+
+
 def test_an_unreadable_reply_is_retried_within_the_count(standin: StandinServer) -> None:
     standin.script([NotJson()] * 5)
     client = make_client(standin, max_retries=2)
