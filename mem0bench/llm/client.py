@@ -231,6 +231,7 @@ class LLMClient:
             pace=None if limiter.unlimited else (lambda: limiter.acquire(est_tokens)),
             on_retry=lambda: self.ledger.record_retry(stage),
             rng=self._random,
+            scrub=self._scrub,
         )
 
     async def _complete(

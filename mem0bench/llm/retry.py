@@ -146,13 +146,15 @@ async def call_with_retries(
     pace: Callable[[], Awaitable[float]] | None = None,
     on_retry: Callable[[], None] | None = None,
     rng: random.Random | None = None,
+    scrub: Callable[[str], str] = str,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[T, int]:
     """Run `send` in a slot of `slots` (after `pace`, a rate limiter's wait, when given) until it succeeds;
     -> (its result, attempts). Raises `give_up(last failure, attempts)` when the budget is spent or the
     failure is not transient, and the watch's `ServerUnreachable` once the server is declared down.
 
-    Waits (for a slot, the limiter, a backoff) are counted as wait time, the request as network time."""
+    Waits (for a slot, the limiter, a backoff) are counted as wait time, the request as network time.
+    `scrub` cleans an error's text (of the API key) before the watch may print it."""
     rng = rng or random.Random()
     perf = time.perf_counter
     attempt = 0
@@ -181,7 +183,7 @@ async def call_with_retries(
             watch.reply()  # a 429, a 5xx, a 4xx: the server is there
             outage_since = None
         else:
-            watch.failed(problem.message)
+            watch.failed(scrub(problem.message))
             watch.check()
             if outage_since is None:
                 outage_since = clock()
