@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 import yaml
 
-from devtools.standin.server import Empty, Hold, HTTPError, Reset, StandinServer, ToolCall
+from devtools.standin.server import Empty, Hold, HTTPError, NotJson, Reset, StandinServer, ToolCall
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm import timing
 from mem0bench.llm.cache import ResponseCache, request_key
 from mem0bench.llm.client import LLMClient, parse_retry_after
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
+from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.replies import InvalidSchemaError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.llm.types import LLMCallError, StructuredSpec, Usage
@@ -241,7 +242,6 @@ def test_timeout_is_retried(standin: StandinServer) -> None:
     [
         ({"rate_5xx": 1.0}, "server_error"),
         ({"rate_429": 1.0, "retry_after_s": 0.01}, "rate_limit"),
-        ({"rate_reset": 1.0}, "connection"),
     ],
 )
 def test_retries_exhausted(standin: StandinServer, fault: dict[str, float], kind: str) -> None:
@@ -256,12 +256,40 @@ def test_retries_exhausted(standin: StandinServer, fault: dict[str, float], kind
     assert stage.failures == 1 and stage.failure_kinds == {kind: 1} and stage.calls == 0
 
 
-def test_timeouts_exhausted(standin: StandinServer) -> None:
-    standin.configure(rate_timeout=1.0, hold_s=0.5)
-    client = make_client(standin, max_retries=1, timeout_s=0.15)
+@pytest.mark.parametrize("status", [408, 409, 425])
+def test_statuses_the_memory_service_client_retries_are_retried_here_too(
+    standin: StandinServer, status: int
+) -> None:
+    standin.script([HTTPError(status)])
+    client = make_client(standin)
+    assert call(client, lambda c: c.chat(USER, stage="answer")).text
+    assert standin.count("chat", status) == 1 and client.ledger.stage("answer").retries == 1
+
+
+def test_an_unreadable_reply_is_retried_within_the_count(standin: StandinServer) -> None:
+    standin.script([NotJson()] * 5)
+    client = make_client(standin, max_retries=2)
     with pytest.raises(LLMCallError) as info:
+        call(client, lambda c: c.chat(USER, stage="answer"))
+    failure = info.value.failure
+    assert (failure.kind, failure.attempts) == ("server_error", 3) and "unreadable reply" in failure.message
+
+
+@pytest.mark.parametrize("fault", [{"rate_reset": 1.0}, {"rate_timeout": 1.0, "hold_s": 0.5}])
+def test_connection_failures_are_retried_until_the_window_not_the_count(
+    standin: StandinServer, fault: dict[str, float]
+) -> None:
+    # Issue 32: a server that keeps failing to answer is retried past `max_retries` for as long as the
+    # failures last less than `llm.unreachable_after_s`; then the run stops (ServerUnreachable), and a
+    # rerun picks the call up: no call is lost for good to an outage.
+    standin.configure(**fault)
+    client = make_client(standin, max_retries=1, timeout_s=0.15, unreachable_after_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(ServerUnreachable, match="unreachable"):
         call(client, lambda c: c.chat(USER, stage="search"))
-    assert info.value.failure.kind == "timeout" and info.value.failure.attempts == 2
+    assert time.monotonic() - started >= 1.0
+    assert standin.count("chat") > 2  # more than max_retries + 1 attempts
+    assert client.ledger.stage("search").failures == 0
 
 
 def test_bad_request_fails_at_once(standin: StandinServer) -> None:

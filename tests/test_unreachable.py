@@ -8,6 +8,7 @@ same port.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -17,7 +18,9 @@ import pytest
 from devtools.e2e import TEST_KEY, cli_env, read_jsonl
 from devtools.reliability import finish_cli, small_sample, start_cli
 from devtools.standin.server import StandinServer
-from devtools.unreachable import CONCURRENCY, QUESTIONS, kill_server, run_args, start_server
+from devtools.unreachable import CONCURRENCY, QUESTIONS, Relay, kill_server, run_args, start_server
+from mem0bench.llm.client import LLMClient
+from mem0bench.llm.settings import LLMSettings
 
 pytestmark = pytest.mark.slow
 
@@ -101,3 +104,42 @@ def test_killed_server_stops_the_run_and_the_same_command_resumes(tmp_path, loco
     assert len(paid) == 2
     assert sum(paid) <= sum(_paid_calls(reference_dir)) + CONCURRENCY
     assert _answers(run_dir) == _answers(reference_dir)
+
+
+def test_an_outage_shorter_than_the_window_loses_no_call():
+    # Issue 32: a 20 s outage under the 60 s window lost a call for good (its retries were counted, not
+    # timed). Scaled down: a 3 s window and the server gone for 1.5 s (its host resets the open connections
+    # and refuses new ones); calls started before, during and after the outage are all answered, though
+    # each may retry only once by count.
+    with StandinServer(api_key=TEST_KEY) as standin:
+        relay = Relay(standin.port).up()
+        settings = LLMSettings(
+            base_url=f"http://127.0.0.1:{relay.port}/v1", api_key=TEST_KEY, unreachable_after_s=3.0,
+            max_retries=1, backoff_base_s=0.05, backoff_max_s=0.2, timeout_s=5.0,
+        )  # fmt: skip
+
+        async def go() -> tuple[list[str], int]:
+            async with LLMClient(settings) as client:
+
+                async def ask(n: int) -> str:
+                    await asyncio.sleep(0.25 * n)
+                    reply = await client.chat([{"role": "user", "content": f"question {n}"}], stage="answer")
+                    return reply.text
+
+                async def outage() -> None:
+                    relay.down()
+                    await asyncio.sleep(1.5)
+                    relay.up()
+
+                await client.chat([{"role": "user", "content": "warm up"}], stage="answer")  # kept alive
+                _, *texts = await asyncio.gather(outage(), *(ask(n) for n in range(8)))
+                stage = client.ledger.stage("answer")
+                assert stage.failures == 0
+                return texts, stage.retries
+
+        try:
+            texts, retries = asyncio.run(go())
+        finally:
+            relay.down()
+    assert len(texts) == 8 and all(texts)
+    assert retries > 1  # more than one call's count would have allowed

@@ -371,6 +371,28 @@ def test_http_system_retries_counts_reported_usage_and_sends_nothing_twice(scrip
     }
 
 
+def test_http_system_retries_the_statuses_the_llm_client_retries(scripted, tmp_path):
+    # One classifier for both clients (mem0bench/llm/retry.py): 408, 409 and 425 are asked again here too.
+    scripted.script[("PUT", "1")] = [
+        (425, {"error": "too early"}),
+        (409, {"error": "busy"}),
+        (408, {}),
+        (200, {}),
+    ]
+    conversation = fixture().conversations[0]
+    system = _http_system(_url(scripted), tmp_path)
+
+    async def go() -> IngestReport:
+        try:
+            return await system.ingest(conversation)
+        finally:
+            await system.aclose()
+
+    report = asyncio.run(go())
+    puts = [s[1].rsplit("/", 1)[-1] for s in scripted.seen if s[0] == "PUT"]
+    assert report.failures == 0 and puts == ["1", "1", "1", "1", "2", "3"]
+
+
 def test_http_system_failed_session_is_a_counted_step_failure(scripted, tmp_path):
     scripted.script[("PUT", "2")] = [(400, {"error": {"message": "turn too long"}})]
     scripted.script[("POST", "search")] = [(200, {"items": [{"text": "a", "date": "3 March 2024", "score": 1, "turn_ids": ["D1:3"]}, {"text": "b"}]})]  # fmt: skip

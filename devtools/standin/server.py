@@ -29,6 +29,12 @@ Faults, deterministic (seeded, by request counter), settable at start and at run
 a reply), `rate_malformed` (invalid JSON / schema-violating arguments or non-JSON content), `rate_empty`
 (`choices: []`), `latency_ms`. Plus `script([...])` (exact replies in order) and `set_handler(fn)`.
 
+Rate-limit headers: with `ratelimit=(requests, tokens)` (`--ratelimit REQUESTS,TOKENS`), every reply
+carries OpenAI's `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` headers: the
+remaining counts go down by one request, and by the reply's tokens, per answered call (never refilled),
+the resets are the time one request, resp. the tokens used, take to come back at that per-minute rate, in
+OpenAI's duration format ("6m0s", "1.5s", "20ms").
+
 Run as a process: `python -m devtools.standin.server --port 0 --latency-ms 50` prints the port when ready.
 """
 
@@ -98,6 +104,13 @@ class Raw:
     """A 200 reply with exactly this JSON body."""
 
     body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NotJson:
+    """A 200 reply whose body is not JSON (as a proxy's error page, or a body cut short)."""
+
+    body: bytes = b"<html>502 Bad Gateway</html>"
 
 
 @dataclass(frozen=True)
@@ -390,6 +403,7 @@ class StandinServer:
         embedding_dim: int = 1536,
         models_endpoint: bool = True,
         reasoning_models: Iterable[str] = (),
+        ratelimit: tuple[int, int] | None = None,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -410,6 +424,9 @@ class StandinServer:
         self.models_endpoint = models_endpoint
         # Models that, like OpenAI's reasoning models, reject `max_tokens` and a non-default temperature.
         self.reasoning_models = set(reasoning_models)
+        self.ratelimit = ratelimit
+        self._used_requests = 0
+        self._used_tokens = 0
         self._lock = threading.Lock()
         self._script: deque[Any] = deque()
         self._handler: Handler | None = None
@@ -507,6 +524,24 @@ class StandinServer:
                 if (endpoint is None or ep == endpoint) and (status is None or st == status)
             )
 
+    def ratelimit_headers(self, tokens: int) -> dict[str, str]:
+        """OpenAI's `x-ratelimit-*` headers after a reply of `tokens` tokens (none without `ratelimit`)."""
+        with self._lock:
+            if self.ratelimit is None:
+                return {}
+            requests_limit, tokens_limit = self.ratelimit
+            self._used_requests += 1
+            self._used_tokens += tokens
+            used_requests, used_tokens = self._used_requests, self._used_tokens
+        return {
+            "x-ratelimit-limit-requests": str(requests_limit),
+            "x-ratelimit-limit-tokens": str(tokens_limit),
+            "x-ratelimit-remaining-requests": str(max(requests_limit - used_requests, 0)),
+            "x-ratelimit-remaining-tokens": str(max(tokens_limit - used_tokens, 0)),
+            "x-ratelimit-reset-requests": openai_duration(60.0 / requests_limit),
+            "x-ratelimit-reset-tokens": openai_duration(60.0 * min(used_tokens, tokens_limit) / tokens_limit),
+        }
+
     # -- decisions (called from handler threads)
     def _next_action(self, endpoint: str, body: dict[str, Any]) -> Any:
         with self._lock:
@@ -537,6 +572,25 @@ class StandinServer:
         return None
 
 
+def _tokens_of(payload: Any) -> int:
+    """The tokens a reply's `usage` counts (0 for an error or a model list)."""
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    total = usage.get("total_tokens", 0) if isinstance(usage, dict) else 0
+    return total if isinstance(total, int) else 0
+
+
+def openai_duration(seconds: float) -> str:
+    """Seconds in OpenAI's reset format: "6m0s", "1.5s", "20ms"."""
+    if seconds < 1.0:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60.0)
+    hours, minutes = divmod(int(minutes), 60)
+    text = f"{rest:.3g}s"
+    if minutes or hours:
+        text = f"{minutes}m{text}"
+    return f"{hours}h{text}" if hours else text
+
+
 class _Server(ThreadingHTTPServer):
     # The default listen backlog (5) drops connections when many clients connect at once, and a dropped
     # SYN costs the client a 1 s retransmit: a real API server does not behave like that.
@@ -556,7 +610,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     # -- helpers
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), headers, tokens=_tokens_of(payload))
+
+    def _send_bytes(
+        self, status: int, data: bytes, headers: dict[str, str] | None = None, *, tokens: int = 0
+    ) -> None:
+        headers = {**(headers or {}), **self.standin.ratelimit_headers(tokens)}
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -685,6 +744,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if isinstance(action, Raw):
             self._count(endpoint, 200)
             return self._send_json(200, action.body)
+        if isinstance(action, NotJson):
+            self._count(endpoint, 200)
+            return self._send_bytes(200, action.body)
         if endpoint == "embeddings":
             return self._embeddings(body)
         return self._chat(body, action)
@@ -872,7 +934,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retry-after-s", type=float, default=1.0)
     p.add_argument("--no-retry-after-header", action="store_true")
     p.add_argument("--hold-s", type=float, default=2.0)
+    p.add_argument(
+        "--ratelimit",
+        default=None,
+        metavar="REQUESTS,TOKENS",
+        help="send x-ratelimit-* headers for these limits",
+    )
     a = p.parse_args(argv)
+    ratelimit = None
+    if a.ratelimit:
+        requests_limit, tokens_limit = (int(v) for v in a.ratelimit.split(","))
+        ratelimit = (requests_limit, tokens_limit)
     server = StandinServer(
         a.host,
         a.port,
@@ -890,6 +962,7 @@ def main(argv: list[str] | None = None) -> int:
         rate_malformed=a.rate_malformed,
         rate_empty=a.rate_empty,
         embedding_dim=a.embedding_dim,
+        ratelimit=ratelimit,
     ).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -19,10 +19,11 @@ How a call runs
    sha256(body + "\\0" + salt). The API key is not part of it.
 2. Cache lookup: a hit returns the stored raw reply (recorded as a cached call: tokens, no cost).
 3. Otherwise: a slot of the concurrency semaphore, then the RPM/TPM limiter (both counted as wait time in
-   `timing`), then one HTTP POST sent by `transport.JsonTransport` over its keep-alive connections
-   (`http11`; counted as network time). 429 (honouring
-   Retry-After / retry-after-ms), 5xx, 408/409, resets and timeouts are retried up to `max_retries`
-   with exponential backoff and full jitter; other 4xx fail at once (`bad_request`); see `retry`.
+   `timing`), then one HTTP POST sent by `transport.JsonTransport` over httpx2's keep-alive connections
+   (counted as network time). `retry` decides: 429 (honouring Retry-After / retry-after-ms), 5xx,
+   408/409/425 and unreadable replies are retried up to `max_retries` with exponential backoff and full
+   jitter; resets and timeouts as long as the outage is shorter than `unreachable_after_s`; other 4xx
+   fail at once (`bad_request`). The server's `x-ratelimit-*` headers are kept (`rate_limits`).
 4. The raw reply of every HTTP 200 is cached before it is validated.
 5. Structured calls validate against the JSON schema; a bad reply (invalid JSON, schema violation, no tool
    call) gets up to `repair_attempts` extra calls that show the model its output and the exact error; an
@@ -36,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -59,7 +59,7 @@ from mem0bench.llm.payloads import (
     structured_request,
 )
 from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
-from mem0bench.llm.ratelimit import RateLimiter, estimate_tokens
+from mem0bench.llm.ratelimit import RateLimiter, ServerLimits, estimate_tokens
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
     SchemaChecker,
@@ -68,10 +68,16 @@ from mem0bench.llm.replies import (
     raw_reply,
     reply_usage,
 )
-from mem0bench.llm.retry import MAX_RETRY_AFTER_S, Retryable, backoff_delay, classify, parse_retry_after
+from mem0bench.llm.retry import (
+    MAX_RETRY_AFTER_S,
+    Retryable,
+    RetryPolicy,
+    call_with_retries,
+    parse_retry_after,
+)
 from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.transport import HTTPFailure, JsonTransport
+from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import (
     CallFailure,
     ChatReply,
@@ -142,7 +148,10 @@ class LLMClient:
         self._has_key = key is not None
         self._secret = key  # only for scrubbing error text; never logged or stored
         self._transport = JsonTransport(
-            self.base_url, key or PLACEHOLDER_API_KEY, timeout_s=settings.timeout_s
+            self.base_url,
+            key or PLACEHOLDER_API_KEY,
+            timeout_s=settings.timeout_s,
+            max_connections=settings.max_concurrency,
         )
         self.embedder = embedder
         if isinstance(embedder, OpenAIEmbeddingBackend) and not embedder.bound:
@@ -164,6 +173,12 @@ class LLMClient:
         """run.retry_failed=true: a reply from the cache that fails again (malformed, empty) is asked for
         once more, bypassing the cache; the new reply replaces the cached one."""
         self._random = random.Random()
+        self._policy = RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
+
+    @property
+    def rate_limits(self) -> ServerLimits | None:
+        """The server's latest `x-ratelimit-*` account of its limits (None until a reply carried one)."""
+        return self._transport.rate_limits
 
     @classmethod
     def from_settings(
@@ -198,51 +213,26 @@ class LLMClient:
             self.on_failure(failure)  # may raise instead (run.strict=true stops at the first failure)
         return LLMCallError(failure)
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        s = self.settings
-        return backoff_delay(attempt, retry_after, s.backoff_base_s, s.backoff_max_s, self._random)
-
     async def _with_retries(
         self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int
     ) -> tuple[T, int]:
         """Run `send` under the semaphore and limiter, retrying transient failures; -> (result, attempts)."""
-        attempt = 0
-        max_retries = self.settings.max_retries
-        perf = time.perf_counter
-        watch = self.reachability
-        while True:
-            attempt += 1
-            watch.check()  # the server is gone: stop here rather than queue more doomed attempts
-            queued = perf()
-            async with self._semaphore:
-                watch.check()
-                started = perf()
-                timing.add_wait(started - queued)
-                if not self._limiter.unlimited:
-                    timing.add_wait(await self._limiter.acquire(est_tokens))
-                    started = perf()
-                try:
-                    result = await send()
-                except (HTTPFailure, ValueError) as exc:
-                    problem: Retryable = classify(exc, self.settings.timeout_s)
-                else:
-                    watch.reply()
-                    return result, attempt
-                finally:
-                    timing.add_network(perf() - started)
-            if problem.kind in ("connection", "timeout"):
-                watch.failed(self._scrub(problem.message))
-                watch.check()
-            else:
-                watch.reply()  # a 429, a 5xx, a 4xx: the server is there
-            if not problem.retry or attempt > max_retries:
-                raise self._failure(stage, problem.kind, problem.message, attempt)
-            self.ledger.record_retry(stage)
-            delay = self._backoff(attempt, problem.retry_after)
-            if delay > 0:
-                waited = perf()
-                await watch.sleep(delay)
-                timing.add_wait(perf() - waited)
+        limiter = self._limiter
+
+        def give_up(problem: Retryable, attempts: int) -> LLMCallError:
+            return self._failure(stage, problem.kind, problem.message, attempts)
+
+        return await call_with_retries(
+            send,
+            policy=self._policy,
+            watch=self.reachability,
+            slots=self._semaphore,
+            give_up=give_up,
+            pace=None if limiter.unlimited else (lambda: limiter.acquire(est_tokens)),
+            on_retry=lambda: self.ledger.record_retry(stage),
+            rng=self._random,
+            scrub=self._scrub,
+        )
 
     async def _complete(
         self, payload: dict[str, Any], stage: str, salt: str, *, bypass_cache: bool = False

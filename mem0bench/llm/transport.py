@@ -1,26 +1,32 @@
-"""JSON requests to an OpenAI-compatible server: the headers its API expects, errors the retry loop reads.
+"""JSON requests to an OpenAI-compatible server over httpx2: the headers its API expects, errors the retry
+loop reads.
 
-Sent over `http11.ConnectionPool` (see there for why not the openai SDK). The request bodies are the
-ones the SDK would send (compact UTF-8 JSON), with the headers the API reads: `Authorization`, and
-`OpenAI-Organization` / `OpenAI-Project` from the variables the SDK reads them from.
+httpx2 (already a dependency: the bridge and the memory-service client use it) keeps the pool of
+keep-alive connections, verifies TLS (`SSL_CERT_FILE` / `SSL_CERT_DIR`, else the system's store) and takes
+its proxy from `HTTP(S)_PROXY` / `ALL_PROXY` / `NO_PROXY` (http://, https:// and, with `httpx2[socks]`,
+socks5:// proxies). The request bodies are the ones the openai SDK would send (compact UTF-8 JSON, built
+by the caller: a body never changes with the wire underneath), with the headers the API reads:
+`Authorization`, and `OpenAI-Organization` / `OpenAI-Project` from the variables the SDK reads them from.
+
+Every reply's `x-ratelimit-*` headers are kept (`rate_limits`, the latest seen). Never retries: one
+request is one attempt; `llm.retry` decides what happens next.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx2
+
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
-from mem0bench.llm.http11 import (
-    ConnectionPool,
-    HTTPConnectError,
-    HTTPFailure,
-    HTTPResponse,
-    HTTPTimeout,
-)
+from mem0bench.llm.ratelimit import ServerLimits, parse_server_limits
 
 __all__ = [
     "HTTPConnectError",
@@ -28,10 +34,26 @@ __all__ = [
     "HTTPStatusError",
     "HTTPTimeout",
     "JsonTransport",
+    "ProxyConfigError",
+    "error_message",
+    "new_client",
+    "send",
 ]
 
 _USER_AGENT = "mem0bench/0.1 (OpenAI-compatible JSON client)"
 _MAX_MESSAGE = 500
+
+
+class HTTPFailure(Exception):
+    """One request failed before a complete reply arrived."""
+
+
+class HTTPTimeout(HTTPFailure):
+    """No complete reply within the request's deadline."""
+
+
+class HTTPConnectError(HTTPFailure):
+    """The connection could not be made, or broke (refused, reset, closed early, TLS, a proxy's refusal)."""
 
 
 class HTTPStatusError(HTTPFailure):
@@ -45,9 +67,16 @@ class HTTPStatusError(HTTPFailure):
         self.headers = headers
 
 
-def _error_message(response: HTTPResponse) -> str:
-    """A one-line message for an error reply: the server's own text when it gave one."""
-    text = response.content.decode("utf-8", "replace").strip()
+class ProxyConfigError(ConfigurationError):
+    """A proxy variable names a proxy httpx2 cannot use here (an unknown scheme, or socks without
+    `httpx2[socks]`)."""
+
+
+def error_message(content: bytes) -> str:
+    """A one-line message for an error reply's body: the server's own text when it gave one
+    (`{"error": {"message": ...}}` as OpenAI, `{"error": "..."}` as many services), else the body's start.
+    The one error-body reader of the LLM client and the memory-service client."""
+    text = content.decode("utf-8", "replace").strip()
     body: Any = text
     with contextlib.suppress(ValueError):
         body = json.loads(text)
@@ -65,20 +94,94 @@ def _error_message(response: HTTPResponse) -> str:
     return one_line(message)[:_MAX_MESSAGE] or "(no error text)"
 
 
+def _check_url(url: str, what: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"{what} must be an http:// or https:// URL, got {url!r}")
+
+
+def new_client(
+    base_url: str,
+    *,
+    timeout_s: float,
+    max_connections: int,
+    headers: Mapping[str, str] | None = None,
+    what: str = "the server's URL",
+) -> httpx2.AsyncClient:
+    """An httpx2 client for one origin: at most `max_connections` connections (the caller's concurrency),
+    as many kept alive, the environment's proxy and CA settings. `ConfigurationError` (one line) for a
+    URL that is not http(s) or a proxy variable that cannot be used."""
+    _check_url(base_url, what)
+    try:
+        return httpx2.AsyncClient(
+            base_url=base_url,
+            headers=dict(headers or {}),
+            timeout=httpx2.Timeout(timeout_s),
+            limits=httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            trust_env=True,
+        )
+    except ImportError as exc:  # a socks5:// proxy without socksio
+        raise ProxyConfigError(
+            f"the proxy in the environment's *_PROXY variables needs an extra package ({one_line(str(exc))}); "
+            "pip install 'httpx2[socks]', or unset the variable"
+        ) from None
+    except (ValueError, httpx2.InvalidURL) as exc:
+        raise ProxyConfigError(
+            f"the environment's *_PROXY variables name a proxy that cannot be used ({one_line(str(exc))}); "
+            "use an http://, https:// or socks5:// proxy, or unset the variable"
+        ) from None
+
+
+async def send(
+    client: httpx2.AsyncClient,
+    method: str,
+    path: str,
+    *,
+    timeout_s: float,
+    content: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> httpx2.Response:
+    """One request, its whole reply read within `timeout_s` counted from here (connecting, waiting for a
+    pooled connection and reading the body included); -> the reply, whatever its status.
+
+    Raises `HTTPTimeout`, `HTTPConnectError`, or `ValueError` for a body that does not decode (a gzip
+    body that is not gzip): the retry loop's unreadable reply."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await client.request(method, path, content=content, headers=headers)
+    except (TimeoutError, httpx2.TimeoutException):
+        raise HTTPTimeout(f"no complete reply within {timeout_s:g} s") from None
+    except httpx2.DecodingError as exc:
+        raise ValueError(f"the server's body does not decode: {one_line(str(exc))}") from None
+    except httpx2.ConnectError as exc:
+        raise HTTPConnectError(f"cannot connect to {client.base_url}: {_reason(exc)}") from None
+    except httpx2.ProxyError as exc:
+        raise HTTPConnectError(f"the proxy failed the request to {client.base_url}: {_reason(exc)}") from None
+    except httpx2.TransportError as exc:  # reset, closed early, a reply that breaks HTTP
+        raise HTTPConnectError(_reason(exc)) from None
+
+
+def _reason(exc: BaseException) -> str:
+    """The exception's text, with its cause's when httpx2 gives none of its own."""
+    text = str(exc) or str(exc.__cause__ or exc.__context__ or "")
+    return one_line(f"{type(exc).__name__}: {text}")
+
+
 class JsonTransport:
     """POST / GET JSON under `base_url`; -> the decoded JSON reply.
 
     Raises `HTTPTimeout`, `HTTPConnectError`, `HTTPStatusError` (a non-2xx reply) and `ValueError` (a
-    2xx body that is not JSON). Never retries (the client's retry loop decides).
+    2xx body that is not JSON). Never retries (the client's retry loop decides). Its connections belong to
+    the event loop that first uses them; `ConfigurationError` at construction for an unusable URL or proxy.
     """
 
-    def __init__(self, base_url: str, api_key: str, *, timeout_s: float) -> None:
+    def __init__(self, base_url: str, api_key: str, *, timeout_s: float, max_connections: int = 16) -> None:
         self.base_url = base_url
         self.timeout_s = timeout_s
-        self._pool = ConnectionPool(base_url, user_agent=_USER_AGENT)
         headers = {
             "authorization": f"Bearer {api_key}",
             "accept": "application/json",
+            "user-agent": _USER_AGENT,
         }
         for variable, header in (
             ("OPENAI_ORG_ID", "openai-organization"),
@@ -87,15 +190,19 @@ class JsonTransport:
             value = os.environ.get(variable)
             if value:
                 headers[header] = value
-        self._get_headers = headers
-        self._post_headers = {**headers, "content-type": "application/json"}
+        self._client = new_client(
+            base_url,
+            timeout_s=timeout_s,
+            max_connections=max_connections,
+            headers=headers,
+            what="the LLM server's URL (llm.base_url or OPENAI_BASE_URL)",
+        )
+        self.rate_limits: ServerLimits | None = None
+        """The latest `x-ratelimit-*` headers the server sent (None until a reply carried them)."""
 
     async def post(self, path: str, content: bytes, *, timeout_s: float | None = None) -> Any:
         """POST `content` (UTF-8 JSON) to `path` (e.g. "/chat/completions"); -> the parsed JSON body."""
-        response = await self._pool.request(
-            "POST", path, headers=self._post_headers, body=content, timeout_s=timeout_s or self.timeout_s
-        )
-        return _json_of(response)
+        return await self._request("POST", path, content, timeout_s)
 
     async def post_json(self, path: str, body: dict[str, Any]) -> Any:
         """`post` with `body` serialized as the SDK serializes it (compact, UTF-8)."""
@@ -104,16 +211,20 @@ class JsonTransport:
 
     async def get(self, path: str, *, timeout_s: float | None = None) -> Any:
         """GET `path`; -> the parsed JSON body."""
-        response = await self._pool.request(
-            "GET", path, headers=self._get_headers, timeout_s=timeout_s or self.timeout_s
-        )
-        return _json_of(response)
+        return await self._request("GET", path, None, timeout_s)
+
+    async def _request(self, method: str, path: str, content: bytes | None, timeout_s: float | None) -> Any:
+        headers = {"content-type": "application/json"} if content is not None else None
+        reply = await send(
+            self._client, method, path.lstrip("/"), timeout_s=timeout_s or self.timeout_s, content=content,
+            headers=headers,
+        )  # fmt: skip
+        limits = parse_server_limits(reply.headers)
+        if limits is not None:
+            self.rate_limits = limits
+        if not reply.is_success:
+            raise HTTPStatusError(reply.status_code, error_message(reply.content), reply.headers)
+        return json.loads(reply.content)
 
     async def aclose(self) -> None:
-        await self._pool.aclose()
-
-
-def _json_of(response: HTTPResponse) -> Any:
-    if not response.is_success:
-        raise HTTPStatusError(response.status, _error_message(response), response.headers)
-    return json.loads(response.content)
+        await self._client.aclose()

@@ -50,9 +50,9 @@ import httpx2
 import numpy as np
 
 from mem0bench.llm import timing
-from mem0bench.llm.http11 import parse_head, read_chunked
 from mem0bench.llm.ledger import pipeline_stage
 from mem0bench.llm.types import CallFailure, LLMCallError
+from mem0bench.systems.external.http_framing import parse_head, read_chunked
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
