@@ -16,6 +16,7 @@ import pytest
 from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
 from devtools.reliability import paid, request_stage, small_sample
 from devtools.standin.server import StandinServer
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.pipeline.config_change import Reach, compare_configs, is_neutral, reach_of
 
 BASE = {
@@ -49,6 +50,13 @@ def test_only_listed_settings_are_result_neutral_and_each_change_reaches_its_sta
     assert not is_neutral("llm.model") and not is_neutral("embedder.model") and is_neutral("llm.prices.x.y")
     assert reach_of("answer.prompt") is Reach.ANSWER and reach_of("dataset.answer_key_mode") is Reach.JUDGE
     assert reach_of("eval.max_questions") is Reach.SCOPE and reach_of("dataset.sha256") is Reach.INGEST
+    # A scope change recomputes nothing (every standing row was made under the same settings): recorded,
+    # never refused; a method change is refused without the flag.
+    scope = compare_configs(BASE, _changed(eval={"max_questions": 7}))
+    scope.check(Path("R"), allowed=False)
+    assert scope.records("t", None)["config_changes"]["recomputed"].startswith("nothing")
+    with pytest.raises(ConfigurationError):
+        method.check(Path("R"), allowed=False)
     # A config saved before a system moved names its old class: the same class, no change.
     old = _changed(method={"_target_": "baselines.rag.RAG"})
     assert compare_configs(old, BASE).changes == {}

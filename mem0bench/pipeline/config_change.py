@@ -170,7 +170,9 @@ class ConfigChanges:
     def check(self, run_dir: Path, *, allowed: bool) -> None:
         """One line and no work when the results would change and the change is not allowed."""
         reach = self.reach
-        if reach is None or allowed:
+        # A change of scope (which questions count) or of how figures are summarised recomputes nothing:
+        # every row standing was made under the same settings, so it is recorded, not refused.
+        if reach is None or reach <= Reach.AGGREGATE or allowed:
             return
         raise ConfigurationError(
             f"the run folder {run_dir} holds results of another configuration "
