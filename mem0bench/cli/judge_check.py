@@ -3,7 +3,7 @@ right label is known, per category with Wilson 95% intervals; optionally its agr
 kappa) with another judge's labels of a run (`--second-opinion RUN_DIR`, e.g. an imported run).
 
 The stress test (on by default, `--no-stress` leaves it out) adds hard known-WRONG answers made from each
-gold (vague but topical, specific but wrong, a hedge: `pipeline/tools/stress.py`), reported per kind, family and
+gold (vague but topical, specific but wrong, a hedge: `judge_check/stress.py`), reported per kind, family and
 category. `--probe FILE` judges a published file of known-wrong answers (any shape `import` reads, e.g.
 locomo-audit's ap_v2_vague_scored.json) and sets our judge's false accepts beside the file's own labels.
 
@@ -77,9 +77,9 @@ def _compose(overrides: list[str]) -> ExperimentSpec:
 
 async def _check(args: argparse.Namespace) -> int:
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
+    from mem0bench.judge_check.calibration import build_calibration_set
+    from mem0bench.judge_check.suite_calibration import not_applicable
     from mem0bench.pipeline.experiment import build_client, dataset_request, dataset_suite
-    from mem0bench.pipeline.tools.calibration import build_calibration_set
-    from mem0bench.pipeline.tools.suite_calibration import not_applicable
     from mem0bench.report.judge_checks import default_out
 
     spec = _compose(args.overrides)
@@ -178,9 +178,9 @@ class Probe:
 
 
 def _probe_answers(path: Path, dataset: Any) -> Probe:
+    from mem0bench.importing.imported import FieldMap, match_records, read_data, read_records
+    from mem0bench.importing.imported_suites import match_suite_records, suite_records
     from mem0bench.pipeline.experiment import select_questions
-    from mem0bench.pipeline.tools.imported import FieldMap, match_records, read_data, read_records
-    from mem0bench.pipeline.tools.imported_suites import match_suite_records, suite_records
     from mem0bench.suites import get_suite
 
     suite = get_suite(dataset.suite)
@@ -239,7 +239,7 @@ async def _score(client: Any, judge: Any, record: Any) -> bool | float | None:
 
 
 async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
-    from mem0bench.pipeline.tools.calibration import probe_rates
+    from mem0bench.judge_check.calibration import probe_rates
 
     ours = await asyncio.gather(*(_majority(client, judge, r) for r in probe.records))
     categories = {r.qid: r.category for r in probe.records}
@@ -250,7 +250,7 @@ async def _judge_probe(client: Any, judge: Any, probe: Probe) -> dict[str, Any]:
 async def _judge_all(
     client: Any, judge: Any, items: list[Any], answers: list[Any], opinion: Path | None
 ) -> Any:
-    from mem0bench.pipeline.tools.calibration import FAMILIES, error_rates, second_opinion
+    from mem0bench.judge_check.calibration import FAMILIES, error_rates, second_opinion
 
     records = [_record(i.item_id, i.question, i.prediction) for i in items]
     labels = await asyncio.gather(*(_score(client, judge, r) for r in records))
@@ -332,7 +332,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 def _stress_lines(stress: dict[str, Any], suite: str | None, absent: list[dict[str, Any]]) -> list[str]:
     """The stress table; on another suite than LOCOMO its scored categories, `n/a` in a column where the
     stress kinds do not apply (`absent`: the not_applicable entries)."""
-    from mem0bench.pipeline.tools.calibration import SCORED_CATEGORIES
+    from mem0bench.judge_check.calibration import SCORED_CATEGORIES
     from mem0bench.suites import get_suite
 
     scored = SCORED_CATEGORIES if suite is None else get_suite(suite).scored
