@@ -46,7 +46,7 @@ def files_containing(root: Path, needle: str) -> list[Path]:
 def assert_ingest_failures_stay_open(run_dir: Path, rerun: subprocess.CompletedProcess[str]) -> None:
     """A rerun of the same command restored the saved state: it made no new ingest record, so every ingest
     failure row the first run wrote is still unresolved, and `status` counts them all open."""
-    from mem0bench.pipeline.tools.status import read_status
+    from mem0bench.status.reader import read_status
 
     rows = [r for r in read_jsonl(run_dir / "failures.jsonl") if r.get("stage") == "ingest"]
     assert rows, "the first run recorded no ingest failure: the test proves nothing"

@@ -21,6 +21,11 @@ CHECKOUT_ONLY = frozenset({"devtools", "benchmarks", "scripts", "tests"})
 # below everything that writes runs (`pipeline`) or reads them (`report`). Above the package, the
 # checkout-only code: `devtools` (the stand-in server and the helpers tests, benchmarks and scripts share),
 # then `benchmarks` and `scripts`; they may import mem0bench, and mem0bench never imports them.
+# Above the pipeline, the applications that read (and, for import, write) run directories, each behind
+# its own command: `status`, `importing` (other systems' published answers), `comparison` (two runs,
+# paired: below `report`, whose paired tables use it) and `conformance` (check-system: it exercises the
+# systems from above, so no system imports it); `judge_check` (the judge's error rates) reads published
+# files through `importing`, so it sits one layer higher.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"common", "paths"}),
     frozenset({"tokens"}),
@@ -30,6 +35,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"systems"}),
     frozenset({"rundir"}),
     frozenset({"pipeline"}),
+    frozenset({"status", "importing", "comparison", "conformance"}),
+    frozenset({"judge_check"}),
     frozenset({"report"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),

@@ -12,7 +12,7 @@ from mem0bench.cli.compare import compare_main
 from mem0bench.cli.import_answers import import_main
 from mem0bench.cli.report import report_main
 from mem0bench.data.model import Category, Conversation, Dataset, Question
-from mem0bench.pipeline.tools.imported import FieldMap, Record, match_records
+from mem0bench.importing.imported import FieldMap, Record, match_records
 from mem0bench.rundir.schema import SCHEMA_VERSION, read_metrics, read_predictions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published"

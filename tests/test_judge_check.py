@@ -10,7 +10,7 @@ from devtools.e2e import FAST, cli_env, run_cli
 from devtools.standin.server import StandinServer
 from mem0bench.cli.import_answers import import_main
 from mem0bench.data import load_dataset
-from mem0bench.pipeline.tools.calibration import (
+from mem0bench.judge_check.calibration import (
     DONT_KNOW,
     CalibrationItem,
     build_calibration_set,

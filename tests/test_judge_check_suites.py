@@ -13,8 +13,8 @@ import pytest
 from devtools.e2e import FAST, cli_env, run_cli
 from devtools.standin.server import StandinServer, ToolCall
 from mem0bench.data.model import Category
-from mem0bench.pipeline.tools.calibration import build_calibration_set, error_rates
-from mem0bench.pipeline.tools.suite_calibration import ABSTAINS, GENERIC_REPLY
+from mem0bench.judge_check.calibration import build_calibration_set, error_rates
+from mem0bench.judge_check.suite_calibration import ABSTAINS, GENERIC_REPLY
 from mem0bench.suites import DatasetRequest, get_suite
 from tests.test_import_compare import FIXTURES
 from tests.test_suites_e2e import DATA, SUITE_ARGS

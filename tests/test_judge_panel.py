@@ -9,8 +9,8 @@ import pytest
 from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
 from devtools.standin.server import StandinServer
 from mem0bench.cli.compare import compare_main
+from mem0bench.comparison.compare import panel_ranking
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.tools.compare import panel_ranking
 from mem0bench.rundir.schema import read_metrics
 
 

@@ -12,8 +12,8 @@ import pytest
 from devtools.e2e import FAST, cli_env, run_cli
 from devtools.standin.server import StandinServer, ToolCall
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
-from mem0bench.pipeline.tools.calibration import CalibrationItem, probe_rates, stress_rates
-from mem0bench.pipeline.tools.stress import FAMILIES, stress_answers
+from mem0bench.judge_check.calibration import CalibrationItem, probe_rates, stress_rates
+from mem0bench.judge_check.stress import FAMILIES, stress_answers
 
 AUDIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "external" / "locomo-audit"
 TURNS = (
@@ -213,7 +213,7 @@ def test_no_locomo_swap_puts_in_or_takes_out_a_month_or_a_pronoun(locomo_path):
     """Over every name item of the real file: the name put in is a speaker, a name the dataset gives, or
     (only for a gold that names none of them) a capitalised word; never "I", "I'm" or a month."""
     from mem0bench.data.loader import load_dataset
-    from mem0bench.pipeline.tools.stress import MONTHS, proper_nouns
+    from mem0bench.judge_check.stress import MONTHS, proper_nouns
 
     banned = {m.casefold() for m in MONTHS} | {"i", "i'm", "i've", "i'll", "i'd"}
     swaps = 0

@@ -212,7 +212,7 @@ def test_status_and_the_runner_share_the_rule() -> None:
     import inspect
 
     from mem0bench.pipeline import runner
-    from mem0bench.pipeline.tools import status
+    from mem0bench.status import reader as status
 
     assert "answer_stands(" in inspect.getsource(runner.Runner._needs_answer)
     assert "answer_stands(" in inspect.getsource(status._standing_answers)

@@ -57,7 +57,7 @@ def _plain(value: Any) -> Any:
 
 
 def _status(run: Path) -> dict[str, Any]:
-    from mem0bench.pipeline.tools.status import read_status
+    from mem0bench.status.reader import read_status
 
     status = read_status(run)
     return {

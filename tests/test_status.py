@@ -200,7 +200,7 @@ def test_heartbeat_overrides_never_hold_a_key():
 def test_the_estimate_left_counts_the_isolated_latency_pass(tmp_path, locomo_mini):
     """The dry-run plan prices the isolated pass's live search calls (its `latency` lines); status counts
     them as left until the pass's rows stand, and as done once they do."""
-    from mem0bench.pipeline.tools.status import read_status
+    from mem0bench.status.reader import read_status
 
     data = small_sample(tmp_path, locomo_mini, sessions=1, questions=3)
     run_dir = tmp_path / "run"

@@ -14,7 +14,7 @@ import yaml
 from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
 from devtools.standin.server import StandinServer
 from mem0bench.cli.status import render
-from mem0bench.pipeline.tools.status import read_status
+from mem0bench.status.reader import read_status
 
 
 def test_status_resume_keeps_config_dir_and_survives_an_unimportable_system(tmp_path, locomo_mini):

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from mem0bench.cli.config import experiment_spec
 from mem0bench.cli.run import CONFIG_DIR
 from mem0bench.pipeline.experiment import build_system
-from mem0bench.pipeline.tools.status import read_status
+from mem0bench.status.reader import read_status
 from mem0bench.systems.aliases import MOVED, current_target
 from mem0bench.systems.baselines.rag import RAG
 

@@ -24,6 +24,9 @@ import pytest
 from devtools.e2e import FAST, REPO, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.conformance.checks import CHECKS, run_checks
+from mem0bench.conformance.fixture import fixture
+from mem0bench.conformance.targets import class_target, http_target
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
@@ -31,9 +34,6 @@ from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, PlanLine
-from mem0bench.pipeline.tools.conformance.checks import CHECKS, run_checks
-from mem0bench.pipeline.tools.conformance.fixture import fixture
-from mem0bench.pipeline.tools.conformance.targets import class_target, http_target
 from mem0bench.systems.external.http_system import HttpSystem
 from mem0bench.tokens import count_tokens
 

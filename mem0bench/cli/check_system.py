@@ -50,8 +50,8 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from mem0bench.pipeline.tools.conformance.checks import run_checks
-    from mem0bench.pipeline.tools.conformance.targets import target
+    from mem0bench.conformance.checks import run_checks
+    from mem0bench.conformance.targets import target
 
     chosen = target(args.target, _settings(args.settings))
     print(

@@ -32,9 +32,9 @@ def compare_main(argv: list[str]) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from mem0bench.common.files import atomic_write
+    from mem0bench.comparison.compare import CompareError, compare_pairs, pair_rows, panel_ranking
     from mem0bench.metrics.significance import fewest_pairs_for_significance
     from mem0bench.pipeline.statistics import BootstrapSettings
-    from mem0bench.pipeline.tools.compare import CompareError, compare_pairs, pair_rows, panel_ranking
     from mem0bench.rundir.directory import write_json
     from mem0bench.rundir.schema import SchemaError, read_metrics, read_predictions
 

@@ -9,7 +9,7 @@ judge field in the file becomes one run of an imported judge, kept apart from ou
 Other suites (config overrides after the file, as for `run`): `dataset=longmemeval_s dataset.path=FILE`
 reads LongMemEval's hypothesis JSONL ({question_id, hypothesis}, optionally its judge's `autoeval_label`),
 `dataset=locomo_plus` the output of Locomo-Plus's evaluation framework (its judge_label graded 1 / 0.5 /
-0): `pipeline/tools/imported_suites.py`.
+0): `importing/imported_suites.py`.
 """
 
 from __future__ import annotations
@@ -52,12 +52,12 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.cli.run import CONFIG_DIR
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
+    from mem0bench.importing.import_run import write_imported_run
+    from mem0bench.importing.imported import match_records, parse_fields, read_data, read_records
+    from mem0bench.importing.imported_suites import match_suite_records, suite_records
     from mem0bench.pipeline.experiment import dataset_request, dataset_suite, public_config, select_questions
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
-    from mem0bench.pipeline.tools.import_run import write_imported_run
-    from mem0bench.pipeline.tools.imported import match_records, parse_fields, read_data, read_records
-    from mem0bench.pipeline.tools.imported_suites import match_suite_records, suite_records
     from mem0bench.rundir.directory import RunDirectory
 
     if args.out.exists() and any(args.out.iterdir()):

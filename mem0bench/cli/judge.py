@@ -114,8 +114,8 @@ async def _rejudge_locked(
     from mem0bench.llm.probes import Probe, probe
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import build_client
+    from mem0bench.pipeline.rejudge import Rejudger
     from mem0bench.pipeline.summary import print_summary
-    from mem0bench.pipeline.tools.rejudge import Rejudger
     from mem0bench.rundir.directory import RunDirectory
 
     judge = spec.judge

@@ -20,8 +20,8 @@ import yaml
 from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.pipeline.tools.status import RunStatus, read_status, sweep_resume_command
 from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
+from mem0bench.status.reader import RunStatus, read_status, sweep_resume_command
 
 
 def status_main(argv: list[str]) -> int:

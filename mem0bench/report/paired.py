@@ -13,8 +13,8 @@ __all__ = ["baseline_column"]
 def baseline_column(runs: Sequence[RunSummary], baseline: Path) -> tuple[str, list[str]]:
     """(column name, one cell per run): 'ΔJ [lo, hi] (n)' in points, paired over the questions the run and
     the baseline share (as `compare --intersect`) and both judged (n); '-' for the baseline itself."""
+    from mem0bench.comparison.compare import CompareError, compare_pairs, pair_rows
     from mem0bench.pipeline.statistics import BootstrapSettings
-    from mem0bench.pipeline.tools.compare import CompareError, compare_pairs, pair_rows
     from mem0bench.rundir.schema import SchemaError, read_predictions
 
     try:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mem0bench.common.text import one_line
+from mem0bench.conformance.fixture import EVIDENT, fixture
+from mem0bench.conformance.standin import CheckServer
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.data.model import Conversation, Dataset
 from mem0bench.llm.client import LLMClient
@@ -30,8 +32,6 @@ from mem0bench.memory.base import (
     expects_empty_context,
 )
 from mem0bench.memory.costs import CostPlan
-from mem0bench.pipeline.tools.conformance.fixture import EVIDENT, fixture
-from mem0bench.pipeline.tools.conformance.standin import CheckServer
 from mem0bench.tokens import count_tokens
 
 __all__ = ["CHECKS", "CheckResult", "Target", "run_checks"]

@@ -26,7 +26,7 @@ from typing import Any
 
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Category, Dataset, Question
-from mem0bench.pipeline.tools.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise
+from mem0bench.importing.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise
 from mem0bench.suites.longmemeval import QUESTION_TYPES
 
 __all__ = ["LME_SHAPE", "PLUS_SHAPE", "match_suite_records", "suite_records"]

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.conformance.checks import Target
 from mem0bench.memory.base import MemorySystem, SystemContext
-from mem0bench.pipeline.tools.conformance.checks import Target
 from mem0bench.systems.external.http_system.system import HttpSystem, check_health
 
 __all__ = ["class_target", "http_target", "target"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from mem0bench.importing.imported import ImportResult
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.statistics import IMPORTED_PREFIX, BootstrapSettings, add_statistics
-from mem0bench.pipeline.tools.imported import ImportResult
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, Judgement, Label
 from mem0bench.rundir.schema import write_results

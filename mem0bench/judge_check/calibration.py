@@ -7,7 +7,7 @@ Items with a known right label, built deterministically from the dataset:
 Per category, the questions used are the `per_category` with the smallest sha256 of their qid: the same
 set for the same dataset, whatever the order of the file or the run.
 
-With `stress`, the same questions also give the hard known-WRONG items of `pipeline.tools.stress` (vague but
+With `stress`, the same questions also give the hard known-WRONG items of `judge_check.stress` (vague but
 topical, specific but wrong, a hedge); their false-accept rates are reported apart, per kind, per family
 and per category, so the easy items' figures stay what they were.
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mem0bench.data.model import Category, Conversation, Dataset, Question
+from mem0bench.judge_check.stress import FAMILIES, STRESS_KINDS, proper_nouns, stress_answers
+from mem0bench.judge_check.suite_calibration import SUITE_CORRECT, abstention_answers, cue_answers
 from mem0bench.metrics.significance import cohen_kappa, wilson_interval
-from mem0bench.pipeline.tools.stress import FAMILIES, STRESS_KINDS, proper_nouns, stress_answers
-from mem0bench.pipeline.tools.suite_calibration import SUITE_CORRECT, abstention_answers, cue_answers
 from mem0bench.suites import get_suite, suite_of
 
 __all__ = [

@@ -1,8 +1,0 @@
-"""After the run: tools that read (and, for rejudge and import, write) finished run directories.
-
-`status` (where a run stands), `rejudge` (new judge runs over existing answers), `import_run` and
-`imported` (other systems' published answers as a run), `compare` (two runs, paired) and `calibration`
-(the judge's own error rates); `conformance` (check-system: does a memory system, ours or a user's, keep
-the protocol? It exercises systems from above, so no system imports it). They sit apart from the stages (`runner`, `answer`, `judge`,
-`aggregate`, ...) that make a run, and build on them; nothing in the stages imports them.
-"""
