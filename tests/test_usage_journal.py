@@ -22,9 +22,9 @@ from devtools.reliability import (
     wait_for,
 )
 from devtools.standin.server import StandinServer
-from mem0bench.pipeline.tools.status import read_status
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.usage import read_usage_sessions
+from mem0bench.status.reader import read_status
 
 
 def _paid_calls(session: dict) -> int:
