@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.data.model import Conversation, Dataset, Question
+from mem0bench.llm.types import FailureKind, as_failure_kind
 from mem0bench.memory.costs import CostPlan, MethodConfig
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class StepFailure:
     sample_id: str
     stage: str
     """The system's own step (extraction, update, summary, graph_entities, graph_query_entities, ...)."""
-    kind: str
+    kind: FailureKind
     message: str
     speaker: str | None = None
     pair_index: int | None = None
@@ -95,7 +96,7 @@ class StepFailure:
             system=str(row.get("system", "")),
             sample_id=str(row.get("sample_id", "")),
             stage=str(row.get("stage", "unknown")),
-            kind=str(row.get("kind", "unknown")),
+            kind=as_failure_kind(row.get("kind")),
             message=str(row.get("message", "")),
             speaker=row.get("speaker"),
             pair_index=row.get("pair_index"),

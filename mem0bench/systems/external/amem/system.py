@@ -26,6 +26,7 @@ from mem0bench.common.files import atomic_write
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.timing import measure
+from mem0bench.llm.types import FailureKind
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
@@ -211,7 +212,7 @@ class AMem(SystemBase):
         explains what went wrong, the library's own WARNING+ log lines and a crash of `add_note` (the note
         lost)."""
 
-        def row(stage: str, kind: str, message: str) -> StepFailure:
+        def row(stage: str, kind: FailureKind, message: str) -> StepFailure:
             return StepFailure(
                 system=self.name, sample_id=sid, stage=stage, kind=kind, message=message,
                 speaker=turn.speaker, pair_index=index, dia_ids=(turn.dia_id,),
@@ -219,7 +220,7 @@ class AMem(SystemBase):
 
         lost = " (add_note failed: the note was not stored)" if outcome.crash is not None else ""
         called = [e for e in outcome.events if e.kind is not None]
-        rows = [row(e.step, e.kind or "", e.message + lost) for e in called]
+        rows = [row(e.step, e.kind or "unknown", e.message + lost) for e in called]
         if not called:
             for level, message in outcome.log:
                 rows.append(row(_log_stage(message), "library_error", f"{level}: {message}"[:500]))

@@ -19,7 +19,7 @@ from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import TRANSIENT_KINDS
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import (
     MEMORY_TOKENS,
@@ -292,7 +292,7 @@ class LangMem(SystemBase):
         return failures, dict(counts)
 
     def _failure(
-        self, sid: str, speaker: str, index: int, dia_id: str, kind: str, message: str
+        self, sid: str, speaker: str, index: int, dia_id: str, kind: FailureKind, message: str
     ) -> StepFailure:
         stage = "langmem_agent" if self.mode == "agent" else "langmem_extract"
         return StepFailure(
@@ -453,13 +453,15 @@ class LangMem(SystemBase):
         await self.bridge.aclose()
 
 
-def _swallowed(current: Step) -> list[tuple[str, str]]:
+def _swallowed(current: Step) -> list[tuple[FailureKind, str]]:
     """What the library swallowed in a step, (kind, message) each: what trustcall logged (tool calls that
     never validated, patches it could not apply: dropped), tool calls whose arguments were not JSON
     (ignored), and the agent's tool errors."""
-    rows = []
+    rows: list[tuple[FailureKind, str]] = []
     for logger, level, message in current.records:
-        kind = "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
+        kind: FailureKind = (
+            "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
+        )
         rows.append((kind, f"{logger}: {message}"[:500]))
     rows += [("library_error", f"tool: {message}") for message in current.tool_errors]
     rows += [("malformed", f"invalid tool call: {message}") for message in current.invalid_calls]

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from mem0bench.common.text import one_line
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
-from mem0bench.llm.types import TRANSIENT_KINDS
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
@@ -254,7 +254,7 @@ class Mem0OSS(SystemBase):
 
     def _failures(self, sid: str, spec: StreamSpec, batch: Batch, outcome: _Outcome) -> list[StepFailure]:
         """One row per WARNING+ record mem0 logged during the add, and one for an exception it raised."""
-        found = []
+        found: list[tuple[str, FailureKind, str]] = []
         for record in outcome.records:
             step, kind = libfail.classify(record)
             found.append((step, kind, record.message))
@@ -391,7 +391,7 @@ class Mem0OSS(SystemBase):
         return found, relations, measured
 
     def _search_failure(
-        self, conversation: Conversation, question: Question, stage: str, kind: str, msg: str
+        self, conversation: Conversation, question: Question, stage: str, kind: FailureKind, msg: str
     ) -> None:
         self.failures.append(
             StepFailure(

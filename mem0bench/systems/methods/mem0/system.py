@@ -22,7 +22,7 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import FailureKind, LLMCallError
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
@@ -356,7 +356,7 @@ class Mem0(SystemBase):
         key: str,
         ctx: PairContext | None,
         stage: str,
-        kind: str,
+        kind: FailureKind,
         message: str,
         *,
         fact: str | None = None,

@@ -21,6 +21,7 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
+from mem0bench.llm.types import FailureKind
 from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.graph import graph_name, has_snapshot
@@ -251,7 +252,7 @@ class Mem0G(Mem0):
             items=sum(len(hits) for _, hits in memory_results) + sum(len(relations[key]) for key in keys),
         )
 
-    def _search_failure(self, question: Question, kind: str, message: str) -> None:
+    def _search_failure(self, question: Question, kind: FailureKind, message: str) -> None:
         self.failures.append(
             StepFailure(
                 system=self.name,
