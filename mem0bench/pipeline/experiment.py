@@ -44,6 +44,7 @@ from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
+from mem0bench.rundir.status import RunState
 from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import check_encoding, load_in_background
 
@@ -328,11 +329,11 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             try:
                 outcome = await runner.run()
             except RunAborted as exc:
-                rundir.finish("aborted", reason=str(exc))
+                rundir.finish(RunState.ABORTED, reason=str(exc))
                 print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
                 return 1
             except ServerUnreachable as exc:
-                rundir.finish("stopped", reason=str(exc))
+                rundir.finish(RunState.STOPPED, reason=str(exc))
                 print(
                     f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
                     "the server is back to continue",
@@ -340,10 +341,10 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 )
                 return 1
             except (asyncio.CancelledError, KeyboardInterrupt):
-                rundir.finish("interrupted")
+                rundir.finish(RunState.INTERRUPTED)
                 raise
             except SystemCrashed as exc:
-                rundir.finish("failed", reason=str(exc))
+                rundir.finish(RunState.FAILED, reason=str(exc))
                 if os.environ.get("HYDRA_FULL_ERROR") == "1":
                     raise
                 print(
@@ -353,12 +354,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 )
                 return 1
             except ConfigurationError as exc:  # e.g. a graph server a system could not reach
-                rundir.finish("failed", reason=one_line(exc))
+                rundir.finish(RunState.FAILED, reason=one_line(exc))
                 raise
             except BaseException as exc:
-                rundir.finish("failed", reason=one_line(f"{type(exc).__name__}: {exc}"))
+                rundir.finish(RunState.FAILED, reason=one_line(f"{type(exc).__name__}: {exc}"))
                 raise
-        status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
+        status = RunState.COMPLETE if outcome.failure_rate <= options.max_failure_rate else RunState.FAILED
         rundir.finish(
             status,
             failure_rate=round(outcome.failure_rate, 6),
@@ -366,7 +367,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             failures=outcome.metrics.get("failures"),
         )
         print_summary(outcome, rundir, retried=options.retry_failed, price_note=client.settings.price_note())
-        if status == "failed":
+        if status is RunState.FAILED:
             worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "

@@ -29,6 +29,7 @@ from typing import Any
 
 from mem0bench.common.files import atomic_write
 from mem0bench.common.jsonl import read_jsonl
+from mem0bench.rundir.status import RunState
 
 _PACKAGES = (
     "mem0bench", "openai", "numpy", "pandas", "tiktoken", "faiss-cpu", "hydra-core", "omegaconf",
@@ -169,7 +170,7 @@ class RunDirectory:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = {
             "run_id": previous.get("run_id", self.path.name),
-            "status": "running",
+            "status": RunState.RUNNING,
             "method": method,
             "started": previous.get("started", now),
             "resumed": [*previous.get("resumed", []), now] if previous else [],
@@ -183,7 +184,7 @@ class RunDirectory:
         write_json(self.file("run.json"), manifest)
         atomic_write(self.file("config.yaml"), config_yaml)
 
-    def finish(self, status: str, **extra: Any) -> None:
+    def finish(self, status: RunState, **extra: Any) -> None:
         manifest = self.manifest()
         manifest.update(status=status, finished=datetime.now(UTC).isoformat(timespec="seconds"))
         manifest.pop("reason", None)  # why an earlier attempt stopped is not this one's story
