@@ -30,7 +30,14 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
-from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
+from mem0bench.memory.base import (
+    MemorySystem,
+    SystemContext,
+    declared_bound,
+    expects_empty_context,
+    prompt_files_of,
+    uses_graph_server,
+)
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
@@ -159,8 +166,7 @@ def _uses_graph_server(system: SystemSpec, graph: Mapping[str, Any]) -> bool:
         system_class = get_class(system.target)
     except Exception:  # a bad _target_ is reported, in one line, by build_system
         return False
-    uses = getattr(system_class, "uses_graph_server", None)
-    return bool(uses(graph)) if callable(uses) else False
+    return uses_graph_server(system_class, graph)
 
 
 def graph_server(system: SystemSpec, rundir: RunDirectory) -> tuple[dict[str, Any], EmbeddedFalkorDB | None]:
@@ -312,9 +318,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             # (null for a memory system), so a folder without the key is one from before it existed.
             bound=declared_bound(system),
             # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
-            **prompt_files_record(
-                [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
-            ),
+            **prompt_files_record([options.answer_file, judge.template, *prompt_files_of(system)]),
         )
         runner = Runner(
             dataset=dataset, questions=questions, system=system, client=client,

@@ -28,6 +28,7 @@ from mem0bench.memory.base import (
     StepFailure,
     SystemContext,
     expects_empty_context,
+    request_counter,
 )
 from mem0bench.memory.costs import CostPlan
 from mem0bench.pipeline.tools.conformance.fixture import EVIDENT, fixture
@@ -302,8 +303,8 @@ async def _check_resume(
             loop.call_soon_threadsafe(task.cancel)
 
     run.server.on_request = arrived
-    transport = getattr(system, "transport", None)
-    if transport is not None and hasattr(transport, "on_request"):
+    transport = request_counter(system)
+    if transport is not None:
         transport.on_request = arrived
     interrupted = False
     try:
@@ -318,7 +319,7 @@ async def _check_resume(
         ) from None
     finally:
         run.server.on_request = None
-        if transport is not None and hasattr(transport, "on_request"):
+        if transport is not None:
             transport.on_request = None
     await _close(run, system)
     # What the runner does on a rerun after a kill: the conversation's state folder is cleared.
