@@ -11,6 +11,9 @@ import pytest
 from mem0bench.cli.memories import memories_main
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import DoneMarker
+from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import Note
+from mem0bench.systems.baselines.chatgpt_memory_emulation.store import NoteStore, SavedState
+from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.systems.baselines.rag import RAG
 from mem0bench.systems.external.mem0_oss import state as oss_state
 from mem0bench.systems.external.mem0_oss.system import Mem0OSS
@@ -110,3 +113,18 @@ def test_mem0_oss_reads_its_old_marker_name(tmp_path: Path) -> None:
     DoneMarker(tmp_path / "done", oss_state.FORMAT).write("F")  # where it was written before issue 31
     assert oss_state.is_done(tmp_path, "F") and not oss_state.is_done(tmp_path, "other settings")
     assert oss_state.is_finished(tmp_path)
+
+
+def test_memories_of_the_chatgpt_emulation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "run"
+    _config(run_dir, ChatGPTMemoryEmulation, "chatgpt_memory_emulation")
+    notes = (Note("Ann", 1, "8 May, 2023", "Ann has a dog"), Note("Bob", 1, "8 May, 2023", "Bob bakes"))
+    notes += (Note("Ann", 2, "9 May, 2023", "Ann moved to Oslo"),)
+    NoteStore(run_dir / "state").save("conv-1", SavedState(notes), "F", done=True)
+    assert memories_main([str(run_dir), "--conversation", "conv-1", "--speaker", "ann", "--json"]) == 0
+    (doc,) = json.loads(capsys.readouterr().out)
+    assert doc["speaker"] == "Ann" and doc["complete"] is True
+    assert [(m["text"], m["created_at"]) for m in doc["memories"]] == [
+        ("Ann has a dog", "8 May, 2023"),
+        ("Ann moved to Oslo", "9 May, 2023"),
+    ]
