@@ -15,6 +15,7 @@ from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import Note
 from mem0bench.systems.baselines.chatgpt_memory_emulation.store import NoteStore, SavedState
 from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.systems.baselines.rag import RAG
+from mem0bench.systems.external.amem.system import AMem
 from mem0bench.systems.external.mem0_oss import state as oss_state
 from mem0bench.systems.external.mem0_oss.system import Mem0OSS
 from mem0bench.systems.methods.mem0 import persistence
@@ -128,3 +129,16 @@ def test_memories_of_the_chatgpt_emulation(tmp_path: Path, capsys: pytest.Captur
         ("Ann has a dog", "8 May, 2023"),
         ("Ann moved to Oslo", "9 May, 2023"),
     ]
+
+
+def test_memories_of_an_amem_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "run"
+    _config(run_dir, AMem, "amem")
+    folder = run_dir / "state" / "conv-1" / "amem"
+    folder.mkdir(parents=True)
+    note = {"id": "n1", "timestamp": "202305081356", "content": "Ann: I got a dog", "context": "pets",
+            "keywords": ["dog"], "tags": [], "links": [], "linked": False}  # fmt: skip
+    (folder / "notes.jsonl").write_text(json.dumps(note) + "\n", encoding="utf-8")
+    assert memories_main([str(run_dir), "--conversation", "conv-1"]) == 0
+    out = capsys.readouterr().out
+    assert "== shared: 1 memories (incomplete: no done marker)" in out and "Ann: I got a dog" in out

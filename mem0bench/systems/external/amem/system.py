@@ -27,9 +27,17 @@ from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import FailureKind
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.systems.external.amem.costs import amem_cost_plan
 from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM
@@ -128,6 +136,22 @@ class AMem(SystemBase):
         return len(conversation.turns)
 
     # ---- state --------------------------------------------------------------------------------------
+
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """The conversation's notes (one shared store), from the notes.jsonl the ingest writes for reading."""
+        folder = conversation_folder(state_dir, sample_id, "amem")
+        try:
+            lines = (folder / "notes.jsonl").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        rows = [json.loads(line) for line in lines if line.strip()]
+        memories = tuple(
+            MemoryRecord(str(r["id"]), str(r["content"]), "shared", str(r["timestamp"]), str(r["timestamp"]))
+            for r in rows
+        )
+        complete = DoneMarker(folder / "done.json", _FORMAT).written() is not None
+        return [SavedStore("shared", "amem", complete, memories)]
 
     def state_path(self, sample_id: str) -> Path:
         return conversation_folder(self.context.state_dir, sample_id, "amem")
