@@ -16,6 +16,7 @@ from mem0bench.systems.baselines.chatgpt_memory_emulation.store import NoteStore
 from mem0bench.systems.baselines.chatgpt_memory_emulation.system import ChatGPTMemoryEmulation
 from mem0bench.systems.baselines.rag import RAG
 from mem0bench.systems.external.amem.system import AMem
+from mem0bench.systems.external.langmem.system import LangMem
 from mem0bench.systems.external.mem0_oss import state as oss_state
 from mem0bench.systems.external.mem0_oss.system import Mem0OSS
 from mem0bench.systems.methods.mem0 import persistence
@@ -142,3 +143,36 @@ def test_memories_of_an_amem_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert memories_main([str(run_dir), "--conversation", "conv-1"]) == 0
     out = capsys.readouterr().out
     assert "== shared: 1 memories (incomplete: no done marker)" in out and "Ann: I got a dog" in out
+
+
+def test_memories_of_a_langmem_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """store.json as langmem/persistence.save writes it, read without LangGraph."""
+    run_dir = tmp_path / "run"
+    _config(run_dir, LangMem, "langmem")
+    folder = run_dir / "state" / "conv-1" / "langmem"
+    folder.mkdir(parents=True)
+    items = [
+        {"namespace": ["memories", "Maya"], "key": "k1", "value": {"kind": "Memory", "content": {"content": "Maya paints"}},
+         "created_at": "2023-05-08T13:56:00", "updated_at": "2023-05-08T13:56:00"},
+        {"namespace": ["memories", "Tomas"], "key": "k2", "value": {"content": "Tomas bakes"},
+         "created_at": "2023-05-09T10:00:00", "updated_at": "2023-05-09T10:00:00"},
+    ]  # fmt: skip
+    notes = [
+        {
+            "namespace": ["memories", "Maya"],
+            "key": "k1",
+            "date": "8 May, 2023",
+            "dia_id": "D1:3",
+            "speaker": "Maya",
+        }
+    ]
+    body = {"items": items, "vector_rows": [], "annotations": notes}
+    (folder / "store.json").write_text(json.dumps(body), encoding="utf-8")
+    DoneMarker(folder / "done.json").write("F")
+    assert memories_main([str(run_dir), "--conversation", "conv-1", "--json"]) == 0
+    maya, tomas = json.loads(capsys.readouterr().out)
+    assert maya["speaker"] == "Maya" and maya["complete"] is True
+    assert [(m["text"], m["created_at"], m["source_dia_ids"]) for m in maya["memories"]] == [
+        ("Maya paints", "8 May, 2023", ["D1:3"])
+    ]
+    assert [m["text"] for m in tomas["memories"]] == ["Tomas bakes"]

@@ -15,12 +15,20 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import (
     MEMORY_TOKENS,
     REPLY_TOKENS,
@@ -170,6 +178,11 @@ class LangMem(SystemBase):
                      asks * (30 + top_k * MEMORY_TOKENS), 0),
         ]  # fmt: skip
         return CostPlan(context_tokens=2 * ASK_REPLY_TOKENS, lines=lines, embeds_queries=False)
+
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """The saved store's memories, one store per namespace (`persistence.stores`)."""
+        return persistence.stores(state_dir, sample_id)
 
     def ingest_units(self, conversation: Conversation) -> int:
         """Progress units: one per message."""
