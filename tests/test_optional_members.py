@@ -21,6 +21,7 @@ from mem0bench.memory.base import (
     declared_bound,
     expects_empty_context,
     ingest_units_of,
+    optional_member_problems,
     prompt_files_of,
     request_counter,
     saved_memories,
@@ -143,3 +144,19 @@ def test_docs_list_every_optional_member() -> None:
     text = (ROOT / "docs" / "your_system.md").read_text(encoding="utf-8")
     section = text[text.index("### Optional members") :]
     assert all(f"| `{name}" in section for name in OPTIONAL)
+
+
+def test_wrong_optional_members_are_named() -> None:
+    """check-system's protocol check prints these (a wrong value is otherwise read as the default)."""
+    assert optional_member_problems(Bare()) == [] and optional_member_problems(Declares()) == []
+    odd = Bare()
+    odd.bound = "celing"  # type: ignore[attr-defined]
+    odd.empty_context_expected = 1  # type: ignore[attr-defined]
+    odd.prompt_files = ["p"]  # type: ignore[attr-defined]
+    odd.ingest_units = 3  # type: ignore[attr-defined]
+    odd.transport = object()  # type: ignore[attr-defined]
+    problems = optional_member_problems(odd)
+    assert len(problems) == 5 and "'celing'" in problems[0]
+    assert {p.split("`")[1] for p in problems} == {
+        "bound", "empty_context_expected", "prompt_files", "ingest_units", "transport"
+    }  # fmt: skip

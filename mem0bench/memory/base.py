@@ -33,6 +33,7 @@ __all__ = [
     "declared_bound",
     "expects_empty_context",
     "ingest_units_of",
+    "optional_member_problems",
     "prompt_files_of",
     "request_counter",
     "saved_memories",
@@ -298,3 +299,25 @@ def saved_memories(system_class: type, state_dir: Path, sample_id: str) -> list[
         return None
     stores = read(state_dir, sample_id)
     return None if stores is None else list(stores)
+
+
+def optional_member_problems(system: object) -> list[str]:
+    """What is wrong with the optional members `system` defines, one sentence each (`check-system` prints
+    them: the readers above would otherwise take a wrong value for the default without a word)."""
+    problems = []
+    bound = getattr(system, "bound", None)
+    if bound is not None and declared_bound(system) is None:
+        problems.append(f'`bound` must be "ceiling", "floor" or None, not {bound!r}')
+    if not isinstance(getattr(system, "empty_context_expected", False), bool):
+        problems.append("`empty_context_expected` must be True or False")
+    if not isinstance(getattr(system, "prompt_files", ()), tuple):
+        problems.append("`prompt_files` must be a tuple of PromptFile (() for none)")
+    for member, owner in (("ingest_units", system), ("uses_graph_server", type(system))):
+        if not callable(getattr(owner, member, len)):
+            problems.append(f"`{member}` must be a method")
+    if not callable(getattr(type(system), "saved_memories", len)):
+        problems.append("`saved_memories` must be a classmethod")
+    transport = getattr(system, "transport", None)
+    if transport is not None and request_counter(system) is None:
+        problems.append("`transport` must have an `on_request` attribute (or be None)")
+    return problems

@@ -28,6 +28,7 @@ from mem0bench.memory.base import (
     StepFailure,
     SystemContext,
     expects_empty_context,
+    optional_member_problems,
     request_counter,
 )
 from mem0bench.memory.costs import CostPlan
@@ -202,6 +203,7 @@ def _check_members(run: _Run, system: MemorySystem) -> None:
             problems.append(f"`{member}` must be an async method")
     if not callable(getattr(type(system), "cost_plan", None)):
         problems.append("`cost_plan` must be a classmethod (SystemBase has one)")
+    problems += optional_member_problems(system)  # docs/your_system.md, "Optional members"
     if problems:
         raise run.fail("protocol", "; ".join(problems))
     run.put(
