@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mem0bench.cli.memories import read_ops
 from mem0bench.common.files import atomic_write, atomic_write_npy
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.common.text import one_line
 from mem0bench.common.vectors import cosine_top_k, normalize
 from mem0bench.metrics import percentile
-from mem0bench.systems.methods.inspection import read_ops
 
 
 def test_one_line_collapses_every_whitespace_run() -> None:

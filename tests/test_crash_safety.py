@@ -143,10 +143,10 @@ def _killed_and_resumed(exp: str, dataset: Path, tmp: Path) -> tuple[Path, int, 
             # 1b. Once one speaker's stream has finished (its done marker is on disk), the other not yet.
             state = run_dir / "state" / "mini-1"
             proc = start_cli(args, env)
-            wait_for(lambda: any(state.glob("*/done")), proc)
+            wait_for(lambda: any(state.glob("*/done.json")), proc)
             kill(proc)
             free_kills += 1
-            notes.append(f"ingestion: killed with {len(list(state.glob('*/done')))}/2 streams finished")
+            notes.append(f"ingestion: killed with {len(list(state.glob('*/done.json')))}/2 streams finished")
         assert lines(run_dir / "ingest.jsonl") == 0 and lines(run_dir / "answers.jsonl") == 0
         assert not (run_dir / "metrics.json").exists()
 

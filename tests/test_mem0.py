@@ -23,6 +23,7 @@ from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC, role_of
 from mem0bench.prompts.update import BATCH_UPDATE_NAME, UPDATE_SPEC
 from mem0bench.systems.methods.mem0 import Mem0, adds_information
+from mem0bench.systems.methods.mem0g import Mem0G
 from mem0bench.tokens import count_tokens
 from tests.fakes import CHAT, FakeCall, PromptInputs, ScriptedLLM, bow_embed
 
@@ -210,6 +211,14 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def write_config(run_dir: Path, system: type) -> None:
+    """The part of a run's config.yaml that `memories` reads: the system class."""
+    target = f"{system.__module__}.{system.__qualname__}"
+    (run_dir / "config.yaml").write_text(
+        f"method:\n  _target_: {target}\n  name: {system.__name__.lower()}\n"
+    )
+
+
 def ops_of(state_dir: Path, slug: str = "ann", sample: str = "conv-t") -> list[MemoryOp]:
     path = state_dir / sample / f"{slug}.ops.jsonl"
     return [MemoryOp.from_dict(json.loads(x)) for x in path.read_text().splitlines()]
@@ -345,6 +354,7 @@ def test_replaced_memory_history_shows_its_replacement(
         "Ann moved to Bergen": lambda m, f: {"event": "REPLACE", "id": ref(m, "Ann lives in Oslo"), "text": f}
     }
     run(make_system(FakeClient(rules=rules), tmp_path / "run" / "state").ingest(make_conversation(sessions)))
+    write_config(tmp_path / "run", Mem0)
     argv = [str(tmp_path / "run"), "--conversation", "conv-t", "--speaker", "ann", "--history"]
     assert memories_main([*argv, "ann-0001"]) == 0
     out = capsys.readouterr().out
@@ -516,7 +526,7 @@ def test_failed_and_malformed_calls_are_recorded_and_skipped(tmp_path: Path) -> 
     assert all(r.sample_id == "conv-t" and r.speaker == "Ann" and r.message for r in rows)
     json.dumps([r.to_dict() for r in rows])  # failures.jsonl-friendly
     # Deterministic failures do not block the done marker.
-    assert (tmp_path / "conv-t" / "ann" / "done").is_file()
+    assert (tmp_path / "conv-t" / "ann" / "done.json").is_file()
 
 
 def test_transient_failure_leaves_no_done_marker_and_is_retried(tmp_path: Path) -> None:
@@ -531,8 +541,8 @@ def test_transient_failure_leaves_no_done_marker_and_is_retried(tmp_path: Path) 
     system = make_system(FakeClient(facts=facts), tmp_path)
     report = run(system.ingest(conv))
     assert report.details["failures.extraction"] == 1
-    assert not (tmp_path / "conv-t" / "ann" / "done").exists()
-    assert (tmp_path / "conv-t" / "bob" / "done").is_file()
+    assert not (tmp_path / "conv-t" / "ann" / "done.json").exists()
+    assert (tmp_path / "conv-t" / "bob" / "done.json").is_file()
     flaky["fail"] = False
     client = FakeClient(facts=facts)
     again = make_system(client, tmp_path)
@@ -662,7 +672,7 @@ def test_ops_log_written_and_renamed(tmp_path: Path) -> None:
         (op,) = ops_of(tmp_path, slug)
         assert op.kind is OpKind.ADD and op.after == text and op.pair_index == 0
         assert op.source_dia_ids == ("D1:1", "D1:2") and op.session_date == DATES[0]
-        assert (tmp_path / "conv-t" / slug / "done").is_file()
+        assert (tmp_path / "conv-t" / slug / "done.json").is_file()
 
 
 def test_snapshot_reload_makes_no_calls(tmp_path: Path) -> None:
@@ -752,6 +762,7 @@ def test_memories_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     }
     run_dir = tmp_path / "run"
     run(make_system(FakeClient(rules=rules), run_dir / "state").ingest(make_conversation(UPDATE_SESSIONS)))
+    write_config(run_dir, Mem0)  # the run's config.yaml names its system, which `memories` asks
 
     assert memories_main([str(run_dir), "--conversation", "conv-t"]) == 0
     out = capsys.readouterr().out
@@ -783,6 +794,7 @@ def test_memories_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert memories_main([str(run_dir), "--conversation", "conv-t", "--history", "nope-1"]) == 2
 
     # Relations are shown when the speaker has a graph snapshot (a Mem0^g run), invalid ones with their date.
+    write_config(run_dir, Mem0G)
     graph = InProcessGraphStore()
     ann = graph.add_node("Ann", "person", bow_embed("Ann"), DATES[0])
     rex = graph.add_node("Rex", "pet", bow_embed("Rex"), DATES[0])

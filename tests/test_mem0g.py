@@ -240,7 +240,7 @@ async def test_ingestion_builds_dated_nodes_and_edges(tmp_path: Path) -> None:
 
     for slug in ("caroline", "melanie"):  # one graph per speaker stream, saved before Mem0's done marker
         directory = tmp_path / "state" / "conv-t" / slug
-        assert (directory / "done").is_file() and (directory / "graph" / "graph.json").is_file()
+        assert (directory / "done.json").is_file() and (directory / "graph" / "graph.json").is_file()
         nodes, edges = load_graph_snapshot(directory / "graph")
         assert [(n.name, n.type, n.created_at) for n in nodes] == [
             ("Caroline", "person", D1),
@@ -425,7 +425,9 @@ async def test_llm_failures_are_counted_not_fatal(tmp_path: Path) -> None:
     assert "Caroline -> lives_in -> Denver" in context.text  # the semantic channel still answers
     assert mem0g.failures[-1].stage == "graph_query_entities"
     # Deterministic failures do not block the done markers: the counts survive a reload from the snapshots.
-    assert all((tmp_path / "state" / "conv-t" / slug / "done").is_file() for slug in ("caroline", "melanie"))
+    assert all(
+        (tmp_path / "state" / "conv-t" / slug / "done.json").is_file() for slug in ("caroline", "melanie")
+    )
     reloaded = await system(tmp_path, FakeClient()).ingest(three_sessions())
     assert reloaded.failures == 4
 
@@ -449,9 +451,11 @@ async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: P
     report = await first.ingest(moving_conversation())
     assert report.details["failures.graph_relations"] == 1
     caroline_dir = tmp_path / "state" / "conv-t" / "caroline"
-    assert not (caroline_dir / "done").exists()  # a replay could succeed: no marker, as for Mem0's own steps
+    assert not (
+        caroline_dir / "done.json"
+    ).exists()  # a replay could succeed: no marker, as for Mem0's own steps
     assert (caroline_dir / "graph" / "graph.json").is_file()  # the graph so far is still saved
-    assert (tmp_path / "state" / "conv-t" / "melanie" / "done").is_file()
+    assert (tmp_path / "state" / "conv-t" / "melanie" / "done.json").is_file()
     _, edges = first.graph_snapshot("conv-t")["Caroline"]
     assert [e.destination_name for e in edges] == ["Boston"]  # the failed pair added nothing
 
@@ -462,7 +466,7 @@ async def test_transient_graph_failure_withholds_done_and_is_retried(tmp_path: P
     # Only Caroline's stream was replayed (memory and graph steps), and the failed call was retried.
     assert {c.inputs["user"] for c in client.calls if "user" in c.inputs} == {"Caroline"}
     assert len(client.routed(prompts.RELATIONS_SPEC.name)) == 2
-    assert again.failures == 0 and (caroline_dir / "done").is_file()
+    assert again.failures == 0 and (caroline_dir / "done.json").is_file()
     _, edges = second.graph_snapshot("conv-t")["Caroline"]
     assert [(e.destination_name, e.valid) for e in edges] == [
         ("Boston", False),
@@ -480,6 +484,7 @@ async def test_memories_command_exports_graphml(tmp_path: Path, capsys: pytest.C
 
     await system(tmp_path, FakeClient()).ingest(moving_conversation())
     run_dir = str(tmp_path)  # system() keeps its state in tmp_path / "state", as a run directory does
+    (tmp_path / "config.yaml").write_text(f"method:\n  _target_: {Mem0G.__module__}.Mem0G\n")
     out_file = tmp_path / "export" / "caroline.graphml"
     args = [run_dir, "--conversation", "conv-t", "--speaker", "Caroline", "--export-graphml", str(out_file)]
     assert memories_main(args) == 0

@@ -170,7 +170,7 @@ def test_end_to_end(exp, tmp_path, locomo_mini):
         assert json.loads((run_dir / "run.json").read_text())["versions"]["mem0ai"] == "1.0.11"
         for speaker in ("maya", "tomas"):
             folder = run_dir / "state" / "mini-1" / speaker
-            assert (folder / "done").is_file() and (folder / "qdrant").is_dir()
+            assert (folder / "done.json").is_file() and (folder / "qdrant").is_dir()
             assert (folder / "graph.kuzu").exists() == graph
         assert files_containing(run_dir, TEST_KEY) == []
         shown = run_cli(

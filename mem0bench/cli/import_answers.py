@@ -59,6 +59,7 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.status import RunState
 
     if args.out.exists() and any(args.out.iterdir()):
         raise ConfigurationError(f"{args.out} exists and is not empty: import into a new folder")
@@ -115,7 +116,7 @@ def _import(args: argparse.Namespace) -> int:
     )  # fmt: skip
     metrics = write_imported_run(rundir, result, system, BootstrapSettings(args.bootstrap_replicates))
     file_sha = hashlib.sha256(args.file.read_bytes()).hexdigest()
-    rundir.finish("complete", imported={"file": str(args.file), "sha256": file_sha, **result.counts})
+    rundir.finish(RunState.COMPLETE, imported={"file": str(args.file), "sha256": file_sha, **result.counts})
     rundir.close()
     for line in result.problems:
         print(line)

@@ -117,6 +117,7 @@ async def _rejudge_locked(
     from mem0bench.pipeline.rejudge import Rejudger
     from mem0bench.pipeline.summary import print_summary
     from mem0bench.rundir.directory import RunDirectory
+    from mem0bench.rundir.status import RunState
 
     judge = spec.judge
     client = build_client(spec)
@@ -148,7 +149,8 @@ async def _rejudge_locked(
         manifest = rundir.manifest()
         judges = {**manifest.get("judges", {}), subdir or ".": spec.config["judge"]}
         kept = {"reason": manifest["reason"]} if "reason" in manifest else {}  # the run's own story stays
-        rundir.finish(manifest.get("status", "complete"), judges=judges, **kept)
+        status = RunState.of(manifest.get("status")) or RunState.COMPLETE
+        rundir.finish(status, judges=judges, **kept)
         rundir.close()
         print_summary(outcome, rundir, file=sys.stdout, price_note=client.settings.price_note())
         if subdir:

@@ -81,12 +81,15 @@ def record_failed_job(run_dir: Path, reason: str) -> None:
     """A sweep job that stopped before its run began: a run.json that says so, and why."""
     from mem0bench.common.folder_lock import lock_owner
     from mem0bench.rundir.directory import write_json
+    from mem0bench.rundir.status import RunState
 
     if (run_dir / "run.json").exists() or lock_owner(run_dir):
         return  # a run's own record, or a folder another process owns (it writes run.json itself)
     # If the folder itself is the problem, the error line was printed already: nothing more to do.
     with contextlib.suppress(OSError):
-        write_json(run_dir / "run.json", {"run_id": run_dir.name, "status": "failed", "reason": reason})
+        write_json(
+            run_dir / "run.json", {"run_id": run_dir.name, "status": RunState.FAILED, "reason": reason}
+        )
 
 
 # Arguments that can make composing the config change the run mode: a `hydra.mode` override, or config

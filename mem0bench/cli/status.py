@@ -21,6 +21,7 @@ from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
+from mem0bench.rundir.status import RunState
 from mem0bench.status.reader import RunStatus, read_status, sweep_resume_command
 
 
@@ -129,17 +130,20 @@ def render(status: RunStatus, base: Path | None = None) -> str:
 def _failure_advice(status: RunStatus) -> str:
     """Which open failures the resume command retries and which need run.retry_failed=true (or another
     setting): a cached malformed reply comes back the same on a plain rerun."""
+    from mem0bench.llm.types import as_failure_kind
     from mem0bench.pipeline.advice import rerun_advice
     from mem0bench.rundir.records import FailureRecord
 
     rows = [
-        FailureRecord(stage, kind, "") for (stage, kind), n in status.open_failures.items() for _ in range(n)
+        FailureRecord(stage, as_failure_kind(kind), "")
+        for (stage, kind), n in status.open_failures.items()
+        for _ in range(n)
     ]
     return rerun_advice(rows, retried=False)
 
 
 def _resume_text(status: RunStatus) -> str:
-    if status.finished and status.recorded == "complete":
+    if status.finished and status.recorded == RunState.COMPLETE:
         return "nothing left to do"
     if status.resume is None:
         return "the command is not recorded (see run.json `command`); add hydra.run.dir=" + str(status.path)
@@ -149,7 +153,7 @@ def _resume_text(status: RunStatus) -> str:
 
 
 def render_sweep(path: Path, runs: list[Path], statuses: list[RunStatus]) -> str:
-    finished = sum(1 for s in statuses if s.finished and s.recorded == "complete")
+    finished = sum(1 for s in statuses if s.finished and s.recorded == RunState.COMPLETE)
     working = sum(1 for s in statuses if s.process.working)
     paid = sum(s.spent_usd for s in statuses)
     left = sum(s.left.usd for s in statuses if s.left is not None)

@@ -21,6 +21,7 @@ from omegaconf import DictConfig
 from mem0bench.common.text import one_line
 from mem0bench.rundir.find import find_run_dirs
 from mem0bench.rundir.heartbeat import HeartbeatInfo
+from mem0bench.rundir.status import RunState
 
 __all__ = ["SweepSummary", "sweep_summary"]
 
@@ -66,7 +67,7 @@ def sweep_summary(sweep_dir: Path) -> str:
         judge = (metrics.get("overall") or {}).get("judge") if metrics else None
         j = fmt_judge(judge) if metrics else "-"
         what = " ".join(changes) or "-"
-        if status != "complete" and manifest.get("reason"):
+        if status != RunState.COMPLETE and manifest.get("reason"):
             reason = one_line(str(manifest["reason"]))
             what += f"  ({reason[:REASON_CHARS]}{'...' if len(reason) > REASON_CHARS else ''})"
         rows.append((str(job.relative_to(sweep_dir)), status, j, what))

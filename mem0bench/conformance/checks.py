@@ -30,6 +30,8 @@ from mem0bench.memory.base import (
     StepFailure,
     SystemContext,
     expects_empty_context,
+    optional_member_problems,
+    request_counter,
 )
 from mem0bench.memory.costs import CostPlan
 from mem0bench.tokens import count_tokens
@@ -201,6 +203,7 @@ def _check_members(run: _Run, system: MemorySystem) -> None:
             problems.append(f"`{member}` must be an async method")
     if not callable(getattr(type(system), "cost_plan", None)):
         problems.append("`cost_plan` must be a classmethod (SystemBase has one)")
+    problems += optional_member_problems(system)  # docs/your_system.md, "Optional members"
     if problems:
         raise run.fail("protocol", "; ".join(problems))
     run.put(
@@ -302,8 +305,8 @@ async def _check_resume(
             loop.call_soon_threadsafe(task.cancel)
 
     run.server.on_request = arrived
-    transport = getattr(system, "transport", None)
-    if transport is not None and hasattr(transport, "on_request"):
+    transport = request_counter(system)
+    if transport is not None:
         transport.on_request = arrived
     interrupted = False
     try:
@@ -318,7 +321,7 @@ async def _check_resume(
         ) from None
     finally:
         run.server.on_request = None
-        if transport is not None and hasattr(transport, "on_request"):
+        if transport is not None:
             transport.on_request = None
     await _close(run, system)
     # What the runner does on a rerun after a kill: the conversation's state folder is cleared.

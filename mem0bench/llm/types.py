@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, cast, get_args
 
 Stage = Literal["ingest", "search", "answer", "judge", "preflight"]
 STAGES: tuple[Stage, ...] = ("ingest", "search", "answer", "judge")
@@ -14,7 +16,7 @@ STRUCTURED_MODES: tuple[StructuredMode, ...] = ("tool", "json_schema", "json_obj
 Message = dict[str, Any]
 """An OpenAI chat message, e.g. {"role": "user", "content": "..."}."""
 
-FailureKind = Literal[
+CallFailureKind = Literal[
     "rate_limit",  # 429s past the retry budget
     "server_error",  # 5xx past the retry budget
     "timeout",
@@ -24,10 +26,101 @@ FailureKind = Literal[
     "bad_request",  # 4xx other than 429: not retried
     "local_error",  # an exception in our own process (a local model's failure, a bug): not the server's
 ]
+"""The kinds the LLM client gives up with (`CallFailure`); the bridge writes them in its error bodies."""
 
-TRANSIENT_KINDS: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
-"""The failure kinds a later attempt may get past (the others would fail the same way again). The one
-definition: ingestion replays, answer reruns and the run's retry bookkeeping all read it."""
+FailureKind = Literal[
+    CallFailureKind,
+    "library_error",  # a third-party library's own exception, no failed call behind it
+    "system_error",  # a system's `retrieve` raised something other than a failed call
+    "unknown",  # a row that names no kind, or one this version does not know (an older or newer file)
+]
+"""Every kind a failures.jsonl row, a StepFailure or an ingest row can carry. `FAILURE_KINDS` gives each
+one's properties; nothing else lists kinds."""
+
+
+@dataclass(frozen=True)
+class KindTraits:
+    """What a failure kind means for a rerun."""
+
+    meaning: str
+    transient: bool = False
+    """A later attempt may get past it (the rerun of the same command retries it)."""
+    from_cache: bool = False
+    """The reply is in the cache: the same request gets it back, so only run.retry_failed=true (asking
+    past the cache) can change the outcome."""
+    remedy: str = ""
+    """What to change when asking again cannot help (empty for the transient kinds)."""
+    no_reply: bool = False
+    """No reply came at all (the server may be down): what a reachability watch counts."""
+
+
+_ANOTHER_MODEL = "try another llm.model (or judge.model), a larger llm.max_tokens, or llm.repair_attempts=2"
+
+FAILURE_KINDS: Mapping[FailureKind, KindTraits] = MappingProxyType(
+    {
+        "rate_limit": KindTraits("429s past the retry budget", transient=True),
+        "server_error": KindTraits("5xx (or an unreadable reply) past the retry budget", transient=True),
+        "timeout": KindTraits("no reply in time, past the retry budget", transient=True, no_reply=True),
+        "connection": KindTraits(
+            "the server could not be reached, past the retry budget", transient=True, no_reply=True
+        ),
+        "malformed": KindTraits(
+            "a reply that never validated against its schema, repair included",
+            from_cache=True,
+            remedy=_ANOTHER_MODEL,
+        ),
+        "empty": KindTraits("a reply with no choices or no content", from_cache=True, remedy=_ANOTHER_MODEL),
+        "bad_request": KindTraits(
+            "the server refused the request (a 4xx not retried): it refuses it again",
+            remedy="change the setting the server's message names (failures.jsonl): another llm.model, "
+            "a smaller llm.max_tokens, a shorter context",
+        ),
+        "local_error": KindTraits(
+            "an exception in our own process (a local model's failure)",
+            remedy="fix the local model's setup (failures.jsonl names the exception)",
+        ),
+        "library_error": KindTraits(
+            "a third-party library's own exception, no failed call behind it",
+            remedy="see the library's message in failures.jsonl: a setting of the method or a fix of the "
+            "library",
+        ),
+        "system_error": KindTraits(
+            "the system's own code raised (not a failed LLM call)",
+            remedy="fix the system (failures.jsonl names the exception and where), then rerun the same "
+            "command to retry them",
+        ),
+        "unknown": KindTraits(
+            "a kind this version does not know", remedy="see failures.jsonl for what failed"
+        ),
+    }
+)
+"""The one table of failure kinds and their properties (a test checks it covers `FailureKind`)."""
+
+TRANSIENT_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.transient)
+"""The failure kinds a later attempt may get past (the others would fail the same way again): ingestion
+replays, answer reruns and the run's retry bookkeeping all read it."""
+
+CACHED_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.from_cache)
+"""The failure kinds whose reply comes back from the cache: run.retry_failed=true asks again past it."""
+
+NO_REPLY_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.no_reply)
+"""The failure kinds where no reply came at all (a reachability watch counts them)."""
+
+CALL_KINDS: frozenset[str] = frozenset(get_args(CallFailureKind))
+"""The LLM client's kinds: the only ones the bridge writes in an error body."""
+
+UNKNOWN: FailureKind = "unknown"
+
+
+def as_failure_kind(value: object) -> FailureKind:
+    """The kind a row names, read back: a kind this version does not know (or none) is "unknown", so that
+    rows written by another version still read."""
+    return cast(FailureKind, value) if isinstance(value, str) and value in FAILURE_KINDS else UNKNOWN
+
+
+def kind_traits(kind: str) -> KindTraits:
+    """The properties of `kind` (those of "unknown" for a kind this version does not know)."""
+    return FAILURE_KINDS[as_failure_kind(kind)]
 
 
 class ReplyShapeError(ValueError):

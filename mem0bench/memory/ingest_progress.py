@@ -15,8 +15,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
-from mem0bench.data.model import Conversation
-from mem0bench.memory.stream import message_pairs
+from mem0bench.memory.base import ingest_units_of
 
 Listener = Callable[[int], None]
 
@@ -40,10 +39,6 @@ def listening(listener: Listener) -> Iterator[None]:
         _listener.reset(token)
 
 
-def ingest_units(system: object, conversation: Conversation) -> int:
-    """The units a system will report for a conversation: its own `ingest_units(conversation)` if it has
-    one, else the conversation's message pairs (each counted once)."""
-    own = getattr(system, "ingest_units", None)
-    if callable(own):
-        return max(int(own(conversation)), 1)
-    return max(len(message_pairs(conversation)), 1)
+ingest_units = ingest_units_of
+"""The units a system will report for a conversation (memory.base.ingest_units_of, where the optional
+members are read)."""

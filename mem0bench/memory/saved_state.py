@@ -49,13 +49,17 @@ class DoneMarker:
     def read(self, fingerprint: str) -> dict[str, Any] | None:
         """The marker's contents when it stands for `fingerprint` in this format; else None (absent,
         unreadable, another layout or another conversation/settings: the state is rebuilt)."""
+        meta = self.written()
+        return meta if meta is not None and meta.get("fingerprint") == fingerprint else None
+
+    def written(self) -> dict[str, Any] | None:
+        """The marker's contents in this format, whatever fingerprint it names (what an inspection of a
+        saved state asks: is it finished?); else None."""
         try:
             meta = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(meta, dict) or meta.get("format") != self.format:
-            return None
-        return meta if meta.get("fingerprint") == fingerprint else None
+        return meta if isinstance(meta, dict) and meta.get("format") == self.format else None
 
     def write(
         self, fingerprint: str, extra: Mapping[str, Any] | None = None, *, indent: int | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from mem0bench.llm.types import kind_traits
 from mem0bench.pipeline.failures import SYSTEM_ERROR
 from mem0bench.rundir.records import FailureRecord
 
@@ -18,54 +19,52 @@ __all__ = ["RETRY_FAILED_OVERRIDE", "rerun_advice"]
 
 RETRY_FAILED_OVERRIDE = "run.retry_failed=true"
 
-_TRANSIENT = frozenset({"rate_limit", "server_error", "timeout", "connection"})
-_FROM_CACHE = frozenset({"malformed", "empty"})
 
-
-def _counts(failures: Sequence[FailureRecord], kinds: frozenset[str] | None) -> str:
-    tally = Counter(f.kind for f in failures if kinds is None or f.kind in kinds)
+def _counts(failures: Sequence[FailureRecord]) -> str:
+    tally = Counter(f.kind for f in failures)
     return ", ".join(f"{kind} {n}" for kind, n in sorted(tally.items()))
 
 
 def rerun_advice(failures: Sequence[FailureRecord], *, retried: bool, above_rate: bool = False) -> str:
-    """One sentence (no trailing period) on how the standing `failures` can be retried.
+    """One sentence (no trailing period) on how the standing `failures` can be retried; what each kind
+    allows comes from its properties (llm.types.FAILURE_KINDS).
 
     `retried`: this run already had run.retry_failed=true. `above_rate`: the run exceeded
     run.max_failure_rate, so also say how to accept the failures as they are.
     """
-    transient = [f for f in failures if f.kind in _TRANSIENT]
-    cached = [f for f in failures if f.kind in _FROM_CACHE]
+    transient = [f for f in failures if kind_traits(f.kind).transient]
+    cached = [f for f in failures if kind_traits(f.kind).from_cache]
     crashed = [f for f in failures if f.kind == SYSTEM_ERROR]
-    other = [
-        f
-        for f in failures
-        if f.kind not in _TRANSIENT and f.kind not in _FROM_CACHE and f.kind != SYSTEM_ERROR
-    ]
+    # The others, by what would put them right (kinds sharing a remedy share a sentence).
+    other: dict[str, list[FailureRecord]] = {}
+    for f in failures:
+        traits = kind_traits(f.kind)
+        if not (traits.transient or traits.from_cache or f.kind == SYSTEM_ERROR):
+            other.setdefault(traits.remedy, []).append(f)
     parts: list[str] = []
     if transient:
         parts.append(
-            f"rerun the same command to retry the {len(transient)} transient ones ({_counts(transient, None)})"
+            f"rerun the same command to retry the {len(transient)} transient ones ({_counts(transient)})"
         )
     if cached and not retried:
         parts.append(
-            f"the {len(cached)} malformed or empty replies ({_counts(cached, None)}) come back the same from "
+            f"the {len(cached)} malformed or empty replies ({_counts(cached)}) come back the same from "
             f"the cache: rerun with {RETRY_FAILED_OVERRIDE} to ask again past the cache"
         )
     elif cached:
+        remedies = "; ".join(dict.fromkeys(kind_traits(f.kind).remedy for f in cached))
         parts.append(
-            f"the {len(cached)} malformed or empty replies ({_counts(cached, None)}) failed again when asked "
-            "afresh: try another llm.model (or judge.model), a larger llm.max_tokens, or llm.repair_attempts=2"
+            f"the {len(cached)} malformed or empty replies ({_counts(cached)}) failed again when asked "
+            f"afresh: {remedies}"
         )
     if crashed:
         parts.append(
-            f"the system's own code raised on {len(crashed)} question(s) ({SYSTEM_ERROR} {len(crashed)}; "
-            "failures.jsonl names the exception and where): fix the system, then rerun the same command "
-            "to retry them"
+            f"the system's own code raised on {len(crashed)} question(s) ({_counts(crashed)}): "
+            f"{kind_traits(SYSTEM_ERROR).remedy}"
         )
-    if other:
+    for remedy, rows in other.items():
         parts.append(
-            f"the {len(other)} other failures ({_counts(other, None)}) fail the same way on every attempt: "
-            "change the setting they name (see failures.jsonl)"
+            f"the {len(rows)} other failures ({_counts(rows)}) fail the same way on every attempt: {remedy}"
         )
     if not parts:
         parts.append("rerun the same command to retry them")

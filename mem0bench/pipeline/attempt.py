@@ -18,6 +18,7 @@ from hydra.utils import get_class
 
 from mem0bench.data.model import Question
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.types import as_failure_kind
 from mem0bench.memory.base import expects_empty_context
 from mem0bench.pipeline.failures import FailureLog, count_failures, settle_failures_file
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
@@ -157,7 +158,7 @@ class Attempt:
             if judgement.label is not None:
                 self.judged.add((judge.signature, answer.qid, run, answer.session))
             else:
-                kind = (judgement.failure or "unknown").split(":", 1)[0]
+                kind = as_failure_kind((judgement.failure or "").split(":", 1)[0])
                 self.failures.record(
                     FailureRecord(
                         "judge", kind, judgement.failure or "", answer.conversation, answer.qid, run=run

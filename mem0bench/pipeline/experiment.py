@@ -31,7 +31,14 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
 from mem0bench.llm.probes import Probe, probe
 from mem0bench.llm.reachability import ServerUnreachable
-from mem0bench.memory.base import MemorySystem, SystemContext, declared_bound, expects_empty_context
+from mem0bench.memory.base import (
+    MemorySystem,
+    SystemContext,
+    declared_bound,
+    expects_empty_context,
+    prompt_files_of,
+    uses_graph_server,
+)
 from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.config_change import change_history, compare_recorded, folder_changes, supersede
@@ -46,6 +53,7 @@ from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.directory import RunDirectory, discard_unused_run_dir
 from mem0bench.rundir.heartbeat import beating, with_heartbeat_cost
+from mem0bench.rundir.status import RunState
 from mem0bench.rundir.storage import StorageFull, describe, storage_error_in
 from mem0bench.suites import DatasetRequest, Suite, get_suite
 from mem0bench.tokens import check_encoding, load_in_background
@@ -163,8 +171,7 @@ def _uses_graph_server(system: SystemSpec, graph: Mapping[str, Any]) -> bool:
         system_class = get_class(system.target)
     except Exception:  # a bad _target_ is reported, in one line, by build_system
         return False
-    uses = getattr(system_class, "uses_graph_server", None)
-    return bool(uses(graph)) if callable(uses) else False
+    return uses_graph_server(system_class, graph)
 
 
 def graph_server(system: SystemSpec, rundir: RunDirectory) -> tuple[dict[str, Any], EmbeddedFalkorDB | None]:
@@ -305,7 +312,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         dataset, questions = load_scope(spec.scope)
         prompt_files = prompt_files_record(
             # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
-            [options.answer_file, judge.template, *getattr(system, "prompt_files", ())]
+            [options.answer_file, judge.template, *prompt_files_of(system)]
         )
         manifest = rundir.manifest()
         if manifest:  # what config.yaml cannot show: the dataset's and the prompt files' content
@@ -339,7 +346,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 rundir=rundir, judge=judge, options=options, method_name=spec.method_name,
             )  # fmt: skip
         except DamagedFileError as exc:
-            rundir.finish("failed", reason=one_line(exc))
+            rundir.finish(RunState.FAILED, reason=one_line(exc))
             raise
         # What a killed earlier process paid after its last save of usage.json is in its heartbeat, which
         # this process is about to overwrite: keep it in usage.json.
@@ -351,15 +358,15 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 outcome = await _storage_checked(runner.run(), run_dir)
             except StorageFull as exc:
                 with contextlib.suppress(OSError):  # the disk may not even take run.json
-                    rundir.finish("stopped", reason=str(exc))
+                    rundir.finish(RunState.STOPPED, reason=str(exc))
                 print(f"error: {exc}", file=sys.stderr)
                 return 1
             except RunAborted as exc:
-                rundir.finish("aborted", reason=str(exc))
+                rundir.finish(RunState.ABORTED, reason=str(exc))
                 print(f"error: run.strict=true and {one_line(exc)}", file=sys.stderr)
                 return 1
             except ServerUnreachable as exc:
-                rundir.finish("stopped", reason=str(exc))
+                rundir.finish(RunState.STOPPED, reason=str(exc))
                 print(
                     f"error: {exc}; finished work is kept in {rundir.path}: rerun the same command once "
                     "the server is back to continue",
@@ -367,10 +374,10 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 )
                 return 1
             except (asyncio.CancelledError, KeyboardInterrupt):
-                rundir.finish("interrupted")
+                rundir.finish(RunState.INTERRUPTED)
                 raise
             except SystemCrashed as exc:
-                rundir.finish("failed", reason=str(exc))
+                rundir.finish(RunState.FAILED, reason=str(exc))
                 if os.environ.get("HYDRA_FULL_ERROR") == "1":
                     raise
                 print(
@@ -380,12 +387,12 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
                 )
                 return 1
             except ConfigurationError as exc:  # e.g. a graph server a system could not reach
-                rundir.finish("failed", reason=one_line(exc))
+                rundir.finish(RunState.FAILED, reason=one_line(exc))
                 raise
             except BaseException as exc:
-                rundir.finish("failed", reason=one_line(f"{type(exc).__name__}: {exc}"))
+                rundir.finish(RunState.FAILED, reason=one_line(f"{type(exc).__name__}: {exc}"))
                 raise
-        status = "complete" if outcome.failure_rate <= options.max_failure_rate else "failed"
+        status = RunState.COMPLETE if outcome.failure_rate <= options.max_failure_rate else RunState.FAILED
         rundir.finish(
             status,
             failure_rate=round(outcome.failure_rate, 6),
@@ -393,7 +400,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             failures=outcome.metrics.get("failures"),
         )
         print_summary(outcome, rundir, retried=options.retry_failed, price_note=client.settings.price_note())
-        if status == "failed":
+        if status is RunState.FAILED:
             worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(
                 f"error: {outcome.failure_rate:.1%} of the {worst} items failed, above "

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mem0bench.llm.types import CallFailure
+from mem0bench.llm.types import CallFailure, FailureKind
 from mem0bench.memory.base import MemorySystem, StepFailure
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
@@ -33,7 +33,7 @@ class SystemCrashed(Exception):
     raised; the run stops, since every conversation would likely fail the same way."""
 
 
-SYSTEM_ERROR = "system_error"
+SYSTEM_ERROR: FailureKind = "system_error"
 """The failure kind of a question whose context the system's `retrieve` raised on (not an LLM failure)."""
 
 

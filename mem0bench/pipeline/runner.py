@@ -35,7 +35,7 @@ from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
 from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context
 from mem0bench.memory.ingest_progress import ingest_units, listening
 from mem0bench.pipeline.answer import answer_question
@@ -90,7 +90,7 @@ class Runner:
         self.system_failures = SystemFailures(system)
 
     # -- stages --------------------------------------------------------------------------------------
-    def _ingest_failed(self, sid: str, kind: str, message: str, units_left: int) -> str:
+    def _ingest_failed(self, sid: str, kind: FailureKind, message: str, units_left: int) -> str:
         """A conversation whose ingestion stopped on a failed call: recorded, and why (for its questions)."""
         reason = f"ingest:{kind}: conversation {sid} could not be ingested: {message}"
         self._append_ingest(IngestRecord(sid, session=self.attempt.id, failed=reason, kind=kind))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from mem0bench.report.collect import RunSummary, UnfinishedRun, short_names
 from mem0bench.report.identity import scope_differences
+from mem0bench.rundir.status import RunState
 
 __all__ = ["report_warnings", "unfinished_warnings"]
 
@@ -28,7 +29,7 @@ def report_warnings(unfinished: Sequence[UnfinishedRun], runs: Sequence[RunSumma
     """Every warning of a report, without the 'warning: ' prefix, in the order a reader needs them."""
     out = unfinished_warnings(unfinished)
     for run in runs:
-        if run.status not in (None, "complete"):
+        if run.status not in (None, RunState.COMPLETE):
             out.append(f"{run.path}: run status is {run.status!r}; its metrics may be partial")
     differences = scope_differences(runs)
     if differences:

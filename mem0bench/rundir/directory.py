@@ -30,6 +30,7 @@ from typing import Any
 from mem0bench.common.files import atomic_write
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.common.private import private_dir
+from mem0bench.rundir.status import RunState
 from mem0bench.rundir.storage import named
 
 _PACKAGES = (
@@ -188,7 +189,7 @@ class RunDirectory:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = {
             "run_id": previous.get("run_id", self.path.name),
-            "status": "running",
+            "status": RunState.RUNNING,
             "method": method,
             "started": previous.get("started", now),
             "resumed": [*previous.get("resumed", []), now] if previous else [],
@@ -205,7 +206,7 @@ class RunDirectory:
         # the umask; the run's other files follow it.
         private_dir(self.state_dir)
 
-    def finish(self, status: str, **extra: Any) -> None:
+    def finish(self, status: RunState, **extra: Any) -> None:
         manifest = self.manifest()
         manifest.update(status=status, finished=datetime.now(UTC).isoformat(timespec="seconds"))
         manifest.pop("reason", None)  # why an earlier attempt stopped is not this one's story

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, TypeVar
+
+from mem0bench.llm.types import FailureKind, as_failure_kind
 
 T = TypeVar("T")
 
@@ -93,9 +96,9 @@ class AnswerRecord:
         return self.failure.split(":", 1)[0] if self.failure else None
 
     @property
-    def failure_kind(self) -> str:
+    def failure_kind(self) -> FailureKind:
         parts = (self.failure or "").split(":", 2)
-        return parts[1].strip() if len(parts) == 3 else "unknown"
+        return as_failure_kind(parts[1].strip() if len(parts) == 3 else None)
 
     def to_dict(self) -> dict[str, Any]:
         row = asdict(self)
@@ -178,7 +181,8 @@ class FailureRecord:
     false while the item is still failed (it is counted in metrics.json and retried by the next run)."""
 
     stage: str
-    kind: str
+    kind: FailureKind
+    """Read back from a row, a kind this version does not know is "unknown" (llm.types.as_failure_kind)."""
     message: str
     conversation: str | None = None
     qid: str | None = None
@@ -199,7 +203,7 @@ class FailureRecord:
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in row.items() if k in names}
         kwargs.setdefault("stage", "unknown")
-        kwargs.setdefault("kind", "unknown")
+        kwargs["kind"] = as_failure_kind(kwargs.get("kind"))
         kwargs.setdefault("message", "")
         return cls(**kwargs)
 
@@ -213,12 +217,12 @@ class IngestRecord:
     session: str | None = None
     failed: str | None = None
     """'ingest:<kind>: <message>' when the conversation could not be ingested at all."""
-    kind: str | None = None
+    kind: FailureKind | None = None
     """The failure kind of a `failed` attempt."""
     memory_tokens: int | None = None
     failures: int = 0
     """Steps that failed for good while the ingestion went on."""
-    failure_kinds: dict[str, int] = field(default_factory=dict)
+    failure_kinds: dict[FailureKind, int] = field(default_factory=dict)
     retry: bool | None = None
     """True when a failed step may pass on a later attempt; None in rows written before it existed."""
     details: dict[str, Any] = field(default_factory=dict)
@@ -262,6 +266,11 @@ class IngestRecord:
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in row.items() if k in names}
         kwargs["failures"] = int(row.get("failures") or 0)
-        for name in ("failure_kinds", "details"):
-            kwargs[name] = row.get(name) or {}
+        kwargs["details"] = row.get("details") or {}
+        kinds: Counter[FailureKind] = Counter()
+        for kind, n in (row.get("failure_kinds") or {}).items():
+            kinds[as_failure_kind(kind)] += int(n)
+        kwargs["failure_kinds"] = dict(kinds)
+        if row.get("kind") is not None:
+            kwargs["kind"] = as_failure_kind(row["kind"])
         return cls(**kwargs)

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any
 
-from mem0bench.llm.types import FailureKind
+from mem0bench.llm.types import CALL_KINDS, FailureKind, as_failure_kind
 
 __all__ = ["CALL_KINDS", "LIBRARY_ERROR", "bridged_kind", "failure_kind"]
 
-CALL_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
-"""The LLM client's kinds: the only ones the bridge writes in an error body."""
-
-LIBRARY_ERROR = "library_error"
+LIBRARY_ERROR: FailureKind = "library_error"
 """An exception of the library's own, with no failed call behind it (not retried: it would fail again).
 An adapter records it for a step it caught; an exception that escapes an adapter's `retrieve` is the
 run's `system_error` (pipeline.failures.SYSTEM_ERROR) instead, unless it carries a bridged kind."""
@@ -32,7 +29,7 @@ _MALFORMED_TYPES = frozenset({"ValidationError", "OutputParserException", "JSOND
 LangChain's, json's), matched by name so that no library must be importable here."""
 
 
-def failure_kind(exc: BaseException) -> str:
+def failure_kind(exc: BaseException) -> FailureKind:
     """One of `CALL_KINDS` or `LIBRARY_ERROR` for an exception out of a library call."""
     bridged = bridged_kind(exc)
     if bridged is not None:
@@ -59,7 +56,7 @@ def failure_kind(exc: BaseException) -> str:
     return LIBRARY_ERROR
 
 
-def bridged_kind(exc: BaseException) -> str | None:
+def bridged_kind(exc: BaseException) -> FailureKind | None:
     """The kind the bridge wrote in the error body, if `exc` (or an exception it wraps) carries one: a
     call the harness's client failed for good, whatever code let the exception through."""
     seen: set[int] = set()
@@ -73,6 +70,6 @@ def bridged_kind(exc: BaseException) -> str | None:
             if isinstance(error, Mapping):
                 for key in ("code", "type"):
                     if error.get(key) in CALL_KINDS:
-                        return str(error[key])
+                        return as_failure_kind(error[key])
         current = current.__cause__ or current.__context__
     return None

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mem0bench.common.files import atomic_write
+from mem0bench.memory.base import SavedStore
+from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import DoneMarker, conversation_folder
 from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import Note
 
@@ -69,3 +71,24 @@ class NoteStore:
         if len(notes) != meta.get("n_notes"):
             return None
         return SavedState(notes=notes, failures=failures, counts=counts)
+
+    def stores(self, sample_id: str) -> list[SavedStore]:
+        """The saved notes as `mem0bench memories` shows them: one store per speaker they are about, in
+        the order the notes name them ([] when the conversation has none saved)."""
+        try:
+            rows = json.loads((self.folder(sample_id) / "notes.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        complete = self._marker(sample_id).written() is not None
+        by_speaker: dict[str, list[Note]] = {}
+        for note in map(Note.from_dict, rows):
+            by_speaker.setdefault(note.speaker, []).append(note)
+        stores = []
+        for speaker, notes in by_speaker.items():
+            slug = speaker.lower().replace(" ", "_")
+            memories = tuple(
+                MemoryRecord(f"{slug}-{i:04d}", n.text, speaker, n.date, n.date)
+                for i, n in enumerate(notes, 1)
+            )
+            stores.append(SavedStore(speaker, slug, complete, memories))
+        return stores

@@ -25,11 +25,19 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from mem0bench.common.text import one_line
 from mem0bench.data.model import Conversation, Dataset, Question, Session
 from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError, ReplyShapeError
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import INSTRUCTION_TOKENS, CostPlan, MethodConfig, PlanLine
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.saved_state import ConversationLocks
@@ -82,6 +90,11 @@ class ChatGPTMemoryEmulation(SystemBase):
 
     packages: tuple[str, ...] = ()
     """No third-party library: the notes are written through the harness's own LLM client."""
+
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """The notes the system saved, one store per speaker they are about."""
+        return NoteStore(state_dir).stores(sample_id)
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from mem0bench.llm.types import FailureKind
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.support import LibraryLog
 
@@ -48,11 +49,11 @@ class CallEvent:
     """One LLM call of the library: its step, and why it failed (kind None when the step went through)."""
 
     step: str
-    kind: str | None = None
+    kind: FailureKind | None = None
     message: str = ""
 
 
-def _check_reply(reply: Any, response_format: Any) -> tuple[str, str] | None:
+def _check_reply(reply: Any, response_format: Any) -> tuple[FailureKind, str] | None:
     """(kind, message) when the library cannot read `reply` the way it means to, else None: it loads the
     reply with json.loads and reads the schema's required keys from the object."""
     if reply is None or (isinstance(reply, str) and not reply.strip()):

@@ -26,9 +26,18 @@ from mem0bench.common.files import atomic_write
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.timing import measure
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.llm.types import FailureKind
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import ConversationLocks, DoneMarker, conversation_folder
 from mem0bench.systems.external.amem.costs import amem_cost_plan
 from mem0bench.systems.external.amem.failures import LIBRARY_LOG, CallEvent, RecordingLLM
@@ -128,6 +137,22 @@ class AMem(SystemBase):
 
     # ---- state --------------------------------------------------------------------------------------
 
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """The conversation's notes (one shared store), from the notes.jsonl the ingest writes for reading."""
+        folder = conversation_folder(state_dir, sample_id, "amem")
+        try:
+            lines = (folder / "notes.jsonl").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        rows = [json.loads(line) for line in lines if line.strip()]
+        memories = tuple(
+            MemoryRecord(str(r["id"]), str(r["content"]), "shared", str(r["timestamp"]), str(r["timestamp"]))
+            for r in rows
+        )
+        complete = DoneMarker(folder / "done.json", _FORMAT).written() is not None
+        return [SavedStore("shared", "amem", complete, memories)]
+
     def state_path(self, sample_id: str) -> Path:
         return conversation_folder(self.context.state_dir, sample_id, "amem")
 
@@ -211,7 +236,7 @@ class AMem(SystemBase):
         explains what went wrong, the library's own WARNING+ log lines and a crash of `add_note` (the note
         lost)."""
 
-        def row(stage: str, kind: str, message: str) -> StepFailure:
+        def row(stage: str, kind: FailureKind, message: str) -> StepFailure:
             return StepFailure(
                 system=self.name, sample_id=sid, stage=stage, kind=kind, message=message,
                 speaker=turn.speaker, pair_index=index, dia_ids=(turn.dia_id,),
@@ -219,7 +244,7 @@ class AMem(SystemBase):
 
         lost = " (add_note failed: the note was not stored)" if outcome.crash is not None else ""
         called = [e for e in outcome.events if e.kind is not None]
-        rows = [row(e.step, e.kind or "", e.message + lost) for e in called]
+        rows = [row(e.step, e.kind or "unknown", e.message + lost) for e in called]
         if not called:
             for level, message in outcome.log:
                 rows.append(row(_log_stage(message), "library_error", f"{level}: {message}"[:500]))

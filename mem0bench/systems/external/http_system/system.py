@@ -126,7 +126,7 @@ class HttpSystem(SystemBase):
         self.context = context
         self.service = check_health(self.url, min(policy.timeout_s, 10.0))
         """What GET /health answered (its name and version, when the service gives them)."""
-        self.transport = ServiceTransport(self.url, policy, headers)
+        self.transport: ServiceTransport = ServiceTransport(self.url, policy, headers)
         self.namespace = hashlib.sha256(str(Path(context.state_dir).resolve()).encode()).hexdigest()[:12]
         self._locks: dict[str, asyncio.Lock] = {}
 

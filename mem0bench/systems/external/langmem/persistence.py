@@ -18,9 +18,12 @@ from typing import Any
 import numpy as np
 
 from mem0bench.common.files import atomic_write, atomic_write_npy
+from mem0bench.memory.base import SavedStore
+from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import DoneMarker, conversation_folder
+from mem0bench.systems.external.langmem.render import memory_text
 
-__all__ = ["Annotation", "Snapshot", "clear", "load", "save"]
+__all__ = ["Annotation", "Snapshot", "clear", "load", "save", "stores"]
 
 FORMAT = 1
 """Bump when the layout on disk changes (an older snapshot is then rebuilt)."""
@@ -132,3 +135,29 @@ def load(directory: Path, store: Any, fingerprint: str) -> Snapshot | None:
     except (OSError, ValueError, KeyError, TypeError, ImportError):
         return None
     return Snapshot(annotations=annotations, meta=meta, threads=threads)
+
+
+def stores(state_dir: Path, sample_id: str) -> list[SavedStore]:
+    """The saved store as `mem0bench memories` shows it: one store per namespace (a speaker's, or the
+    shared one), each memory dated with the session of the message that last wrote it. Reads store.json
+    only: LangGraph is not needed."""
+    directory = folder(state_dir, sample_id)
+    try:
+        body = json.loads((directory / "store.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    notes = {(tuple(a["namespace"]), a["key"]): a for a in body.get("annotations", [])}
+    by_namespace: dict[str, list[MemoryRecord]] = {}
+    for raw in body.get("items", []):
+        namespace = tuple(raw["namespace"])
+        owner = str(namespace[-1]) if namespace else "shared"
+        note = notes.get((namespace, raw["key"]), {})
+        date = str(note.get("date") or raw.get("updated_at") or "")
+        dia_ids = (str(note["dia_id"]),) if note.get("dia_id") else ()
+        record = MemoryRecord(str(raw["key"]), memory_text(raw["value"]), owner, date, date, dia_ids)
+        by_namespace.setdefault(owner, []).append(record)
+    complete = _marker(directory).written() is not None
+    return [
+        SavedStore(owner, owner.lower().replace(" ", "_"), complete, tuple(records))
+        for owner, records in by_namespace.items()
+    ]

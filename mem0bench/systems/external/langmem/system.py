@@ -15,12 +15,20 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import TRANSIENT_KINDS
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import (
     MEMORY_TOKENS,
     REPLY_TOKENS,
@@ -171,6 +179,11 @@ class LangMem(SystemBase):
         ]  # fmt: skip
         return CostPlan(context_tokens=2 * ASK_REPLY_TOKENS, lines=lines, embeds_queries=False)
 
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """The saved store's memories, one store per namespace (`persistence.stores`)."""
+        return persistence.stores(state_dir, sample_id)
+
     def ingest_units(self, conversation: Conversation) -> int:
         """Progress units: one per message."""
         return len(conversation.turns)
@@ -292,7 +305,7 @@ class LangMem(SystemBase):
         return failures, dict(counts)
 
     def _failure(
-        self, sid: str, speaker: str, index: int, dia_id: str, kind: str, message: str
+        self, sid: str, speaker: str, index: int, dia_id: str, kind: FailureKind, message: str
     ) -> StepFailure:
         stage = "langmem_agent" if self.mode == "agent" else "langmem_extract"
         return StepFailure(
@@ -453,13 +466,15 @@ class LangMem(SystemBase):
         await self.bridge.aclose()
 
 
-def _swallowed(current: Step) -> list[tuple[str, str]]:
+def _swallowed(current: Step) -> list[tuple[FailureKind, str]]:
     """What the library swallowed in a step, (kind, message) each: what trustcall logged (tool calls that
     never validated, patches it could not apply: dropped), tool calls whose arguments were not JSON
     (ignored), and the agent's tool errors."""
-    rows = []
+    rows: list[tuple[FailureKind, str]] = []
     for logger, level, message in current.records:
-        kind = "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
+        kind: FailureKind = (
+            "malformed" if logger == "extraction" and level >= logging.ERROR else "library_error"
+        )
         rows.append((kind, f"{logger}: {message}"[:500]))
     rows += [("library_error", f"tool: {message}") for message in current.tool_errors]
     rows += [("malformed", f"invalid tool call: {message}") for message in current.invalid_calls]

@@ -11,6 +11,7 @@ running at once (two speakers, several conversations) never mix, and a record is
 
 from __future__ import annotations
 
+from mem0bench.llm.types import FailureKind
 from mem0bench.systems.external.support import LibraryLog, LogRecord
 
 __all__ = ["LIBRARY_LOG", "LogRecord", "capture", "classify"]
@@ -23,7 +24,7 @@ capture = LIBRARY_LOG.capture
 
 
 # (message prefix, step, kind): mem0 1.0.11's own wording in mem0/memory/main.py and kuzu_memory.py.
-_KNOWN: tuple[tuple[str, str, str], ...] = (
+_KNOWN: tuple[tuple[str, str, FailureKind], ...] = (
     ("Error in new_retrieved_facts", "extraction", "malformed"),
     ("Error in new memory actions response", "update", "library_error"),
     ("Empty response from LLM", "update", "malformed"),
@@ -39,7 +40,7 @@ _KNOWN: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def classify(row: LogRecord) -> tuple[str, str]:
+def classify(row: LogRecord) -> tuple[str, FailureKind]:
     """(step, kind) of a captured record; an unknown WARNING+ record is a ("library", "library_error")."""
     for prefix, step, kind in _KNOWN:
         if row.message.startswith(prefix):

@@ -2,9 +2,10 @@
 
 state_dir/<sample_id>/<speaker slug>/ holds mem0's qdrant collection (qdrant/), history database
 (history.db), Kuzu database (graph.kuzu, graph variant), and ours: meta.json (counts, failures, the
-relations' session dates), records.json (the final memories, for `mem0bench memories`) and `done`, written
-last, naming the conversation's fingerprint and the
-settings that shaped the memories. A folder without a matching done.json is removed and rebuilt.
+relations' session dates), records.json (the final memories, which `Mem0OSS.saved_memories` reads for
+`mem0bench memories`) and done.json (memory/saved_state.py's marker), written last, naming the
+conversation's fingerprint and the settings that shaped the memories. A folder without a matching marker
+is removed and rebuilt.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from mem0bench.memory.saved_state import DoneMarker
 __all__ = [
     "FORMAT",
     "is_done",
+    "is_finished",
     "mark_done",
     "read_meta",
+    "read_records",
     "reset_folder",
     "write_meta",
     "write_records",
@@ -30,12 +33,19 @@ __all__ = [
 
 FORMAT = 1
 META = "meta.json"
-DONE = "done"  # the name `mem0bench memories` looks for (memory/mem0/persistence.py)
+DONE = "done.json"
+LEGACY_DONE = "done"
+"""Where versions before issue 31 wrote the same marker (named after Mem0's, which `memories` read)."""
 RECORDS = "records.json"
 
 
 def is_done(folder: Path, stamp: str) -> bool:
-    return DoneMarker(folder / DONE, FORMAT).read(stamp) is not None
+    return any(DoneMarker(folder / name, FORMAT).read(stamp) is not None for name in (DONE, LEGACY_DONE))
+
+
+def is_finished(folder: Path) -> bool:
+    """A marker is there, whatever settings it names (what an inspection asks)."""
+    return any(DoneMarker(folder / name, FORMAT).written() is not None for name in (DONE, LEGACY_DONE))
 
 
 def mark_done(folder: Path, stamp: str) -> None:
@@ -55,8 +65,8 @@ def read_meta(folder: Path) -> dict[str, Any]:
 
 
 def write_records(folder: Path, speaker: str, memories: list[dict[str, Any]]) -> None:
-    """The speaker's final memories in the layout `mem0bench memories` reads (memory/inspection.py):
-    {"entries": [{"record": MemoryRecord}]}, dated with the session date mem0 kept in their metadata."""
+    """The speaker's final memories, {"entries": [{"record": MemoryRecord}]} (`read_records`), dated with
+    the session date mem0 kept in their metadata."""
     entries = []
     for item in memories:
         metadata = item.get("metadata") or {}
@@ -71,6 +81,15 @@ def write_records(folder: Path, speaker: str, memories: list[dict[str, Any]]) ->
         )
         entries.append({"record": record.to_dict()})
     atomic_write(folder / RECORDS, json.dumps({"entries": entries}, ensure_ascii=False, indent=1))
+
+
+def read_records(folder: Path) -> list[MemoryRecord] | None:
+    """The memories `write_records` saved, or None when the folder has none (an unfinished stream)."""
+    try:
+        doc = json.loads((folder / RECORDS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return [MemoryRecord.from_dict(entry["record"]) for entry in doc.get("entries", [])]
 
 
 def reset_folder(folder: Path, state_dir: Path) -> None:

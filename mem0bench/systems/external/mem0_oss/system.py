@@ -27,8 +27,15 @@ from typing import Any, TypeVar
 from mem0bench.common.text import one_line
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
-from mem0bench.llm.types import TRANSIENT_KINDS
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.saved_state import ConversationLocks
@@ -134,6 +141,20 @@ class Mem0OSS(SystemBase):
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         return mem0_oss_cost_plan(method, dataset, n_questions)
+
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """Each speaker's final memories as the adapter saved them beside mem0's own files (records.json:
+        mem0's store itself needs mem0 and a reopened instance to read)."""
+        folder = Path(state_dir) / sample_id
+        stores = []
+        for speaker in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+            memories = state.read_records(speaker)
+            if memories is None:
+                continue
+            name = str(state.read_meta(speaker).get("speaker") or speaker.name)
+            stores.append(SavedStore(name, speaker.name, state.is_finished(speaker), tuple(memories)))
+        return stores
 
     def _settings(self) -> dict[str, Any]:
         return {"graph": self.graph, "batch_size": self.batch_size, "instructions": self.harness_instructions}
@@ -254,7 +275,7 @@ class Mem0OSS(SystemBase):
 
     def _failures(self, sid: str, spec: StreamSpec, batch: Batch, outcome: _Outcome) -> list[StepFailure]:
         """One row per WARNING+ record mem0 logged during the add, and one for an exception it raised."""
-        found = []
+        found: list[tuple[str, FailureKind, str]] = []
         for record in outcome.records:
             step, kind = libfail.classify(record)
             found.append((step, kind, record.message))
@@ -391,7 +412,7 @@ class Mem0OSS(SystemBase):
         return found, relations, measured
 
     def _search_failure(
-        self, conversation: Conversation, question: Question, stage: str, kind: str, msg: str
+        self, conversation: Conversation, question: Question, stage: str, kind: FailureKind, msg: str
     ) -> None:
         self.failures.append(
             StepFailure(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from mem0bench.llm.types import TRANSIENT_KINDS, LLMCallError
+from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError, as_failure_kind
 from mem0bench.memory.base import StepFailure
 
 if TYPE_CHECKING:
@@ -26,10 +26,10 @@ def has_transient(rows: Iterable[StepFailure]) -> bool:
     return any(row.kind in TRANSIENT_KINDS for row in rows)
 
 
-def describe(error: LLMCallError) -> tuple[str, str]:
+def describe(error: LLMCallError) -> tuple[FailureKind, str]:
     """(kind, message) of a failed call."""
     failure = getattr(error, "failure", None)
-    return getattr(failure, "kind", "unknown"), getattr(failure, "message", str(error))
+    return as_failure_kind(getattr(failure, "kind", None)), getattr(failure, "message", str(error))
 
 
 def failure_row(
@@ -39,7 +39,7 @@ def failure_row(
     speaker: str,
     ctx: PairContext | None,
     stage: str,
-    kind: str,
+    kind: FailureKind,
     message: str,
     fact: str | None = None,
     pair_index: int | None = None,
@@ -66,7 +66,7 @@ class RecordFailure(Protocol):
         key: str,
         ctx: PairContext | None,
         stage: str,
-        kind: str,
+        kind: FailureKind,
         message: str,
         *,
         fact: str | None = None,

@@ -6,7 +6,8 @@ Layout under the system's state_dir:
                                           (``.ops.jsonl.partial`` while the stream runs)
     <sample_id>/<slug>/records.json       the store snapshot (with vectors.npy)
     <sample_id>/<slug>/meta.json          speakers, pair count, summaries, op counts, failures
-    <sample_id>/<slug>/done               written last: the stream is complete and need not run again
+    <sample_id>/<slug>/done.json          written last (saved_state.DoneMarker): the stream is complete
+                                          and need not run again
 
 A stream with a done marker is loaded, not re-run; one without is replayed from its first pair.
 """
@@ -20,8 +21,10 @@ from types import TracebackType
 from typing import IO, Any
 
 from mem0bench.common.files import atomic_write
+from mem0bench.memory.base import SavedStore
 from mem0bench.memory.records import MemoryOp, MemoryRecord
-from mem0bench.memory.vector_store import FaissVectorStore
+from mem0bench.memory.saved_state import DoneMarker
+from mem0bench.memory.vector_store import RECORDS_FILE, FaissVectorStore
 from mem0bench.systems.methods.mem0.streams import StreamState
 
 __all__ = [
@@ -34,10 +37,14 @@ __all__ = [
     "ops_log_path",
     "read_meta",
     "save_snapshot",
+    "saved_stores",
     "withdraw_done",
 ]
 
-DONE_MARKER = "done"
+DONE_MARKER = "done.json"
+LEGACY_DONE_MARKER = "done"
+"""Before issue 31: a plain-text marker ("ok"), read as done so that earlier run folders resume."""
+MARKER_FORMAT = 1
 META_FILE = "meta.json"
 
 
@@ -80,18 +87,25 @@ class OpsLog:
         os.replace(self.partial, self.path)
 
 
+def _marker(directory: Path) -> DoneMarker:
+    return DoneMarker(directory / DONE_MARKER, MARKER_FORMAT)
+
+
 def is_done(directory: Path) -> bool:
-    return (directory / DONE_MARKER).is_file()
+    """The stream in `directory` finished. Its marker names the stream's key; Mem0's settings are the run
+    folder's own, so presence is the test. The plain-text `done` of earlier versions counts too."""
+    return _marker(directory).written() is not None or (directory / LEGACY_DONE_MARKER).is_file()
 
 
 def withdraw_done(directory: Path) -> None:
     """Remove a stale marker before the snapshot is rewritten (a crash then leaves no false 'done')."""
-    (directory / DONE_MARKER).unlink(missing_ok=True)
+    _marker(directory).withdraw()
+    (directory / LEGACY_DONE_MARKER).unlink(missing_ok=True)
 
 
-def mark_done(directory: Path) -> None:
-    """Written last: everything else in the folder is complete."""
-    (directory / DONE_MARKER).write_text("ok\n", encoding="utf-8")
+def mark_done(directory: Path, key: str) -> None:
+    """Written last: everything else in the folder is complete (memory/saved_state.py's marker)."""
+    _marker(directory).write(key)
 
 
 def save_snapshot(directory: Path, state: StreamState) -> dict[str, Any]:
@@ -117,3 +131,21 @@ def read_meta(directory: Path) -> dict[str, Any]:
 
 def load_store(directory: Path) -> FaissVectorStore[MemoryRecord]:
     return FaissVectorStore.load(directory)
+
+
+def saved_stores(state_dir: Path, sample_id: str) -> list[SavedStore]:
+    """Every stream snapshot of one conversation with its operation log, in folder-name order ([] when it
+    has none): what `mem0bench memories` shows. Pure reading: no LLM, no index built."""
+    folder = Path(state_dir) / sample_id
+    if not folder.is_dir():
+        return []
+    stores = []
+    for directory in sorted(p for p in folder.iterdir() if (p / RECORDS_FILE).is_file()):
+        meta = read_meta(directory) if (directory / META_FILE).is_file() else {}
+        doc = json.loads((directory / RECORDS_FILE).read_text(encoding="utf-8"))
+        memories = tuple(MemoryRecord.from_dict(e["record"]) for e in doc.get("entries", []))
+        log = OpsLog(ops_log_path(state_dir, sample_id, directory.name))
+        history = log.path if log.path.is_file() else (log.partial if log.partial.is_file() else None)
+        name = str(meta.get("key") or meta.get("user") or directory.name)
+        stores.append(SavedStore(name, directory.name, is_done(directory), memories, history=history))
+    return stores

@@ -22,8 +22,15 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
-from mem0bench.llm.types import LLMCallError
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemBase, SystemContext
+from mem0bench.llm.types import FailureKind, LLMCallError
+from mem0bench.memory.base import (
+    IngestReport,
+    RetrievedContext,
+    SavedStore,
+    StepFailure,
+    SystemBase,
+    SystemContext,
+)
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.records import MemoryRecord
@@ -42,6 +49,7 @@ from mem0bench.systems.methods.mem0.persistence import (
     ops_log_path,
     read_meta,
     save_snapshot,
+    saved_stores,
     withdraw_done,
 )
 from mem0bench.systems.methods.mem0.retrieval import (
@@ -215,6 +223,11 @@ class Mem0(SystemBase):
         metas = await asyncio.gather(*(self._restore_or_run(conversation, spec) for spec in specs))
         return self._report(sid, specs, metas)
 
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """Each stream's snapshot and operation log, as `persistence` saved them."""
+        return saved_stores(state_dir, sample_id)
+
     def ingest_units(self, conversation: Conversation) -> int:
         """Progress units of a conversation's ingestion: its message pairs, once per stream."""
         return len(message_pairs(conversation)) * len(stream_specs(conversation, self.per_speaker))
@@ -319,7 +332,7 @@ class Mem0(SystemBase):
         meta = save_snapshot(directory, state)
         # A transient failure anywhere in the stream withholds the marker: the next ingest replays it.
         if not has_transient(state.failures) and self.stream_complete_extra(sid, key):
-            mark_done(directory)
+            mark_done(directory, key)
         return meta
 
     def _report(self, sample_id: str, specs: list[StreamSpec], metas: list[dict[str, Any]]) -> IngestReport:
@@ -356,7 +369,7 @@ class Mem0(SystemBase):
         key: str,
         ctx: PairContext | None,
         stage: str,
-        kind: str,
+        kind: FailureKind,
         message: str,
         *,
         fact: str | None = None,

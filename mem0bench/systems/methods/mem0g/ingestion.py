@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mem0bench.llm.types import LLMCallError, StructuredSpec
+from mem0bench.llm.types import FailureKind, LLMCallError, StructuredSpec
 from mem0bench.memory.graph.base import Edge, GraphStore, Node, triplet_text
 from mem0bench.memory.stream import PairContext
 from mem0bench.prompts.graph import (
@@ -281,7 +281,7 @@ class GraphIngestion:
         return reply.data if isinstance(reply.data, dict) else {}
 
     def _fail(
-        self, stream: GraphStream, key: str, ctx: PairContext, stage: str, kind: str, message: str
+        self, stream: GraphStream, key: str, ctx: PairContext, stage: str, kind: FailureKind, message: str
     ) -> None:
         # Kept with the graph (graph_stream.json) rather than Mem0's stream meta; Mem0G's
         # stream_complete_extra reads them, so a transient graph failure still withholds the done marker.

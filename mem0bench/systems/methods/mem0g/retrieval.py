@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from mem0bench.data.model import Conversation, Question
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import FailureKind, LLMCallError
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.graph.base import Edge, GraphStore
 from mem0bench.prompts.graph import (
@@ -77,7 +77,7 @@ async def query_entities(
     client: LLMClient,
     conversation: Conversation,
     question: Question,
-    on_failure: Callable[[str, str], None],
+    on_failure: Callable[[FailureKind, str], None],
 ) -> list[str]:
     """The entities the question is about; [] (reported as (kind, message)) when the call fails."""
     messages = build_query_entity_messages(question=question.question, speakers=conversation.speakers)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm import timing
-from mem0bench.memory.base import IngestReport, RetrievedContext, StepFailure, SystemContext
+from mem0bench.llm.types import FailureKind
+from mem0bench.memory.base import IngestReport, RetrievedContext, SavedStore, StepFailure, SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.graph import graph_name, has_snapshot
 from mem0bench.memory.graph.base import Edge, Node
@@ -55,6 +57,16 @@ class Mem0G(Mem0):
     def uses_graph_server(graph: Mapping[str, Any]) -> bool:
         """A FalkorDB server is needed for `graph.backend=falkordb` (the run starts one if no host is set)."""
         return str(graph.get("backend", "inprocess") or "inprocess").lower() == "falkordb"
+
+    @classmethod
+    def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
+        """Mem0's stores, each with its graph snapshot (a stream that never finished has none)."""
+        stores = super().saved_memories(state_dir, sample_id) or []
+        graphs = [Path(state_dir) / sample_id / store.slug / GRAPH_DIR for store in stores]
+        return [
+            replace(store, graph=graph if has_snapshot(graph) else None)
+            for store, graph in zip(stores, graphs)
+        ]
 
     def __init__(
         self,
@@ -251,7 +263,7 @@ class Mem0G(Mem0):
             items=sum(len(hits) for _, hits in memory_results) + sum(len(relations[key]) for key in keys),
         )
 
-    def _search_failure(self, question: Question, kind: str, message: str) -> None:
+    def _search_failure(self, question: Question, kind: FailureKind, message: str) -> None:
         self.failures.append(
             StepFailure(
                 system=self.name,
