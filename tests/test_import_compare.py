@@ -11,9 +11,10 @@ import pytest
 from mem0bench.cli.compare import compare_main
 from mem0bench.cli.import_answers import import_main
 from mem0bench.cli.report import report_main
-from mem0bench.data.model import Category, Conversation, Dataset, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.pipeline.tools.imported import FieldMap, Record, match_records
 from mem0bench.rundir.schema import SCHEMA_VERSION, read_metrics, read_predictions
+from mem0bench.suites.locomo import SINGLE_HOP
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published"
 # The six LOCOMO questions the fixture files answer.
@@ -90,7 +91,7 @@ def test_matching_pairs_interchangeable_duplicates_in_order(tmp_path, locomo_pat
 
 def test_a_question_with_two_golds_is_ambiguous():
     def question(i: int, answer: str) -> Question:
-        return Question(f"c:q{i}", "c", i, "Where?", answer, Category.SINGLE_HOP)
+        return Question(f"c:q{i}", "c", i, "Where?", answer, SINGLE_HOP)
 
     qs = (question(0, "Paris"), question(1, "Rome"))
     dataset = Dataset("x", "0", (Conversation("c", "A", "B", (), qs),))

@@ -16,10 +16,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from mem0bench.data.model import Category
 from mem0bench.metrics import judge_summary, mean, percentile
 from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord, label_score, score_label
-from mem0bench.rundir.schema import PredictionRow
+from mem0bench.rundir.schema import PredictionRow, by_category
 from mem0bench.suites import suite_of
 
 LEXICAL = ("f1", "bleu1", "locomo_f1")
@@ -201,11 +200,7 @@ def metrics(
     """The metrics.json object. `empty_context_expected`: as the run recorded it (see `empty_contexts`)."""
     overall = _scores(rows, runs)
     overall.pop("n")
-    categories = {}
-    for category in Category:
-        in_category = [r for r in rows if r.category_id == int(category)]
-        if in_category:
-            categories[category.label] = _scores(in_category, runs)
+    categories = {label: _scores(in_category, runs) for label, in_category in by_category(rows)}
     store = {k: v for k, v in memory_tokens.items() if v is not None}
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
     by_session = [r.session_recall for r in rows if r.session_recall is not None]

@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Category
 from mem0bench.rundir.records import Judgement, label_score
-from mem0bench.rundir.schema import SCORE_NAMES, PredictionRow
+from mem0bench.rundir.schema import SCORE_NAMES, PredictionRow, by_category
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
 
@@ -109,7 +108,7 @@ def add_statistics(
     out["overall"]["answer_length"] = _length(rows)
     categories = {}
     for name, block in metrics["categories"].items():
-        in_category = [r for r in rows if Category(r.category_id).label == name]
+        in_category = [r for r in rows if r.category == name]
         categories[name] = {
             **block,
             **_intervals(in_category, settings),
@@ -146,9 +145,5 @@ def imported_judge_block(
     def summary(subset: Sequence[PredictionRow]) -> dict[str, Any]:
         return judge_summary([[labels.get((r.qid, k)) for k in range(runs)] for r in subset], runs).to_dict()
 
-    categories = {}
-    for category in Category:
-        subset = [r for r in rows if r.category_id == int(category)]
-        if subset:
-            categories[category.label] = summary(subset)
+    categories = {label: summary(subset) for label, subset in by_category(rows)}
     return {"name": f"{name} (imported)", "overall": summary(rows), "categories": categories}

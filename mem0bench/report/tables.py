@@ -10,7 +10,6 @@ from typing import Any, Literal
 import pandas as pd
 from tabulate import tabulate
 
-from mem0bench.data.model import Category
 from mem0bench.report.collect import (
     RunSummary,
     format_value,
@@ -20,6 +19,7 @@ from mem0bench.report.collect import (
 )
 from mem0bench.report.judge_checks import JudgeCheck, judge_check_for
 from mem0bench.report.published import MARK, PublishedResult
+from mem0bench.suites import all_categories
 
 __all__ = [
     "OFFICIAL_CATEGORIES",
@@ -181,9 +181,13 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     if labels not in ("official", "paper"):
         raise ValueError(f"labels must be 'official' or 'paper', got {labels!r}")
     present = {key for r in runs for key in r.metrics.categories}
-    locomo = {c.label for c in Category if c.family == "locomo"}
+    registered = all_categories()
+    locomo = {c.label for c in registered if c.suite == "locomo"}
     if present and not present & locomo:
-        return [(c.label, c.label) for c in Category if c.label in present]
+        known = [c.label for c in registered if c.label in present]
+        # A suite this process has not imported (a user's own): its categories in the runs' order.
+        others = dict.fromkeys(k for r in runs for k in r.metrics.categories if k not in known)
+        return [(label, label) for label in (*known, *others)]
     cats = list(OFFICIAL_CATEGORIES if labels == "official" else PAPER_CATEGORIES)
     if any(r.metrics.scores(ADVERSARIAL[0]) is not None for r in runs):
         cats.append(ADVERSARIAL)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.jsonl import read_jsonl
@@ -27,6 +27,7 @@ __all__ = [
     "PredictionRow",
     "SchemaError",
     "Scores",
+    "by_category",
     "read_metrics",
     "read_predictions",
     "write_results",
@@ -35,6 +36,26 @@ __all__ = [
 SCHEMA_VERSION = 2
 SCORE_NAMES = ("f1", "bleu1", "locomo_f1", "judge")
 """The scores that carry a stderr and a 95% interval."""
+
+
+class _InCategory(Protocol):
+    @property
+    def category(self) -> str: ...
+
+    @property
+    def category_id(self) -> int: ...
+
+
+_Row = TypeVar("_Row", bound=_InCategory)
+
+
+def by_category(rows: Sequence[_Row]) -> list[tuple[str, list[_Row]]]:
+    """The rows grouped by category, as (official name, rows) in the order of the category ids: the
+    `categories` blocks of metrics.json. Names come from the rows (their suite wrote them), so a category
+    of a suite this process has not imported is grouped like any other."""
+    ids = sorted({r.category_id for r in rows})
+    groups = [[r for r in rows if r.category_id == cid] for cid in ids]
+    return [(group[0].category, group) for group in groups]
 
 
 class SchemaError(ValueError):

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Category
 from mem0bench.metrics.significance import (
     fewest_pairs_for_significance,
     mcnemar_exact,
@@ -30,7 +29,7 @@ from mem0bench.metrics.significance import (
 )
 from mem0bench.metrics.uncertainty import cluster_bootstrap
 from mem0bench.pipeline.statistics import BootstrapSettings
-from mem0bench.rundir.schema import PredictionRow
+from mem0bench.rundir.schema import PredictionRow, by_category
 
 __all__ = ["CompareError", "Pairing", "compare_pairs", "pair_rows"]
 
@@ -123,12 +122,10 @@ def compare_pairs(pairing: Pairing, settings: BootstrapSettings) -> dict[str, An
     overall = _scope(pairing.a, pairing.b, settings)
     categories: dict[str, Any] = {}
     mdd: dict[str, float | None] = {}
-    for category in Category:
-        keep = [i for i, r in enumerate(pairing.a) if r.category_id == int(category)]
-        if not keep:
-            continue
-        block = _scope([pairing.a[i] for i in keep], [pairing.b[i] for i in keep], settings)
-        categories[category.label] = block
+    index = {id(r): i for i, r in enumerate(pairing.a)}
+    for label, subset in by_category(pairing.a):
+        keep = [index[id(r)] for r in subset]
+        categories[label] = _scope([pairing.a[i] for i in keep], [pairing.b[i] for i in keep], settings)
     for name, block in [*categories.items(), ("overall", overall)]:
         stderr = block["judge"]["stderr"]
         mdd[name] = None if not stderr else 100 * minimum_detectable_difference(stderr)
