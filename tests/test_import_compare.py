@@ -64,16 +64,16 @@ def test_imported_run_is_scored_our_way_with_its_judge_named(runs):
     rows = {r.qid: r for r in read_predictions(runs / "a" / "predictions.jsonl")}
     assert set(rows) == SIX
     assert rows["conv-26:q3"].gold == "Adoption agencies"  # LOCOMO's gold, not the file's
-    assert rows["conv-26:q3"].f1 == pytest.approx(1.0)
+    assert rows["conv-26:q3"].score("f1") == pytest.approx(1.0)
     assert rows["conv-26:q0"].answer_words == 4 and rows["conv-26:q0"].judge == ("CORRECT",)
     assert rows["conv-26:q4"].judge == (None,)  # 'maybe' is not a label
     metrics = read_metrics(runs / "a" / "metrics.json")
     assert metrics.schema_version == SCHEMA_VERSION
     assert metrics.overall.judge["mean"] == pytest.approx(3 / 5) and metrics.overall.judge["runs"] == 1
     assert metrics.extra["judge_name"] == "sys-a (imported)"
-    assert metrics.overall.f1 == pytest.approx(sum(r.f1 for r in rows.values()) / 6)
+    assert metrics.overall.value("f1") == pytest.approx(sum(r.score("f1") for r in rows.values()) / 6)
     lo, hi = metrics.overall.ci95["f1"]
-    assert lo <= metrics.overall.f1 <= hi and metrics.overall.stderr["judge"] > 0
+    assert lo <= metrics.overall.value("f1") <= hi and metrics.overall.stderr["judge"] > 0
     assert metrics.categories["temporal"].judge["mean"] == pytest.approx(2 / 3)
     jsonl = read_metrics(runs / "b" / "metrics.json")
     assert jsonl.overall.judge["mean"] == pytest.approx(5 / 6)

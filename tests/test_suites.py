@@ -322,7 +322,7 @@ def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     # No reference answer: the lexical scores are not applicable, said so, and never 0.
     assert block["f1"] is None and block["bleu1"] is None and block["locomo_f1"] is None
     assert block["not_applicable"] == ["f1", "bleu1", "locomo_f1"]
-    assert all(r.f1 is None and r.bleu1 is None for r in rows)
+    assert all(r.score("f1") is None and r.score("bleu1") is None for r in rows)
 
 
 def test_longmemeval_judge_uses_the_type_rubric_and_locomo_keeps_its_prompt() -> None:
@@ -439,9 +439,9 @@ def test_report_tables_show_a_suites_own_categories_and_say_not_applicable() -> 
     from types import SimpleNamespace
 
     from mem0bench.report.tables import categories_in, table1
-    from mem0bench.rundir.schema import SCHEMA_VERSION, SCORE_NAMES, Metrics
+    from mem0bench.rundir.schema import SCHEMA_VERSION, Metrics, score_names
 
-    none = dict.fromkeys(SCORE_NAMES)
+    none = dict.fromkeys(score_names())
     cognitive = {"n": 5, "f1": None, "bleu1": None, "locomo_f1": None, "not_applicable": ["f1", "bleu1", "locomo_f1"],
                  "judge": {"mean": 0.5, "std": 0.0, "runs": 2}, "stderr": none, "ci95": none}  # fmt: skip
     metrics = {"schema_version": SCHEMA_VERSION, "method": "rag", "n_questions": 5,

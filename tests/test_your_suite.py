@@ -46,8 +46,10 @@ def test_the_example_suite_runs_from_a_copy_outside_the_checkout(tmp_path: Path)
         assert result.returncode == 0, result.stderr[-3000:]
         rejudged = _mem0bench(["judge", str(run_dir)], folder, env)
         assert rejudged.returncode == 0, rejudged.stderr[-3000:]
-        report = _mem0bench(["report", str(run_dir), "--out", str(tmp_path / "report")], tmp_path, env)
+        report = _mem0bench(["report", str(run_dir), "--out", str(tmp_path / "report")], folder, env)
         assert report.returncode == 0, report.stderr[-3000:]
+        elsewhere = _mem0bench(["report", str(run_dir), "--out", str(tmp_path / "report2")], tmp_path, env)
+        assert elsewhere.returncode == 0, elsewhere.stderr[-3000:]
     rows = read_jsonl(run_dir / "predictions.jsonl")
     assert len(rows) == 6 and not any(r.get("failure") for r in rows)
     assert {(r["category_id"], r["category"]) for r in rows} == {
@@ -58,12 +60,18 @@ def test_the_example_suite_runs_from_a_copy_outside_the_checkout(tmp_path: Path)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert list(metrics["categories"]) == ["pantry_fact", "pantry_preference"]  # its own, nobody else's
     assert metrics["categories"]["pantry_fact"]["n"] == 4
+    # The suite's own aggregate beyond the micro mean: J averaged over its two categories.
+    by_category = [metrics["categories"][c]["judge"]["mean"] for c in ("pantry_fact", "pantry_preference")]
+    assert metrics["overall"]["pantry_macro_j"] == pytest.approx(sum(by_category) / 2)
+    assert "pantry_macro_j" not in metrics["categories"]["pantry_fact"]
     judge_calls = [json.loads(line) for line in (run_dir / "judgements.jsonl").read_text().splitlines()]
     assert len(judge_calls) == 6
-    # The preference category is graded in the suite's own words; the report (run from elsewhere, without
-    # the module) shows the suite's categories under their names.
-    tables = "".join(p.read_text() for p in (tmp_path / "report").rglob("*.md"))
-    assert "pantry_preference" in tables and "multi_hop" not in tables
+    # The report shows the suite's categories under their names and, where its module can be imported (run
+    # from its folder), the suite's own metric; from elsewhere, the categories still, without that column.
+    tables = (tmp_path / "report" / "table1.md").read_text()
+    assert "pantry_preference J" in tables and "overall macro J" in tables and "multi_hop" not in tables
+    tables = (tmp_path / "report2" / "table1.md").read_text()
+    assert "pantry_preference J" in tables and "macro J" not in tables
 
 
 def test_a_category_id_is_one_suites_only() -> None:

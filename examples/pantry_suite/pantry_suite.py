@@ -3,7 +3,8 @@
 A suite is one module that registers itself, plus one dataset yaml naming it (`suite:`) and this module
 (`module:`). The module owns everything the harness asks of a suite: its file format (`load`), its
 categories (ids disjoint from every other suite's: LOCOMO 1-5, Locomo-Plus 6, LongMemEval 11-17), which of
-them are scored, the judge's wording per category, and whether the lexical scores apply.
+them are scored, the judge's wording per category, whether the lexical scores apply, and any figure it
+reports beyond the micro mean (here "macro J": the mean of its categories' J, a registered metric).
 
 The file (pantry.json) is a JSON list of chats:
     {"id": "...", "speakers": ["A", "B"],
@@ -16,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.metrics.registry import Metric, register_metric
 from mem0bench.suites import DatasetRequest, Rubric, register_suite
 
 # The suite's own categories: (suite, id, name). The name is what run files and metrics.json write.
@@ -35,6 +38,23 @@ PREFERENCE_RUBRIC = Rubric(
     "names the same preference as the reference, in any words; count it WRONG when it names another one, "
     "states the opposite, or does not answer.",
     reference="The speaker's preference",
+)
+
+
+def macro_judge(rows: Sequence[Any]) -> float | None:
+    """J averaged over the categories (each category's mean of its questions' judge scores), so the two
+    preference questions weigh as much as the four facts: the figure this suite reports beside the micro J."""
+    by_category: dict[int, list[float]] = {}
+    for row in rows:
+        if row.judge_mean is not None:
+            by_category.setdefault(row.category_id, []).append(row.judge_mean)
+    means = [sum(scores) / len(scores) for scores in by_category.values()]
+    return sum(means) / len(means) if means else None
+
+
+# A per-run metric: metrics.json's overall block gets `pantry_macro_j`, the report's Table 1 a column.
+register_metric(
+    Metric("pantry_macro_j", "macro J", "run", macro_judge, suites=frozenset({"pantry"}), table=True)
 )
 
 
