@@ -50,6 +50,14 @@ def test_the_example_suite_runs_from_a_copy_outside_the_checkout(tmp_path: Path)
         assert report.returncode == 0, report.stderr[-3000:]
         elsewhere = _mem0bench(["report", str(run_dir), "--out", str(tmp_path / "report2")], tmp_path, env)
         assert elsewhere.returncode == 0, elsewhere.stderr[-3000:]
+        stats = _mem0bench(["data", "stats", "--module", "pantry_suite", "--suite", "pantry", "--path",
+                            "pantry.json"], folder, env)  # fmt: skip
+        assert stats.returncode == 0, stats.stderr[-3000:]
+    # `data stats`: the suite's own two categories beside the release's counts, no other suite's zeros.
+    assert [line.split()[:3] for line in stats.stdout.splitlines() if line.strip().startswith("4")] == [
+        ["41", "pantry_fact", "4"], ["42", "pantry_preference", "2"],
+    ]  # fmt: skip
+    assert "abstention" not in stats.stdout and "multi_hop" not in stats.stdout
     rows = read_jsonl(run_dir / "predictions.jsonl")
     assert len(rows) == 6 and not any(r.get("failure") for r in rows)
     assert {(r["category_id"], r["category"]) for r in rows} == {
