@@ -86,7 +86,11 @@ def test_a_category_id_is_one_suites_only() -> None:
     taken = next(iter(CATEGORIES.values()))
     with pytest.raises(ValueError, match=f"category id {taken.id} .* is already {taken.suite}'s"):
         register_categories([Category("beam", taken.id, "event_ordering")])
-    assert CATEGORIES[taken.id] is taken
+    with pytest.raises(
+        ValueError, match=f"category name '{taken.name}' .* is already {taken.suite}'s {taken.id}"
+    ):
+        register_categories([Category("beam", 99, taken.name)])
+    assert CATEGORIES[taken.id] is taken and 99 not in CATEGORIES
 
 
 def test_categories_are_the_suites_own() -> None:

@@ -128,11 +128,17 @@ names its suite's grading."""
 
 
 def register_categories(categories: Sequence[Category]) -> None:
-    """Add `categories` to the registry; an id another category already holds is a ValueError."""
+    """Add `categories` to the registry; an id or a name another category already holds is a ValueError
+    (metrics.json's blocks and the report's columns are keyed by the name)."""
     for c in categories:
         held = CATEGORIES.get(c.id)
         if held is not None and held != c:
             raise ValueError(f"category id {c.id} ({c.suite} {c.name}) is already {held.suite}'s {held.name}")
+        named = next((o for o in CATEGORIES.values() if o.name == c.name and o != c), None)
+        if named is not None:
+            raise ValueError(
+                f"category name {c.name!r} ({c.suite} {c.id}) is already {named.suite}'s {named.id}"
+            )
         CATEGORIES[c.id] = c
 
 
