@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.data.model import Conversation, Question, Session, Turn
 from mem0bench.memory.base import MemorySystem, SystemContext
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.systems.baselines import RAG, FullContext, chunk_conversation
 from mem0bench.systems.baselines.rag import chunk_lines, split_line
 from mem0bench.tokens import count_tokens
@@ -62,12 +63,12 @@ def make_conversation(
             turns.append(Turn(speaker, f"D{s}:{j}", f"turn {n} about {topic} " + "filler words here " * 6))
             n += 1
         built.append(Session(s, datetime(2023, 5, s, 13, 56), f"1:56 pm on {s} May, 2023", tuple(turns)))
-    question = Question("q0", sample_id, 0, "What about the telescope?", "stars", Category.SINGLE_HOP)
+    question = Question("q0", sample_id, 0, "What about the telescope?", "stars", SINGLE_HOP)
     return Conversation(sample_id, "Alice", "Bob", tuple(built), (question,))
 
 
 def ask(conv: Conversation, text: str) -> Question:
-    return Question("qx", conv.sample_id, 1, text, "", Category.SINGLE_HOP)
+    return Question("qx", conv.sample_id, 1, text, "", SINGLE_HOP)
 
 
 def make_rag(tmp_path: Path, client: FakeClient, **kw: int) -> RAG:

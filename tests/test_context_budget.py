@@ -9,9 +9,10 @@ import pytest
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.context import RetrievedContext
-from mem0bench.data.model import Category, Conversation, Question
+from mem0bench.data.model import Conversation, Question
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.budget import check_budget, cut_context
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.tokens import count_tokens
 
 LINES = [f"- memory number {i} about the trip to Lisbon in May" for i in range(40)]
@@ -55,7 +56,7 @@ class _Client:
 
 
 def test_the_answer_stage_applies_the_budget_to_any_system() -> None:
-    question = Question("c:q0", "c", 0, "Where?", "Lisbon", Category.SINGLE_HOP)
+    question = Question("c:q0", "c", 0, "Where?", "Lisbon", SINGLE_HOP)
     conversation = Conversation("c", "A", "B", (), (question,))
     client = _Client()
     record = asyncio.run(

@@ -12,13 +12,13 @@ import pytest
 
 from mem0bench.data import (
     LOCOMO_SHA256,
-    Category,
     Dataset,
     dataset_stats,
     format_stats_table,
     load_dataset,
     parse_session_date,
 )
+from mem0bench.suites.locomo import ADVERSARIAL, TEMPORAL
 
 ALL_IDS = [f"conv-{n}" for n in (26, 30, 41, 42, 43, 44, 47, 48, 49, 50)]
 
@@ -126,15 +126,15 @@ def test_int_answers_become_strings(real: Dataset, raw: list[dict[str, Any]]) ->
     by_qid = {q.qid: q for q in real.questions}
     assert sorted(by_qid[qid].answer for qid in int_qids) == ["2", "2022", "2022", "2022", "2022", "3"]
     assert all(isinstance(q.answer, str) for q in real.questions)
-    assert all(q.answer for q in real.questions if q.category is not Category.ADVERSARIAL)
+    assert all(q.answer for q in real.questions if q.category is not ADVERSARIAL)
 
 
 def test_adversarial_answers(real: Dataset) -> None:
-    adversarial = [q for q in real.questions if q.category is Category.ADVERSARIAL]
+    adversarial = [q for q in real.questions if q.category is ADVERSARIAL]
     assert len(adversarial) == 446
     assert sum(q.answer == "" for q in adversarial) == 444
     assert all(q.adversarial_answer for q in adversarial)
-    assert all(q.adversarial_answer is None for q in real.questions if q.category is not Category.ADVERSARIAL)
+    assert all(q.adversarial_answer is None for q in real.questions if q.category is not ADVERSARIAL)
 
 
 def test_qid_format_and_evidence(real: Dataset) -> None:
@@ -187,7 +187,7 @@ def test_minimal_sample_ignores_annotations_and_extra_fields(tmp_path: Path) -> 
         "(12:05 am on 1 January, 2024) B: later",
     ]
     q0, q1 = conv.questions
-    assert (q0.qid, q0.answer, q0.category) == ("s1:q0", "2023", Category.TEMPORAL)
+    assert (q0.qid, q0.answer, q0.category) == ("s1:q0", "2023", TEMPORAL)
     assert (q1.answer, q1.adversarial_answer, q1.evidence) == ("", "nope", ("D9:99", "bad"))
 
 

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from devtools.standin.server import HTTPError, StandinServer
-from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.data.model import Conversation, Question, Session, Turn
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OPENAI_MAX_INPUT_TOKENS, OpenAIEmbeddingBackend
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.windows import Tokenizer, merge_windows, plan_windows, split_text
 from mem0bench.memory.base import SystemContext
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.systems.baselines import RAG
 from mem0bench.tokens import count_tokens
 
@@ -94,7 +95,7 @@ def test_rag_with_8192_token_chunks_runs_with_the_openai_embedder(tmp_path):
     words = " ".join(f"story{i % 89} part{i}" for i in range(6000))
     turns = (Turn("Alice", "D1:1", words), Turn("Bob", "D1:2", "I adopted a telescope named Orion."))
     session = Session(1, datetime(2023, 5, 1, 13, 56), "1:56 pm on 1 May, 2023", turns)
-    question = Question("q0", "conv-w", 0, "What is the telescope called?", "Orion", Category.SINGLE_HOP)
+    question = Question("q0", "conv-w", 0, "What is the telescope called?", "Orion", SINGLE_HOP)
     conversation = Conversation("conv-w", "Alice", "Bob", (session,), (question,))
 
     async def go(server: StandinServer):

@@ -11,9 +11,10 @@ import pytest
 from mem0bench.cli.compare import compare_main
 from mem0bench.cli.import_answers import import_main
 from mem0bench.cli.report import report_main
-from mem0bench.data.model import Category, Conversation, Dataset, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.importing.imported import FieldMap, Record, match_records
 from mem0bench.rundir.schema import SCHEMA_VERSION, read_metrics, read_predictions
+from mem0bench.suites.locomo import SINGLE_HOP
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published"
 # The six LOCOMO questions the fixture files answer.
@@ -63,16 +64,16 @@ def test_imported_run_is_scored_our_way_with_its_judge_named(runs):
     rows = {r.qid: r for r in read_predictions(runs / "a" / "predictions.jsonl")}
     assert set(rows) == SIX
     assert rows["conv-26:q3"].gold == "Adoption agencies"  # LOCOMO's gold, not the file's
-    assert rows["conv-26:q3"].f1 == pytest.approx(1.0)
+    assert rows["conv-26:q3"].score("f1") == pytest.approx(1.0)
     assert rows["conv-26:q0"].answer_words == 4 and rows["conv-26:q0"].judge == ("CORRECT",)
     assert rows["conv-26:q4"].judge == (None,)  # 'maybe' is not a label
     metrics = read_metrics(runs / "a" / "metrics.json")
     assert metrics.schema_version == SCHEMA_VERSION
     assert metrics.overall.judge["mean"] == pytest.approx(3 / 5) and metrics.overall.judge["runs"] == 1
     assert metrics.extra["judge_name"] == "sys-a (imported)"
-    assert metrics.overall.f1 == pytest.approx(sum(r.f1 for r in rows.values()) / 6)
+    assert metrics.overall.value("f1") == pytest.approx(sum(r.score("f1") for r in rows.values()) / 6)
     lo, hi = metrics.overall.ci95["f1"]
-    assert lo <= metrics.overall.f1 <= hi and metrics.overall.stderr["judge"] > 0
+    assert lo <= metrics.overall.value("f1") <= hi and metrics.overall.stderr["judge"] > 0
     assert metrics.categories["temporal"].judge["mean"] == pytest.approx(2 / 3)
     jsonl = read_metrics(runs / "b" / "metrics.json")
     assert jsonl.overall.judge["mean"] == pytest.approx(5 / 6)
@@ -90,7 +91,7 @@ def test_matching_pairs_interchangeable_duplicates_in_order(tmp_path, locomo_pat
 
 def test_a_question_with_two_golds_is_ambiguous():
     def question(i: int, answer: str) -> Question:
-        return Question(f"c:q{i}", "c", i, "Where?", answer, Category.SINGLE_HOP)
+        return Question(f"c:q{i}", "c", i, "Where?", answer, SINGLE_HOP)
 
     qs = (question(0, "Paris"), question(1, "Rome"))
     dataset = Dataset("x", "0", (Conversation("c", "A", "B", (), qs),))

@@ -12,10 +12,10 @@ import pytest
 
 from devtools.e2e import FAST, cli_env, run_cli
 from devtools.standin.server import StandinServer, ToolCall
-from mem0bench.data.model import Category
 from mem0bench.judge_check.calibration import build_calibration_set, error_rates
 from mem0bench.judge_check.suite_calibration import ABSTAINS, GENERIC_REPLY
 from mem0bench.suites import DatasetRequest, get_suite
+from mem0bench.suites.longmemeval import ABSTENTION, SINGLE_SESSION_USER
 from tests.test_import_compare import FIXTURES
 from tests.test_suites_e2e import DATA, SUITE_ARGS
 
@@ -53,12 +53,12 @@ def test_locomo_plus_items_come_from_the_cues(mode: str) -> None:
 def test_longmemeval_abstention_gets_a_confident_answer_as_its_wrong_item() -> None:
     dataset = _load("longmemeval_s")
     items = build_calibration_set(dataset, 3, stress=True)
-    abstention = {i.kind: i for i in items if i.question.category is Category.ABSTENTION}
+    abstention = {i.kind: i for i in items if i.question.category is ABSTENTION}
     assert set(abstention) == {"gold", "abstains", "confident_answer"}
     assert abstention["abstains"].expected and abstention["abstains"].prediction == ABSTAINS
     # Another question's short gold, stated as the answer: the knowledge-update question's 3.
     assert not abstention["confident_answer"].expected and abstention["confident_answer"].prediction == "3."
-    fact = {i.kind for i in items if i.question.category is Category.SINGLE_SESSION_USER}
+    fact = {i.kind for i in items if i.question.category is SINGLE_SESSION_USER}
     assert {"gold", "gold_in_sentence", "dont_know"} <= fact and fact & {"vague_kind", "name_swapped"}
 
 

@@ -25,7 +25,7 @@ def _rows(judge: list[list[bool | str | None]], failed: list[bool]) -> list[Pred
     return [
         PredictionRow(
             qid=f"q{i}", conversation="conv-1", question="?", gold="g", category="single-hop", category_id=4,
-            prediction="", f1=0.0, bleu1=0.0, locomo_f1=0.0, judge=tuple(label(v) for v in labels),
+            prediction="", scores={"f1": 0.0, "bleu1": 0.0, "locomo_f1": 0.0}, judge=tuple(label(v) for v in labels),
             answer_words=0,
             extra={"failure": "answer:timeout: x" if bad else None, "evidence_recall": None,
                    "search_latency_s": None, "total_latency_s": None, "context_tokens": None},

@@ -14,6 +14,7 @@ from devtools.standin.server import StandinServer, ToolCall
 from mem0bench.data.model import Category, Conversation, Question, Session, Turn
 from mem0bench.judge_check.calibration import CalibrationItem, probe_rates, stress_rates
 from mem0bench.judge_check.stress import FAMILIES, stress_answers
+from mem0bench.suites.locomo import OPEN_DOMAIN, SINGLE_HOP, TEMPORAL
 
 AUDIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "external" / "locomo-audit"
 TURNS = (
@@ -41,9 +42,9 @@ def _made(conversation: Conversation, index: int) -> dict[str, str]:
 
 def test_a_date_gives_vague_specific_and_hedge_answers():
     conv = _conversation(
-        ("When did Ann fly to Paris?", "7 May 2023", Category.TEMPORAL),
-        ("When did Bob go hiking?", "June 2023", Category.TEMPORAL),
-        ("When did Ann start painting?", "2022", Category.TEMPORAL),
+        ("When did Ann fly to Paris?", "7 May 2023", TEMPORAL),
+        ("When did Bob go hiking?", "June 2023", TEMPORAL),
+        ("When did Ann start painting?", "2022", TEMPORAL),
     )
     assert _made(conv, 0) == {
         "vague_season": "Sometime in the spring of 2023",
@@ -61,7 +62,7 @@ def test_a_date_gives_vague_specific_and_hedge_answers():
 
 
 def test_a_relative_date_keeps_its_words_and_moves_its_date():
-    conv = _conversation(("When did Bob run?", "The sunday before 30 December 2023", Category.TEMPORAL))
+    conv = _conversation(("When did Bob run?", "The sunday before 30 December 2023", TEMPORAL))
     made = _made(conv, 0)
     assert made["date_days"] == "The sunday before 27 December 2023"  # +3 would leave short months
     assert made["date_months"] == "The sunday before 28 February 2024"
@@ -70,12 +71,12 @@ def test_a_relative_date_keeps_its_words_and_moves_its_date():
 
 def test_a_number_a_name_and_a_list():
     conv = _conversation(
-        ("How many times did Ann fly?", "3 times", Category.SINGLE_HOP),
-        ("Where did Ann fly?", "Paris", Category.SINGLE_HOP),
-        ("Who went hiking with Bob?", "Ann", Category.SINGLE_HOP),
-        ("What does Bob like?", "hiking, swimming and pottery", Category.SINGLE_HOP),
-        ("How many cats does Ann have?", "two", Category.SINGLE_HOP),
-        ("Where will they go next time?", "Lisbon", Category.OPEN_DOMAIN),
+        ("How many times did Ann fly?", "3 times", SINGLE_HOP),
+        ("Where did Ann fly?", "Paris", SINGLE_HOP),
+        ("Who went hiking with Bob?", "Ann", SINGLE_HOP),
+        ("What does Bob like?", "hiking, swimming and pottery", SINGLE_HOP),
+        ("How many cats does Ann have?", "two", SINGLE_HOP),
+        ("Where will they go next time?", "Lisbon", OPEN_DOMAIN),
     )
     number = _made(conv, 0)
     assert (number["vague_number"], number["number_changed"]) == ("A handful", "5 times")
@@ -97,14 +98,14 @@ def test_a_number_a_name_and_a_list():
 
 
 def test_no_stress_answer_equals_its_gold_and_every_kind_has_a_family():
-    conv = _conversation(("When?", "2023", Category.TEMPORAL), ("When else?", "May 2023", Category.TEMPORAL))
+    conv = _conversation(("When?", "2023", TEMPORAL), ("When else?", "May 2023", TEMPORAL))
     for i in range(2):
         for kind, prediction in _made(conv, i).items():
             assert kind in FAMILIES and prediction.casefold() != conv.questions[i].answer.casefold()
 
 
 def test_stress_rates_by_hand():
-    conv = _conversation(("When did Ann fly to Paris?", "7 May 2023", Category.TEMPORAL))
+    conv = _conversation(("When did Ann fly to Paris?", "7 May 2023", TEMPORAL))
     q = conv.questions[0]
     items = [CalibrationItem(q, a.kind, a.prediction) for a in stress_answers(q, conv, [q])]
     labels = {i.item_id: i.kind.startswith("vague") for i in items}  # accepts every vague answer

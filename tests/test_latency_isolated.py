@@ -18,7 +18,7 @@ import pytest
 from devtools.standin.server import StandinServer
 from mem0bench import tokens
 from mem0bench.data.context import RetrievedContext
-from mem0bench.data.model import Category, Conversation, Dataset, Question
+from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient, live_calls
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
@@ -34,13 +34,14 @@ from mem0bench.report.tables import table2
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, LatencyRecord
 from mem0bench.rundir.schema import Metrics
+from mem0bench.suites.locomo import MULTI_HOP, OPEN_DOMAIN, SINGLE_HOP, TEMPORAL
 from mem0bench.systems.baselines import RAG
 from tests.test_baselines import make_conversation
 from tests.test_report import make_metrics
 
 KEY = "test-fake-isolated-latency-key-0001"
 N_QUESTIONS = 24
-CATEGORIES = (Category.SINGLE_HOP, Category.MULTI_HOP, Category.TEMPORAL, Category.OPEN_DOMAIN)
+CATEGORIES = (SINGLE_HOP, MULTI_HOP, TEMPORAL, OPEN_DOMAIN)
 
 
 def _conversation(sample_id: str = "conv-lat") -> Conversation:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from mem0bench.data.errors import DatasetError
-from mem0bench.data.model import Category, Dataset
+from mem0bench.data.model import Dataset
 from mem0bench.suites import DatasetRequest, get_suite
-from mem0bench.suites.longmemeval import CACHE_FOLDER, parse_lme_date
+from mem0bench.suites.longmemeval import ABSTENTION, CACHE_FOLDER, MULTI_SESSION, parse_lme_date
 
 DATA = Path(__file__).parent / "data"
 S_MINI = DATA / "longmemeval_s_mini.json"
@@ -43,7 +43,7 @@ def test_s_file_every_type_abstention_and_a_number_answer(tmp_path: Path) -> Non
     by_id = {q.sample_id: q for q in ds.questions}
     # An `_abs` question is abstention whatever its question_type says.
     assert raw[-1]["question_type"] == "temporal-reasoning"
-    assert by_id["gpt4_2f8be40d_abs"].category is Category.ABSTENTION
+    assert by_id["gpt4_2f8be40d_abs"].category is ABSTENTION
     # Numbers as answers (JSON 4 and 3, beside text answers in the same file) come through as text.
     assert [type(item["answer"]) for item in raw].count(int) == 2
     assert by_id["gpt4_d84a3211"].answer == "4" and by_id["6aeb4375"].answer == "3"
@@ -94,11 +94,11 @@ def test_m_file_many_sessions_per_question(tmp_path: Path, caplog: pytest.LogCap
         assert times == sorted(times) and times[-1] < parse_lme_date(item["question_date"])  # type: ignore[operator]
         assert [s.index for s in conv.sessions] == list(range(1, len(item["haystack_sessions"]) + 1))
     spanish = ds.conversations[0].questions[0]
-    assert spanish.category is Category.MULTI_SESSION and spanish.answer == "2"
+    assert spanish.category is MULTI_SESSION and spanish.answer == "2"
     assert spanish.evidence_sessions == (18, 65, 104)
     assert spanish.evidence == ("D18:1", "D65:1", "D104:1")
     abstention = ds.conversations[2].questions[0]
-    assert abstention.category is Category.ABSTENTION and abstention.evidence_sessions == (31,)
+    assert abstention.category is ABSTENTION and abstention.evidence_sessions == (31,)
     # Against the release's counts: a file of another size is a note in the log.
     assert "1 multi_session questions where the release of LongMemEval_M has 133" in caplog.text
 

@@ -15,13 +15,14 @@ import pytest
 
 from mem0bench.cli.memories import memories_main
 from mem0bench.data.loader import parse_session_date
-from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.data.model import Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, ChatReply, LLMCallError, StructuredReply, StructuredSpec
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import InProcessGraphStore
 from mem0bench.memory.records import MemoryOp, OpKind
 from mem0bench.prompts.extraction import EXTRACTION_SPEC, role_of
 from mem0bench.prompts.update import BATCH_UPDATE_NAME, UPDATE_SPEC
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.systems.methods.mem0 import Mem0, adds_information
 from mem0bench.systems.methods.mem0g import Mem0G
 from mem0bench.tokens import count_tokens
@@ -200,7 +201,7 @@ def make_conversation(sessions: list[list[tuple[str, str]]], sample_id: str = "c
 
 
 def question(text: str) -> Question:
-    return Question("conv-t:q0", "conv-t", 0, text, "x", Category.SINGLE_HOP)
+    return Question("conv-t:q0", "conv-t", 0, text, "x", SINGLE_HOP)
 
 
 def make_system(client: FakeClient, state_dir: Path, **kwargs: Any) -> Mem0:

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from mem0bench.data.loader import parse_session_date
-from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.data.model import Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.graph import Edge, load_graph_snapshot
 from mem0bench.prompts import graph as prompts
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.systems.methods.mem0g import Mem0G
 from tests import fakes
 from tests.fakes import FakeCall
@@ -161,7 +162,7 @@ def conversation(sessions: list[tuple[str, list[Turn]]], questions: list[str] = 
                 index=i,
                 question=q,
                 answer="x",
-                category=Category.SINGLE_HOP,
+                category=SINGLE_HOP,
             )
             for i, q in enumerate(questions)
         ),
@@ -224,7 +225,7 @@ def system(tmp_path: Path, client: FakeClient, graph: dict[str, Any] | None = No
 
 def question(text: str) -> Question:
     return Question(
-        qid="conv-t:q0", sample_id="conv-t", index=0, question=text, answer="x", category=Category.SINGLE_HOP
+        qid="conv-t:q0", sample_id="conv-t", index=0, question=text, answer="x", category=SINGLE_HOP
     )
 
 

@@ -52,9 +52,9 @@ def test_prediction_rows_score_each_answer_and_keep_bookkeeping_out() -> None:
     answers = [answer("q1", "Paris", "Paris"), answer("q2", "blue car", "a red car")]
     labels = aggregate.judge_labels([judgement("q1", 0, "CORRECT"), judgement("q2", 1, "WRONG")], SIG, runs=2)
     rows = aggregate.prediction_rows(answers, labels, runs=2)
-    assert rows[0].f1 == 1.0 and rows[0].judge == ("CORRECT", None)
+    assert rows[0].score("f1") == 1.0 and rows[0].judge == ("CORRECT", None)
     # f1 over token sets: {blue, car} vs {a, red, car}: precision 1/2, recall 1/3.
-    assert rows[1].f1 == pytest.approx(2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3))
+    assert rows[1].score("f1") == pytest.approx(2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3))
     assert rows[1].judge == (None, "WRONG")
     assert all("session" not in r.to_dict() and "ingest_session" not in r.to_dict() for r in rows)
 
@@ -62,7 +62,7 @@ def test_prediction_rows_score_each_answer_and_keep_bookkeeping_out() -> None:
 def test_a_failed_answer_scores_zero_and_wrong_in_every_run() -> None:
     failed = answer("q1", "", "Paris", failure="answer:timeout: no reply")
     rows = aggregate.prediction_rows([failed], {"q1": [True, True]}, runs=2)
-    assert rows[0].judge == ("WRONG", "WRONG") and rows[0].f1 == 0.0
+    assert rows[0].judge == ("WRONG", "WRONG") and rows[0].score("f1") == 0.0
 
 
 def test_judge_labels_ignore_other_judges_and_runs_out_of_range() -> None:

@@ -22,7 +22,15 @@ from mem0bench.prompts.judge import GRADED_JUDGE_SPEC
 from mem0bench.rundir.records import AnswerRecord, Judgement
 from mem0bench.suites import SUITES, DatasetRequest, get_suite, suite_of
 from mem0bench.suites.base import check_counts
-from mem0bench.suites.locomo_plus import format_locomo_date, gap_days, host_choice
+from mem0bench.suites.locomo import ADVERSARIAL, MULTI_HOP, OPEN_DOMAIN, SINGLE_HOP, TEMPORAL
+from mem0bench.suites.locomo_plus import COGNITIVE, format_locomo_date, gap_days, host_choice
+from mem0bench.suites.longmemeval import (
+    ABSTENTION,
+    KNOWLEDGE_UPDATE,
+    SINGLE_SESSION_PREFERENCE,
+    SINGLE_SESSION_USER,
+    TEMPORAL_REASONING,
+)
 
 DATA = Path(__file__).parent / "data"
 LME = DATA / "longmemeval_mini.json"
@@ -56,10 +64,10 @@ def test_every_dataset_config_names_a_registered_suite() -> None:
 def test_categories_name_their_suite() -> None:
     assert suite_of(1).name == "locomo" and suite_of(5).name == "locomo"
     assert suite_of(6).name == "locomo_plus"
-    assert suite_of(int(Category.ABSTENTION)).name.startswith("longmemeval")
+    assert suite_of(int(ABSTENTION)).name.startswith("longmemeval")
     locomo = get_suite("locomo")
-    assert locomo.scored == (Category(1), Category(2), Category(3), Category(4)) and locomo.optional == (
-        Category(5),
+    assert locomo.scored == (MULTI_HOP, TEMPORAL, OPEN_DOMAIN, SINGLE_HOP) and locomo.optional == (
+        ADVERSARIAL,
     )
     with pytest.raises(ValueError, match="unknown suite 'beam'.*locomo_plus"):
         get_suite("beam")
@@ -82,7 +90,7 @@ def test_longmemeval_haystacks_become_one_conversation_per_question(tmp_path: Pa
         ("D2:1", "User"), ("D2:2", "Assistant"), ("D2:3", "User"), ("D2:4", "Assistant"),
     ]  # fmt: skip
     (q,) = first.questions
-    assert q.qid == "e47becba:q0" and q.category is Category.SINGLE_SESSION_USER
+    assert q.qid == "e47becba:q0" and q.category is SINGLE_SESSION_USER
     assert q.evidence == ("D2:1",)  # the has_answer turn
     assert q.evidence_sessions == (2,)  # answer_280352e9 is the second session
     assert q.asked_on == "2023/05/30 (Tue) 23:40"
@@ -91,13 +99,13 @@ def test_longmemeval_haystacks_become_one_conversation_per_question(tmp_path: Pa
 def test_longmemeval_abstention_and_unsorted_sessions(tmp_path: Path) -> None:
     ds = _load("longmemeval_oracle", LME, tmp_path)
     abstention = ds.conversations[1].questions[0]
-    assert abstention.category is Category.ABSTENTION  # question_type temporal-reasoning, id ends in _abs
+    assert abstention.category is ABSTENTION  # question_type temporal-reasoning, id ends in _abs
     update = ds.conversations[2]
     # The file lists the July session first; the haystack is ingested in time order, renumbered.
     assert [s.date_text for s in update.sessions] == ["2023/03/14 (Tue) 07:15", "2023/07/20 (Thu) 19:00"]
     assert update.sessions[0].turns[0].text.startswith("I have two cats")
     q = update.questions[0]
-    assert q.category is Category.KNOWLEDGE_UPDATE and q.answer == "3"  # a number answer becomes text
+    assert q.category is KNOWLEDGE_UPDATE and q.answer == "3"  # a number answer becomes text
     assert q.evidence == ("D1:1", "D2:1") and q.evidence_sessions == (1, 2)
 
 
@@ -182,7 +190,7 @@ def test_faithful_stitching_times_speakers_and_placement(tmp_path: Path) -> None
     assert layout("plus-3") == [*host[:2], (4, "7:30 pm on 28 May, 2023"), host[2]]
 
     q = by_id["plus-0"].questions[0]
-    assert q.category is Category.COGNITIVE and q.qid == "plus-0:q0"
+    assert q.category is COGNITIVE and q.qid == "plus-0:q0"
     assert (
         q.question == "Maya: I had a double espresso at four today, and now it's midnight."
     )  # A -> speaker_a
@@ -287,21 +295,19 @@ def _answer(category: Category, gold: str = "Maya: I gave up coffee.") -> Answer
 def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     settings = JudgeSettings(model="judge-model", runs=1)
     client = _Judge({"reasoning": "loosely related", "label": "PARTIAL"})
-    judgement = asyncio.run(judge_once(client, settings, _answer(Category.COGNITIVE), 0))  # type: ignore[arg-type]
+    judgement = asyncio.run(judge_once(client, settings, _answer(COGNITIVE), 0))  # type: ignore[arg-type]
     assert judgement.label == "PARTIAL" and judgement.failure is None
     assert client.specs[0].name == GRADED_JUDGE_SPEC.name
     prompt = client.messages[0][0]["content"]
     assert "Cue (the earlier exchange): Maya: I gave up coffee." in prompt and "PARTIAL" in prompt
 
     # A label the model should not give (a server that bypassed the schema) is a failure, never WRONG.
-    bad = asyncio.run(
-        judge_once(_Judge({"reasoning": "", "label": "HALF"}), settings, _answer(Category.COGNITIVE), 0)
-    )  # type: ignore[arg-type]
+    bad = asyncio.run(judge_once(_Judge({"reasoning": "", "label": "HALF"}), settings, _answer(COGNITIVE), 0))  # type: ignore[arg-type]
     assert bad.label is None and bad.failure is not None and bad.failure.startswith("malformed")
 
     labels = ["CORRECT", "PARTIAL", "WRONG", "PARTIAL"]
     answers = [
-        AnswerRecord(**{**_answer(Category.COGNITIVE).to_dict(), "qid": f"plus-{i}:q0", "usage": None})
+        AnswerRecord(**{**_answer(COGNITIVE).to_dict(), "qid": f"plus-{i}:q0", "usage": None})
         for i in range(4)
     ]
     judgements = [Judgement(f"plus-{i}:q0", 0, lab, settings.signature) for i, lab in enumerate(labels)]  # type: ignore[arg-type]
@@ -316,18 +322,18 @@ def test_the_cognitive_judge_is_graded_and_partial_counts_half() -> None:
     # No reference answer: the lexical scores are not applicable, said so, and never 0.
     assert block["f1"] is None and block["bleu1"] is None and block["locomo_f1"] is None
     assert block["not_applicable"] == ["f1", "bleu1", "locomo_f1"]
-    assert all(r.f1 is None and r.bleu1 is None for r in rows)
+    assert all(r.score("f1") is None and r.score("bleu1") is None for r in rows)
 
 
 def test_longmemeval_judge_uses_the_type_rubric_and_locomo_keeps_its_prompt() -> None:
     settings = JudgeSettings(model="judge-model", runs=1)
     client = _Judge({"reasoning": "ok", "label": "CORRECT"})
-    asyncio.run(judge_once(client, settings, _answer(Category.TEMPORAL_REASONING, "18 days"), 0))  # type: ignore[arg-type]
+    asyncio.run(judge_once(client, settings, _answer(TEMPORAL_REASONING, "18 days"), 0))  # type: ignore[arg-type]
     prompt = client.messages[0][0]["content"]
     assert "off by one" in prompt and "Gold answer: 18 days" in prompt and "record_verdict" in prompt
-    asyncio.run(judge_once(client, settings, _answer(Category.SINGLE_SESSION_PREFERENCE, "uses the hike"), 0))  # type: ignore[arg-type]
+    asyncio.run(judge_once(client, settings, _answer(SINGLE_SESSION_PREFERENCE, "uses the hike"), 0))  # type: ignore[arg-type]
     assert "Description of the desired reply: uses the hike" in client.messages[1][0]["content"]
-    asyncio.run(judge_once(client, settings, _answer(Category.TEMPORAL, "May 2023"), 0))  # type: ignore[arg-type]
+    asyncio.run(judge_once(client, settings, _answer(TEMPORAL, "May 2023"), 0))  # type: ignore[arg-type]
     locomo = client.messages[2][0]["content"]
     assert locomo.startswith(
         "You are grading an answer to a question about a long conversation, against a gold"
@@ -352,7 +358,7 @@ def test_locomo_counts_are_checked_only_on_a_whole_file(
     assert check_counts("locomo", ds, whole_file=False) == []
     caplog.clear()
     # The release's size with two questions moved between categories: another version, a warning.
-    moved = {Category(1): 283, Category(2): 320, Category(3): 96, Category(4): 841, Category(5): 446}
+    moved = {MULTI_HOP: 283, TEMPORAL: 320, OPEN_DOMAIN: 96, SINGLE_HOP: 841, ADVERSARIAL: 446}
     with caplog.at_level("INFO", logger="mem0bench.suites"):
         lines = check_counts("locomo", ds, whole_file=True, found=moved)
     assert len(lines) == 2 and {r.levelname for r in caplog.records} == {"WARNING"}
@@ -433,9 +439,9 @@ def test_report_tables_show_a_suites_own_categories_and_say_not_applicable() -> 
     from types import SimpleNamespace
 
     from mem0bench.report.tables import categories_in, table1
-    from mem0bench.rundir.schema import SCHEMA_VERSION, SCORE_NAMES, Metrics
+    from mem0bench.rundir.schema import SCHEMA_VERSION, Metrics, score_names
 
-    none = dict.fromkeys(SCORE_NAMES)
+    none = dict.fromkeys(score_names())
     cognitive = {"n": 5, "f1": None, "bleu1": None, "locomo_f1": None, "not_applicable": ["f1", "bleu1", "locomo_f1"],
                  "judge": {"mean": 0.5, "std": 0.0, "runs": 2}, "stderr": none, "ci95": none}  # fmt: skip
     metrics = {"schema_version": SCHEMA_VERSION, "method": "rag", "n_questions": 5,

@@ -15,11 +15,12 @@ from devtools.e2e import FAST, TEST_KEY, assert_ingest_failures_stay_open, cli_e
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.loader import load_dataset
-from mem0bench.data.model import Category, Conversation, Question, Session, Turn
+from mem0bench.data.model import Conversation, Question, Session, Turn
 from mem0bench.llm.types import CallFailure, LLMCallError
 from mem0bench.memory.base import MemorySystem, SystemContext
 from mem0bench.memory.ingest_progress import listening
 from mem0bench.prompts.saved_notes import NOTES_SPEC, parse_notes
+from mem0bench.suites.locomo import SINGLE_HOP
 from mem0bench.systems.baselines.chatgpt_memory_emulation.notes import (
     Note,
     cap_notes,
@@ -43,9 +44,7 @@ def make_conversation(sessions: int = 3, turns: int = 4, sample_id: str = "conv-
             for j in range(1, turns + 1)
         )
         built.append(Session(s, datetime(2023, 5, s, 13, 56), f"1:56 pm on {s} May, 2023", session_turns))
-    question = Question(
-        f"{sample_id}:q0", sample_id, 0, "What does Alice like?", "hobbies", Category.SINGLE_HOP
-    )
+    question = Question(f"{sample_id}:q0", sample_id, 0, "What does Alice like?", "hobbies", SINGLE_HOP)
     return Conversation(sample_id, "Alice", "Bob", tuple(built), (question,))
 
 

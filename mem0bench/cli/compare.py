@@ -113,7 +113,11 @@ def _ci(block: dict[str, Any]) -> str:
 
 
 def render_markdown(result: dict[str, Any]) -> str:
+    from mem0bench.metrics.registry import per_question
+
     a, b = result["a"], result["b"]
+    # The registry's table metrics beside J (F1, BLEU-1; one registered since where the comparison has it).
+    shown = [m for m in per_question() if m.table and not m.from_judge and m.name in result["overall"]]
     lines = [
         f"**compare: B - A, {result['n_paired']} paired questions**",
         "",
@@ -121,8 +125,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         "Differences in points (%). CI: 95% paired cluster-bootstrap interval (conversations, then questions); "
         "p: exact McNemar on majority judge labels; MDD: smallest true J difference detectable at 80% power.",
         "",
-        "| scope | n | J A | J B | ΔJ | ΔJ 95% CI | p (McNemar) | MDD | ΔF1 | ΔF1 95% CI | ΔBLEU-1 | ΔBLEU-1 95% CI |",
-        "|---|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|",
+        "| scope | n | J A | J B | ΔJ | ΔJ 95% CI | p (McNemar) | MDD | "
+        + "".join(f"Δ{m.title} | Δ{m.title} 95% CI | " for m in shown).rstrip(),
+        "|---|---:|---:|---:|---:|---|---:|---:|" + "---:|---|" * len(shown),
     ]
     for name, s in _scopes(result):
         j = s["judge"]
@@ -131,8 +136,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         mdd_text = "too few" if j.get("too_small") else "-" if mdd is None else f"{mdd:.2f}"
         lines.append(
             f"| {name} | {s['n']} | {_pct(j.get('a')).lstrip('+')} | {_pct(j.get('b')).lstrip('+')} | "
-            f"{_pct(j['delta'])} | {_ci(j)} | {p} | {mdd_text} | "
-            f"{_pct(s['f1']['delta'])} | {_ci(s['f1'])} | {_pct(s['bleu1']['delta'])} | {_ci(s['bleu1'])} |"
+            f"{_pct(j['delta'])} | {_ci(j)} | {p} | {mdd_text} |"
+            + "".join(f" {_pct(s[m.name]['delta'])} | {_ci(s[m.name])} |" for m in shown)
         )
     panel = result.get("judge_panel")
     if panel:

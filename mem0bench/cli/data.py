@@ -27,7 +27,7 @@ from mem0bench.data.errors import DatasetError
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.stats import dataset_stats, format_stats_table, format_suite_stats, suite_stats
 from mem0bench.paths import data_home
-from mem0bench.suites import SUITES, DatasetRequest, get_suite
+from mem0bench.suites import SUITES, DatasetRequest, get_suite, import_suite_module
 from mem0bench.suites.files import fetch_source
 from mem0bench.suites.locomo_plus import MODES
 
@@ -54,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
     stats.add_argument(
         "--suite", default="locomo", metavar="NAME", help=f"one of {', '.join(SUITES)} (default: locomo)"
+    )
+    stats.add_argument(
+        "--module",
+        metavar="MODULE",
+        default=None,
+        help="a suite module of one's own to import first (run from its folder), e.g. pantry_suite",
     )
     stats.add_argument(
         "--host-path",
@@ -120,6 +126,8 @@ def data_main(argv: list[str]) -> int:
 def _suite_stats(args: argparse.Namespace) -> int:
     """`stats --suite NAME` for a suite other than LOCOMO (whose table stays `format_stats_table`'s)."""
     try:
+        if args.module:
+            import_suite_module(args.module)
         suite = get_suite(args.suite)
     except ValueError as exc:
         print(f"error: --suite: {exc}", file=sys.stderr)

@@ -22,19 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Category
+from mem0bench.metrics.registry import per_question
 from mem0bench.metrics.significance import (
     fewest_pairs_for_significance,
     mcnemar_exact,
     minimum_detectable_difference,
 )
 from mem0bench.metrics.uncertainty import cluster_bootstrap
-from mem0bench.pipeline.statistics import BootstrapSettings
-from mem0bench.rundir.schema import PredictionRow
+from mem0bench.pipeline.statistics import BootstrapSettings, row_value
+from mem0bench.rundir.schema import PredictionRow, by_category
 
 __all__ = ["CompareError", "Pairing", "compare_pairs", "pair_rows"]
-
-LEXICAL = ("f1", "bleu1", "locomo_f1")
 
 
 class CompareError(ValueError):
@@ -77,13 +75,20 @@ def _judge(row: PredictionRow) -> float:
     return float("nan") if mean is None else mean
 
 
+def _difference(x: float | None, y: float | None) -> float:
+    """B - A for one question; NaN where either has no value (a score that does not apply, no label)."""
+    return float("nan") if x is None or y is None or x != x or y != y else y - x
+
+
 def _scope(
     a: Sequence[PredictionRow], b: Sequence[PredictionRow], settings: BootstrapSettings
 ) -> dict[str, Any]:
-    names = ("judge", *LEXICAL)
+    # Every per-question metric of the registry, J first; a metric registered since where a row has it.
+    metrics = [m for m in per_question() if m.schema or any(r.score(m.name) is not None for r in (*a, *b))]
+    metrics.sort(key=lambda m: not m.from_judge)
+    names = [m.name for m in metrics]
     diffs = np.array(
-        [[_judge(y) - _judge(x), *(getattr(y, s) - getattr(x, s) for s in LEXICAL)] for x, y in zip(a, b)],
-        dtype=float,
+        [[_difference(row_value(m, x), row_value(m, y)) for m in metrics] for x, y in zip(a, b)], dtype=float
     ).reshape(len(a), len(names))
     found = cluster_bootstrap(
         diffs, [r.conversation for r in a], replicates=settings.replicates, seed=settings.seed
@@ -123,12 +128,10 @@ def compare_pairs(pairing: Pairing, settings: BootstrapSettings) -> dict[str, An
     overall = _scope(pairing.a, pairing.b, settings)
     categories: dict[str, Any] = {}
     mdd: dict[str, float | None] = {}
-    for category in Category:
-        keep = [i for i, r in enumerate(pairing.a) if r.category_id == int(category)]
-        if not keep:
-            continue
-        block = _scope([pairing.a[i] for i in keep], [pairing.b[i] for i in keep], settings)
-        categories[category.label] = block
+    index = {id(r): i for i, r in enumerate(pairing.a)}
+    for label, subset in by_category(pairing.a):
+        keep = [index[id(r)] for r in subset]
+        categories[label] = _scope([pairing.a[i] for i in keep], [pairing.b[i] for i in keep], settings)
     for name, block in [*categories.items(), ("overall", overall)]:
         stderr = block["judge"]["stderr"]
         mdd[name] = None if not stderr else 100 * minimum_detectable_difference(stderr)

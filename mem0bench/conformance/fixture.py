@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from mem0bench.data.loader import fold_caption
-from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.data.model import Conversation, Dataset, Question, Session, Turn
+from mem0bench.suites.locomo import SINGLE_HOP, TEMPORAL
 
 __all__ = ["EVIDENT", "fixture"]
 
@@ -44,10 +45,10 @@ _SESSIONS = (
     ),
 )
 _QUESTIONS = (
-    ("What is the name of Mia's puppy?", "Biscuit", Category.SINGLE_HOP, ("D1:3",)),
-    ("Where is Leo travelling in June?", "Lisbon", Category.SINGLE_HOP, ("D2:1",)),
-    ("Who is Leo travelling to Lisbon with?", "his sister Ana", Category.SINGLE_HOP, ("D2:3",)),
-    ("When did Mia adopt her puppy?", "the weekend before 3 March 2024", Category.TEMPORAL, ("D1:1",)),
+    ("What is the name of Mia's puppy?", "Biscuit", SINGLE_HOP, ("D1:3",)),
+    ("Where is Leo travelling in June?", "Lisbon", SINGLE_HOP, ("D2:1",)),
+    ("Who is Leo travelling to Lisbon with?", "his sister Ana", SINGLE_HOP, ("D2:3",)),
+    ("When did Mia adopt her puppy?", "the weekend before 3 March 2024", TEMPORAL, ("D1:1",)),
 )
 EVIDENT = 0
 """The question whose context must not be empty (its answer is a whole turn of its own)."""

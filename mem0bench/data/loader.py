@@ -20,18 +20,16 @@ from typing import Any
 from mem0bench.data.errors import DatasetError, check_path_id, check_values, parse_json
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 
-__all__ = ["load_dataset", "parse_session_date", "fold_caption"]
+__all__ = ["LOCOMO_CATEGORIES", "load_dataset", "parse_session_date", "fold_caption"]
 
-_LOCOMO_CATEGORIES = frozenset(
-    int(c)
-    for c in (
-        Category.MULTI_HOP,
-        Category.TEMPORAL,
-        Category.OPEN_DOMAIN,
-        Category.SINGLE_HOP,
-        Category.ADVERSARIAL,
-    )
-)
+# The numbers locomo10.json writes and their official names (LOCOMO's own evaluation code). This reader needs
+# them to read the format; the LOCOMO suite (suites/locomo.py) names and registers them.
+LOCOMO_CATEGORIES: dict[int, Category] = {
+    n: Category("locomo", n, name)
+    for n, name in enumerate(("multi_hop", "temporal", "open_domain", "single_hop", "adversarial"), 1)
+}
+_ADVERSARIAL = 5
+
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE = re.compile(
     r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?\s*m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*",
@@ -256,16 +254,16 @@ def _question(q: Any, i: int, sid: str, file: str) -> Question:
     raw_cat = _req(q, "category", f"{where}.category", file, sid)
     # Only LOCOMO's own categories: another suite's number (6, 11..17) would load and then be dropped
     # from scoring without a word.
-    if isinstance(raw_cat, bool) or not isinstance(raw_cat, int) or raw_cat not in _LOCOMO_CATEGORIES:
+    if isinstance(raw_cat, bool) or not isinstance(raw_cat, int) or raw_cat not in LOCOMO_CATEGORIES:
         raise DatasetError(
             f"unknown category {raw_cat!r} (expected an integer 1..5)",
             file=file,
             sample=sid,
             field=f"{where}.category",
         )
-    category = Category(raw_cat)
+    category = LOCOMO_CATEGORIES[raw_cat]
 
-    if category is Category.ADVERSARIAL:
+    if category.id == _ADVERSARIAL:
         answer = _opt_text(q, "answer", f"{where}.answer", file, sid) or ""
         adversarial = _opt_text(q, "adversarial_answer", f"{where}.adversarial_answer", file, sid)
     else:

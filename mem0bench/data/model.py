@@ -1,8 +1,8 @@
 """The benchmark data model: frozen dataclasses, built only by the suites' loaders.
 
 Every suite (LOCOMO, Locomo-Plus, LongMemEval: `mem0bench.suites`) loads into these same objects: a
-conversation is what a system ingests, its questions are asked after it. Categories of all suites share one
-enum with disjoint numbers, so a run file's `category_id` says which suite's grading applies.
+conversation is what a system ingests, its questions are asked after it. A question's `Category` is a small
+value (suite, id, name) that its suite defines; the suites' registry keeps the ids disjoint.
 """
 
 from __future__ import annotations
@@ -12,38 +12,38 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import IntEnum
+from functools import total_ordering
 from typing import Any
 
 
-class Category(IntEnum):
-    """Question categories under their official names. 1-5: LOCOMO's (its own evaluation code and counts);
-    6: Locomo-Plus's cognitive questions (its "sixth LOCOMO category"); 11-17: LongMemEval's six question
-    types, plus its abstention questions (`question_id` ending in `_abs`) as a category of their own."""
+@total_ordering
+@dataclass(frozen=True)
+class Category:
+    """A question category: the suite (family) that defines it, its number and its official name.
 
-    MULTI_HOP = 1
-    TEMPORAL = 2
-    OPEN_DOMAIN = 3
-    SINGLE_HOP = 4
-    ADVERSARIAL = 5
-    COGNITIVE = 6
-    SINGLE_SESSION_USER = 11
-    SINGLE_SESSION_ASSISTANT = 12
-    SINGLE_SESSION_PREFERENCE = 13
-    MULTI_SESSION = 14
-    TEMPORAL_REASONING = 15
-    KNOWLEDGE_UPDATE = 16
-    ABSTENTION = 17
+    The core names no suite's categories: each suite module creates its own (`mem0bench.suites`, e.g.
+    `suites/locomo.py`) and registers them, and the registry keeps the numbers of all suites disjoint, so a
+    run file's `category_id` says which suite's grading applies. Categories order by their number."""
+
+    suite: str
+    """The family whose category it is (locomo, locomo_plus, longmemeval): variants of one benchmark
+    (LongMemEval's S, M and oracle files) share their family's categories."""
+    id: int
+    name: str
+    """The official name in snake_case (multi_hop, single_session_user, ...): run files' `category`."""
 
     @property
     def label(self) -> str:
-        """The official name in snake_case: multi_hop, temporal, ..., single_session_user, abstention."""
-        return self.name.lower()
+        """The official name (`name`), as run files, metrics.json and reports write it."""
+        return self.name
 
-    @property
-    def family(self) -> str:
-        """The data family whose category it is: locomo, locomo_plus or longmemeval."""
-        return "locomo" if self <= 5 else "locomo_plus" if self == 6 else "longmemeval"
+    def __int__(self) -> int:
+        return self.id
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Category):
+            return NotImplemented
+        return self.id < other.id
 
 
 @dataclass(frozen=True)

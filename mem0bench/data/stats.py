@@ -10,27 +10,33 @@ from typing import Any
 
 from tabulate import tabulate
 
+from mem0bench.data.loader import LOCOMO_CATEGORIES
 from mem0bench.data.model import Category, Dataset
 from mem0bench.tokens import CHARS_PER_TOKEN, ENCODING, approx_tokens, count_tokens
 
 __all__ = ["Spread", "SuiteStats", "dataset_stats", "format_stats_table", "format_suite_stats", "suite_stats"]
 
 
-def dataset_stats(ds: Dataset) -> dict[str, Any]:
+def dataset_stats(ds: Dataset, categories: Sequence[Category] | None = None) -> dict[str, Any]:
     """Counts and token sizes of a dataset, as a JSON-ready dict.
 
     Keys: ``conversations``, ``sessions``, ``turns``, ``questions``, ``categories`` (question counts by
-    official label, in category order: multi_hop, temporal, open_domain, single_hop, adversarial),
+    official label, in the order of `categories`, zeros kept; by default LOCOMO's five for a LOCOMO file
+    (multi_hop, temporal, open_domain, single_hop, adversarial), else the file's own, by id),
     ``turns_with_images`` (turns carrying an image caption), ``tokens_per_conversation`` (sample_id ->
     cl100k_base tokens of the conversation's ``render_lines()`` joined by newlines), ``tokens_min``,
     ``tokens_mean``, ``tokens_max`` and ``sha256`` (of the file).
     """
     convs = ds.conversations
-    # The categories of the dataset's own family (LOCOMO's five for LOCOMO), zeros included.
-    families = {q.category.family for q in ds.questions} or {"locomo"}
-    categories = {c.label: 0 for c in Category if c.family in families}
-    for q in ds.questions:
-        categories[q.category.label] += 1
+    # The suite's categories, zeros included, and no other suite's: by default LOCOMO's five for a LOCOMO
+    # file, else the categories its questions have.
+    if categories is None:
+        present = sorted({q.category for q in ds.questions})
+        locomo = all(c.suite == "locomo" for c in present)
+        categories = list(LOCOMO_CATEGORIES.values()) if locomo else present
+    counts = {c.label: 0 for c in categories}
+    for q in sorted(ds.questions, key=lambda q: q.category):
+        counts[q.category.label] = counts.get(q.category.label, 0) + 1
     tokens = {c.sample_id: count_tokens("\n".join(c.render_lines())) for c in convs}
     sizes = list(tokens.values())
     return {
@@ -38,7 +44,7 @@ def dataset_stats(ds: Dataset) -> dict[str, Any]:
         "sessions": sum(len(c.sessions) for c in convs),
         "turns": sum(len(s.turns) for c in convs for s in c.sessions),
         "questions": sum(len(c.questions) for c in convs),
-        "categories": categories,
+        "categories": counts,
         "turns_with_images": sum(1 for c in convs for s in c.sessions for t in s.turns if t.caption),
         "tokens_per_conversation": tokens,
         "tokens_min": min(sizes) if sizes else 0,
@@ -61,7 +67,7 @@ def format_stats_table(stats: dict[str, Any]) -> str:
         [f"tokens/conversation mean ({ENCODING})", stats["tokens_mean"]],
         [f"tokens/conversation max ({ENCODING})", stats["tokens_max"]],
     ]
-    labels = {c.label: int(c) for c in Category}
+    labels = {c.label: c.id for c in LOCOMO_CATEGORIES.values()}
     total_q = stats["questions"] or 1
     cats = [
         [labels.get(name, "?"), name, n, f"{100 * n / total_q:.1f}%"]

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mem0bench.data.errors import DatasetError
-from mem0bench.data.model import Category, Dataset, Question
+from mem0bench.data.model import Dataset, Question
 from mem0bench.importing.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise
-from mem0bench.suites.longmemeval import QUESTION_TYPES
+from mem0bench.suites.longmemeval import ABSTENTION, QUESTION_TYPES
 
 __all__ = ["LME_SHAPE", "PLUS_SHAPE", "match_suite_records", "suite_records"]
 
@@ -193,4 +193,4 @@ def _same_type(value: Any, question: Question) -> bool:
     category = QUESTION_TYPES.get(str(value).strip())
     if category is None:
         return False
-    return question.category is Category.ABSTENTION or category is question.category
+    return question.category == ABSTENTION or category == question.category

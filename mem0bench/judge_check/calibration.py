@@ -33,7 +33,9 @@ from mem0bench.data.model import Category, Conversation, Dataset, Question
 from mem0bench.judge_check.stress import FAMILIES, STRESS_KINDS, proper_nouns, stress_answers
 from mem0bench.judge_check.suite_calibration import SUITE_CORRECT, abstention_answers, cue_answers
 from mem0bench.metrics.significance import cohen_kappa, wilson_interval
-from mem0bench.suites import get_suite, suite_of
+from mem0bench.suites import all_categories, get_suite, suite_of
+from mem0bench.suites.locomo_plus import COGNITIVE
+from mem0bench.suites.longmemeval import ABSTENTION, SINGLE_SESSION_PREFERENCE
 
 __all__ = [
     "FAMILIES",
@@ -49,7 +51,7 @@ DONT_KNOW = "I don't know."
 SENTENCE = "Going by what was said in the conversation, the answer is {gold}."
 KNOWN_CORRECT = ("gold", "gold_in_sentence")
 KNOWN_WRONG = ("other_gold", "dont_know")
-SCORED_CATEGORIES = (Category.MULTI_HOP, Category.TEMPORAL, Category.OPEN_DOMAIN, Category.SINGLE_HOP)
+SCORED_CATEGORIES = get_suite("locomo").scored
 
 
 @dataclass(frozen=True)
@@ -115,11 +117,11 @@ def _suite_items(
     q: Question, same: Sequence[Question], answered: Sequence[Question], *, stress: bool
 ) -> list[tuple[str, str]] | None:
     """The items of a question that has no gold answer to transform; None for one that has."""
-    if q.category is Category.COGNITIVE:
+    if q.category == COGNITIVE:
         return cue_answers(q, same, stress=stress)
-    if q.category is Category.ABSTENTION:
+    if q.category == ABSTENTION:
         return abstention_answers(q, answered)
-    if q.category is Category.SINGLE_SESSION_PREFERENCE:
+    if q.category == SINGLE_SESSION_PREFERENCE:
         return [("dont_know", DONT_KNOW)]
     return None
 
@@ -163,9 +165,8 @@ def _error(item: CalibrationItem, label: bool | float) -> float:
 
 
 def _categories(items: Sequence[CalibrationItem]) -> list[Category]:
-    """The categories of the items, in the enum's order (LOCOMO's: 1-4, as always)."""
-    present = {i.question.category for i in items}
-    return [c for c in Category if c in present]
+    """The categories of the items, in the order of their ids (LOCOMO's: 1-4, as always)."""
+    return sorted({i.question.category for i in items})
 
 
 def _graded(items: Sequence[CalibrationItem]) -> bool:
@@ -195,7 +196,7 @@ def error_rates(items: Sequence[CalibrationItem], labels: Mapping[str, Label]) -
     out: dict[str, Any] = {"overall": block(items), "categories": {}, "kinds": {}}
     for category in _categories(items):
         out["categories"][category.label] = block([i for i in items if i.question.category == category])
-    locomo = all(i.question.category.family == "locomo" for i in items)
+    locomo = all(i.question.category.suite == "locomo" for i in items)
     present = {i.kind for i in items}
     kinds = (*KNOWN_CORRECT, *KNOWN_WRONG) if locomo else [k for k in KIND_ORDER if k in present]
     for kind in kinds:
@@ -283,7 +284,7 @@ def probe_rates(
 
     keys = list(ours)
     out: dict[str, Any] = {"overall": block(keys), "categories": {}}
-    for category in Category:
+    for category in all_categories():
         inside = [k for k in keys if categories.get(k) == category.label]
         if inside:
             out["categories"][category.label] = block(inside)

@@ -21,7 +21,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mem0bench.data.model import Category, Question
+from mem0bench.data.model import Question
+from mem0bench.suites.longmemeval import ABSTENTION
 
 __all__ = [
     "ABSTAINS",
@@ -126,7 +127,7 @@ def abstention_answers(question: Question, pool: Sequence[Question]) -> list[tup
     items = [("gold", question.answer), ("abstains", ABSTAINS)]
     answers = [
         o.answer.strip() for o in sorted(pool, key=lambda o: _key(question, o))
-        if o.category is not Category.ABSTENTION and 0 < len(o.answer.split()) <= 6
+        if o.category != ABSTENTION and 0 < len(o.answer.split()) <= 6
     ]  # fmt: skip
     if answers:
         items.append(("confident_answer", CONFIDENT.format(gold=answers[0].rstrip("."))))

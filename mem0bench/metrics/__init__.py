@@ -1,4 +1,5 @@
-"""Pure scoring functions: lexical scores, LOCOMO's official F1, judge statistics, aggregates.
+"""Pure scoring functions: lexical scores, LOCOMO's official F1, judge statistics, aggregates; and the
+registry that declares each metric a run reports once (`registry`, README.md).
 
 The lexical scores (`bleu1`, `f1`, `locomo_f1`) need NLTK, whose import costs ~0.4 s of CPU: they are
 loaded on first use (PEP 562), so a run pays for NLTK when it scores, after its last model call, and not

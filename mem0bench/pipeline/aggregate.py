@@ -16,13 +16,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from mem0bench.data.model import Category
 from mem0bench.metrics import judge_summary, mean, percentile
+from mem0bench.metrics.registry import Metric, applicable, per_question, per_run
 from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord, label_score, score_label
-from mem0bench.rundir.schema import PredictionRow
-from mem0bench.suites import suite_of
-
-LEXICAL = ("f1", "bleu1", "locomo_f1")
+from mem0bench.rundir.schema import PredictionRow, by_category
+from mem0bench.suites import category, suite_of
 
 _BOOKKEEPING = ("session", "ingest_session")
 """Which process answered: kept in answers.jsonl, not a result."""
@@ -56,17 +54,13 @@ def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> 
 def prediction_rows(
     answers: Sequence[AnswerRecord], labels: Mapping[str, list[JudgeScore]], runs: int
 ) -> list[PredictionRow]:
-    """The per-question rows of predictions.jsonl, scores included; the answer row's other fields ride
-    along in `extra`."""
-    # Here, not at the top: the lexical scores import NLTK, which only scoring needs (see metrics).
-    from mem0bench.metrics import bleu1, f1, locomo_f1
-
+    """The per-question rows of predictions.jsonl, scores included (every registered per-question metric:
+    `_row_scores`); the answer row's other fields ride along in `extra`."""
     rows = []
+    own = PredictionRow.fields()
     for a in answers:
         judged: list[JudgeScore] = [False] * runs if a.failure else list(labels.get(a.qid, [None] * runs))
-        extra = {
-            k: v for k, v in a.to_dict().items() if k not in PredictionRow.REQUIRED and k not in _BOOKKEEPING
-        }
+        extra = {k: v for k, v in a.to_dict().items() if k not in own and k not in _BOOKKEEPING}
         # No context on record and no failure: an imported answer (the file does not say what was
         # retrieved): no recall, rather than a 0.0 that reads as "retrieved nothing".
         unknown = a.context_tokens is None and a.failure is None
@@ -75,7 +69,6 @@ def prediction_rows(
             extra["session_recall"] = (
                 None if unknown else session_recall(a.evidence_sessions, a.context_dia_ids)
             )
-        lexical = suite_of(a.category_id).lexical
         rows.append(
             PredictionRow(
                 qid=a.qid,
@@ -85,15 +78,29 @@ def prediction_rows(
                 category=a.category,
                 category_id=a.category_id,
                 prediction=a.prediction,
-                f1=f1(a.prediction, a.gold) if lexical else None,
-                bleu1=bleu1(a.prediction, a.gold) if lexical else None,
-                locomo_f1=locomo_f1(a.prediction, a.gold, a.category_id) if a.category_id <= 5 else None,
+                scores=_row_scores(a),
                 judge=tuple(score_label(None if v is None else float(v)) for v in judged),
                 answer_words=len(a.prediction.split()),
                 extra=extra,
             )
         )
     return rows
+
+
+def _row_scores(a: AnswerRecord) -> dict[str, float | None]:
+    """The answer's score under each per-question metric that applies to its suite; schema 2's own
+    metrics are written as None where they do not apply (the file's fields stay the same for every suite),
+    a metric registered since only where it applies."""
+    family, lexical = category(a.category_id).suite, suite_of(a.category_id).lexical
+    scores: dict[str, float | None] = {}
+    for m in per_question():
+        if m.from_judge:
+            continue
+        if applicable(m, family, lexical):
+            scores[m.name] = m.score(a.prediction, a.gold, a.category_id)
+        elif m.schema:
+            scores[m.name] = None
+    return scores
 
 
 def session_recall(sessions: Sequence[int], retrieved: Sequence[str]) -> float | None:
@@ -138,15 +145,38 @@ def _as_score(label: str) -> bool | float:
 
 
 def _scores(rows: Sequence[PredictionRow], runs: int) -> dict[str, Any]:
+    """A block of metrics.json: each per-question metric's micro mean over the rows (J: `judge_figures`).
+    A metric of schema 2's own that no row has is null and named in `not_applicable` (no reference answer,
+    or LOCOMO's F1 off LOCOMO); a metric registered since is left out where no row has it."""
     block: dict[str, Any] = {"n": len(rows)}
-    for name in LEXICAL:
-        block[name] = mean([v for r in rows if (v := getattr(r, name)) is not None])
-    block["judge"] = judge_figures(rows, runs)
-    # A score no row has is not applicable (no reference answer, or LOCOMO's F1 off LOCOMO): say so.
-    missing = [name for name in LEXICAL if all(getattr(r, name) is None for r in rows)]
+    missing = []
+    for m in per_question():
+        if m.from_judge:
+            block[m.name] = judge_figures(rows, runs)
+            continue
+        present = [v for r in rows if (v := r.score(m.name)) is not None]
+        if present or m.schema:
+            block[m.name] = mean(present)
+        if not present and m.schema:
+            missing.append(m.name)
     if missing and rows:
         block["not_applicable"] = missing
     return block
+
+
+def _run_figures(rows: Sequence[PredictionRow]) -> dict[str, Any]:
+    """The per-run metrics (aggregates beyond the micro mean) over the rows of the suites they apply to;
+    a metric none of whose suites is in the run is left out."""
+    out: dict[str, Any] = {}
+    for m in per_run():
+        mine = [r for r in rows if _applies(m, r.category_id)]
+        if mine:
+            out[m.name] = m.over_run(mine)
+    return out
+
+
+def _applies(m: Metric, category_id: int) -> bool:
+    return applicable(m, category(category_id).suite, suite_of(category_id).lexical)
 
 
 def _p50_p95(values: Sequence[float | None]) -> dict[str, float | None] | None:
@@ -201,11 +231,8 @@ def metrics(
     """The metrics.json object. `empty_context_expected`: as the run recorded it (see `empty_contexts`)."""
     overall = _scores(rows, runs)
     overall.pop("n")
-    categories = {}
-    for category in Category:
-        in_category = [r for r in rows if r.category_id == int(category)]
-        if in_category:
-            categories[category.label] = _scores(in_category, runs)
+    overall.update(_run_figures(rows))
+    categories = {label: _scores(in_category, runs) for label, in_category in by_category(rows)}
     store = {k: v for k, v in memory_tokens.items() if v is not None}
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
     by_session = [r.session_recall for r in rows if r.session_recall is not None]

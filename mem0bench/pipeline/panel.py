@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mem0bench.data.model import Category
 from mem0bench.metrics.judge_stats import fleiss_kappa
 from mem0bench.pipeline.aggregate import judge_figures, judge_labels
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.rundir.records import AnswerRecord, Judgement, score_label
 from mem0bench.rundir.resume import current_judgements
-from mem0bench.rundir.schema import PredictionRow
+from mem0bench.rundir.schema import PredictionRow, by_category
 
 __all__ = ["panel_block"]
 
@@ -70,12 +69,10 @@ def panel_block(
             for qid, labels in matrix.items()
         }
         block: dict[str, Any] = {"overall": judge_figures(list(as_rows.values()), judge.runs)}
-        categories = {}
-        for category in Category:
-            qids = [r.qid for r in rows if r.category_id == int(category)]
-            if qids:
-                categories[category.label] = judge_figures([as_rows[q] for q in qids], judge.runs)
-        block["categories"] = categories
+        block["categories"] = {
+            label: judge_figures([as_rows[r.qid] for r in subset], judge.runs)
+            for label, subset in by_category(rows)
+        }
         out[name] = block
     votes = [[_majority(m[a.qid]) for _, m in matrices.values()] for a in answers]
     complete = [v for v in votes if all(x is not None for x in v)]

@@ -25,7 +25,7 @@ from mem0bench.pipeline.sample import SAMPLES, Sample
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 from mem0bench.prompts.files import ANSWER_FIELDS, load_prompt_file
-from mem0bench.suites import get_suite
+from mem0bench.suites import get_suite, import_suite_module
 from mem0bench.systems.aliases import current_target
 
 __all__ = [
@@ -64,6 +64,8 @@ class ScopeSpec:
     """`dataset.mode`: Locomo-Plus's `faithful` or `grouped` stitching."""
     dataset_seed: int = 0
     """`dataset.seed`: Locomo-Plus's seed of the host choice (`seed` is the question sample's)."""
+    module: str | None = None
+    """`dataset.module`: a user's suite module to import (it registers `suite`); None: a built-in suite."""
 
 
 @dataclass(frozen=True)
@@ -297,7 +299,19 @@ def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSp
         host_path=_optional_str(dataset.get("host_path")),
         mode=str(dataset.get("mode", "faithful")),
         dataset_seed=dataset_seed,
+        module=_suite_module(dataset.get("module")),
     )
+
+
+def _suite_module(value: Any) -> str | None:
+    """`dataset.module`, imported here so that the suite it registers is known to every later step."""
+    module = _optional_str(value)
+    if module is not None:
+        try:
+            import_suite_module(module)
+        except ValueError as exc:
+            raise ConfigurationError(f"dataset.module: {exc}") from None
+    return module
 
 
 def _system(method: Mapping[str, Any], graph: Mapping[str, Any]) -> SystemSpec:

@@ -1,6 +1,7 @@
 """The uncertainty and answer-length blocks of metrics.json, added to what `aggregate.metrics` computes.
 
-- `stderr` and `ci95` in the overall block and in each category, for F1, BLEU-1, LOCOMO F1 and J, from
+- `stderr` and `ci95` in the overall block and in each category, for every per-question metric of the
+  registry (`metrics.registry`: F1, BLEU-1, LOCOMO F1 and J, and any registered since where it applies), from
   the seeded two-level bootstrap (conversations, then questions within them) of `metrics.uncertainty`.
   J's interval is over questions, on each question's mean label over the judge runs; the spread over judge
   runs (`judge.std`) is a different figure and stays as it is.
@@ -18,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.data.model import Category
+from mem0bench.metrics.registry import Metric, per_question
 from mem0bench.rundir.records import Judgement, label_score
-from mem0bench.rundir.schema import SCORE_NAMES, PredictionRow
+from mem0bench.rundir.schema import PredictionRow, by_category
 
 __all__ = ["BootstrapSettings", "LENGTH_BUCKETS", "add_statistics", "answer_words", "imported_judge_block"]
 
@@ -64,16 +65,24 @@ def _intervals(rows: Sequence[PredictionRow], settings: BootstrapSettings) -> di
     # Imported here, as the runner imports the scorers: mem0bench.metrics pulls in NLTK.
     from mem0bench.metrics.uncertainty import cluster_bootstrap
 
-    values = np.array(
-        [[r.f1, r.bleu1, r.locomo_f1, row_judge_mean(r.judge)] for r in rows], dtype=float
-    ).reshape(len(rows), len(SCORE_NAMES))
+    # Schema 2's own metrics always (an interval of nothing is null); one registered since where a row has it.
+    metrics = [m for m in per_question() if m.schema or any(r.score(m.name) is not None for r in rows)]
+    values = np.array([[row_value(m, r) for m in metrics] for r in rows], dtype=float).reshape(
+        len(rows), len(metrics)
+    )
     found = cluster_bootstrap(
         values, [r.conversation for r in rows], replicates=settings.replicates, seed=settings.seed
     )
+    names = [m.name for m in metrics]
     return {
-        "stderr": {name: i.stderr for name, i in zip(SCORE_NAMES, found)},
-        "ci95": {name: list(i.ci95) if i.ci95 else None for name, i in zip(SCORE_NAMES, found)},
+        "stderr": {name: i.stderr for name, i in zip(names, found)},
+        "ci95": {name: list(i.ci95) if i.ci95 else None for name, i in zip(names, found)},
     }
+
+
+def row_value(m: Metric, row: PredictionRow) -> float | None:
+    """A row's value under per-question metric `m`: its score, or for J the mean of its judge labels."""
+    return row_judge_mean(row.judge) if m.from_judge else row.score(m.name)
 
 
 def _length(rows: Sequence[PredictionRow]) -> dict[str, float] | None:
@@ -109,7 +118,7 @@ def add_statistics(
     out["overall"]["answer_length"] = _length(rows)
     categories = {}
     for name, block in metrics["categories"].items():
-        in_category = [r for r in rows if Category(r.category_id).label == name]
+        in_category = [r for r in rows if r.category == name]
         categories[name] = {
             **block,
             **_intervals(in_category, settings),
@@ -146,9 +155,5 @@ def imported_judge_block(
     def summary(subset: Sequence[PredictionRow]) -> dict[str, Any]:
         return judge_summary([[labels.get((r.qid, k)) for k in range(runs)] for r in subset], runs).to_dict()
 
-    categories = {}
-    for category in Category:
-        subset = [r for r in rows if r.category_id == int(category)]
-        if subset:
-            categories[category.label] = summary(subset)
+    categories = {label: summary(subset) for label, subset in by_category(rows)}
     return {"name": f"{name} (imported)", "overall": summary(rows), "categories": categories}

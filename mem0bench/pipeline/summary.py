@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from mem0bench.common.text import one_line
+from mem0bench.metrics.registry import per_question
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.aggregate import empty_context_warning
 from mem0bench.pipeline.failures import FAILURE_STAGES
@@ -33,8 +34,13 @@ def print_summary(
     print(
         f"{m['method']}: {m['n_questions']} questions, J {pct(judge.get('mean'))} ± "
         f"{pct(judge.get('std'))} over {judge.get('runs')} runs ({judge.get('judgements', 0)} successful "
-        f"judgements), F1 {pct(m['overall']['f1'])}, "
-        f"BLEU-1 {pct(m['overall']['bleu1'])}, cost ${m['cost_usd']:.4f}",
+        f"judgements), "
+        + "".join(
+            f"{t.title} {pct(m['overall'][t.name])}, "
+            for t in per_question()
+            if t.table and t.name in m["overall"]
+        )
+        + f"cost ${m['cost_usd']:.4f}",
         file=file,
     )
     if price_note:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -18,6 +19,7 @@ from mem0bench.common.mappings import flatten
 from mem0bench.common.text import one_line
 from mem0bench.rundir.find import find_run_dirs
 from mem0bench.rundir.schema import Metrics, SchemaError, read_metrics
+from mem0bench.suites import import_suite_module
 
 __all__ = [
     "ReportError",
@@ -104,10 +106,8 @@ def _one_line(exc: BaseException) -> str:
 def load_run(path: str | PathLike[str]) -> RunSummary:
     """Load one run directory. metrics.json is required; config.yaml and run.json are optional."""
     folder = Path(path)
-    try:
-        metrics = read_metrics(folder / METRICS)
-    except SchemaError as exc:
-        raise ReportError(str(exc)) from None
+    if not (folder / METRICS).is_file():
+        raise ReportError(f"{folder / METRICS}: not found")
     config: dict[str, Any] = {}
     config_path = folder / CONFIG
     if config_path.is_file():
@@ -118,6 +118,17 @@ def load_run(path: str | PathLike[str]) -> RunSummary:
         if not isinstance(tree, Mapping):
             raise ReportError(f"{config_path}: expected a mapping at the top level")
         config = flatten(tree)
+    module = config.get("dataset.module")
+    if module:
+        # A suite of one's own: its module registers its metrics, so that metrics.json's figures of them are
+        # read as scores. Best effort: without the module (not importable from here) the report still shows
+        # the suite's categories, by the names in the files, and leaves out only its own metrics.
+        with contextlib.suppress(ValueError):
+            import_suite_module(str(module))
+    try:
+        metrics = read_metrics(folder / METRICS)
+    except SchemaError as exc:
+        raise ReportError(str(exc)) from None
     manifest = _read_json(folder / RUN_INFO) if (folder / RUN_INFO).is_file() else {}
     status = manifest.get("status")
     method = metrics.method or config.get("method.name") or folder.name

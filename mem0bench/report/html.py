@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from mem0bench.metrics.registry import per_question
 from mem0bench.report.collect import ReportError, RunSummary, short_names
 
 __all__ = ["QuestionView", "RunAnswer", "collect_questions", "write_html"]
@@ -37,7 +38,8 @@ class RunAnswer:
     judge: list[str | None]
     verdict: bool | None
     """Majority of the judge labels (ties WRONG, as metrics.json); None when no run gave a label."""
-    f1: float | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+    """The registry's metrics shown beside an answer (`Metric.html`: F1), by title, where the row has one."""
     failure: str | None = None
     context: str | None = None
     context_dia_ids: list[str] = field(default_factory=list)
@@ -118,6 +120,7 @@ def collect_questions(runs: Sequence[RunSummary]) -> tuple[list[QuestionView], l
     """Every question any run answered (first-seen order), with each run's answer; and notes for the page."""
     texts, notes = _evidence_texts(runs)
     questions: dict[str, QuestionView] = {}
+    shown = [m for m in per_question() if m.html]
     for index, run in enumerate(runs):
         rows = _read_predictions(run)
         if not rows:
@@ -144,7 +147,7 @@ def collect_questions(runs: Sequence[RunSummary]) -> tuple[list[QuestionView], l
                 prediction=str(row.get("prediction") or ""),
                 judge=judge,
                 verdict=_verdict(judge),
-                f1=row.get("f1"),
+                scores={m.title: v for m in shown if (v := row.get(m.name)) is not None},
                 failure=row.get("failure"),
                 context=row.get("context"),
                 context_dia_ids=[str(d) for d in row.get("context_dia_ids") or []],

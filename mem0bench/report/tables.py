@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 from tabulate import tabulate
 
-from mem0bench.data.model import Category
+from mem0bench.metrics.registry import per_question, per_run
 from mem0bench.report.collect import (
     RunSummary,
     format_value,
@@ -21,7 +21,7 @@ from mem0bench.report.collect import (
 from mem0bench.report.judge_checks import JudgeCheck, judge_check_for
 from mem0bench.report.published import MARK, PublishedResult
 from mem0bench.rundir.schema import Metrics
-from mem0bench.suites import SUITES
+from mem0bench.suites import SUITES, all_categories
 
 __all__ = [
     "OFFICIAL_CATEGORIES",
@@ -194,13 +194,26 @@ def categories_in(runs: Sequence[RunSummary], labels: Labels = "official") -> li
     if labels not in ("official", "paper"):
         raise ValueError(f"labels must be 'official' or 'paper', got {labels!r}")
     present = {key for r in runs for key in r.metrics.categories}
-    locomo = {c.label for c in Category if c.family == "locomo"}
+    registered = all_categories()
+    locomo = {c.label for c in registered if c.suite == "locomo"}
     if present and not present & locomo:
-        return [(c.label, c.label) for c in Category if c.label in present]
+        known = [c.label for c in registered if c.label in present]
+        # A suite this process has not imported (a user's own): its categories in the runs' order.
+        others = dict.fromkeys(k for r in runs for k in r.metrics.categories if k not in known)
+        return [(label, label) for label in (*known, *others)]
     cats = list(OFFICIAL_CATEGORIES if labels == "official" else PAPER_CATEGORIES)
     if any(r.metrics.scores(ADVERSARIAL[0]) is not None for r in runs):
         cats.append(ADVERSARIAL)
     return cats
+
+
+def _in_any(runs: Sequence[RunSummary], name: str) -> bool:
+    """Some run has a figure of metric `name` in some block."""
+    return any(
+        block.value(name) is not None
+        for r in runs
+        for block in (r.metrics.overall, *r.metrics.categories.values())
+    )
 
 
 def _lead_columns(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
@@ -298,20 +311,29 @@ def table1(
     pct = _pct_number if numeric else fmt_pct
     cats = categories_in(runs, labels)
     rows = _lead_columns(runs)
+    # The registry's table metrics (F1, BLEU-1, ...: one registered since only where some run has it), then
+    # J; the per-run metrics in the overall columns, where some run has them.
+    columns = [
+        m for m in per_question()
+        if m.table and not m.from_judge and (m.schema or _in_any(runs, m.name))
+    ]  # fmt: skip
+    figures = [m for m in per_run() if m.table and _in_any(runs, m.name)]
     for row, run in zip(rows, runs):
         for key, label in [*cats, OVERALL]:
             scores = run.metrics.scores(key)
             # no reference answer: "n/a", never a 0 or a gap
             absent = (None if scores is None else scores.extra.get("not_applicable")) or ()
-            f1 = None if scores is None else scores.f1
-            bleu = None if scores is None else scores.bleu1
-            row[f"{label} F1"] = NOT_APPLICABLE if "f1" in absent and not numeric else pct(f1)
-            row[f"{label} BLEU-1"] = NOT_APPLICABLE if "bleu1" in absent and not numeric else pct(bleu)
+            for m in columns:
+                value = None if scores is None else scores.value(m.name)
+                row[f"{label} {m.title}"] = NOT_APPLICABLE if m.name in absent and not numeric else pct(value)
             _judge_cells(row, f"{label} J", None if scores is None else scores.judge, numeric)
             if key == "overall" and judge_checks is not None:
                 _vague_cells(row, judge_check_for(run, judge_checks), numeric)
             ci = None if scores is None else (scores.ci95 or {}).get("judge")
             _interval_cells(row, f"{label} J 95% CI", ci, numeric)
+            if key == "overall":
+                for m in figures:
+                    row[f"overall {m.title}"] = pct(None if scores is None else scores.value(m.name))
         row["judge"] = run.metrics.judge_name or (None if numeric else MISSING)
         imported = run.metrics.imported_judge
         if imported:  # the file's own judge, kept apart once ours has labelled the same answers

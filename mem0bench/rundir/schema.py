@@ -8,6 +8,9 @@ turning into a silent "-" in a table.
 Version history: 1 = files written before this module existed (no `schema_version` key); 2 = adds
 `answer_words` per row, and `stderr` / `ci95` per score block, `answer_length` and `judge_by_length`.
 Fields other stages add (latencies, tokens, failures, ...) pass through in `extra`, untouched.
+
+The score fields are the registered metrics' (`mem0bench.metrics.registry`): schema 2's own (f1, bleu1,
+locomo_f1, judge) are required; a metric registered since is read where a file has it.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from mem0bench.common.jsonfile import read_json_object
 from mem0bench.common.jsonl import read_jsonl
+from mem0bench.metrics.registry import METRICS, per_question
 from mem0bench.rundir.directory import RunDirectory, write_json
 
 __all__ = [
@@ -27,14 +31,43 @@ __all__ = [
     "PredictionRow",
     "SchemaError",
     "Scores",
+    "by_category",
     "read_metrics",
     "read_predictions",
     "write_results",
 ]
 
 SCHEMA_VERSION = 2
-SCORE_NAMES = ("f1", "bleu1", "locomo_f1", "judge")
-"""The scores that carry a stderr and a 95% interval."""
+
+
+def score_names() -> list[str]:
+    """The scores that carry a stderr and a 95% interval: the per-question metrics, J included."""
+    return [m.name for m in per_question()]
+
+
+def _row_scores() -> list[str]:
+    """The per-question score fields of a row (J is the row's `judge` labels)."""
+    return [m.name for m in per_question() if not m.from_judge]
+
+
+class _InCategory(Protocol):
+    @property
+    def category(self) -> str: ...
+
+    @property
+    def category_id(self) -> int: ...
+
+
+_Row = TypeVar("_Row", bound=_InCategory)
+
+
+def by_category(rows: Sequence[_Row]) -> list[tuple[str, list[_Row]]]:
+    """The rows grouped by category, as (official name, rows) in the order of the category ids: the
+    `categories` blocks of metrics.json. Names come from the rows (their suite wrote them), so a category
+    of a suite this process has not imported is grouped like any other."""
+    ids = sorted({r.category_id for r in rows})
+    groups = [[r for r in rows if r.category_id == cid] for cid in ids]
+    return [(group[0].category, group) for group in groups]
 
 
 class SchemaError(ValueError):
@@ -58,19 +91,25 @@ class PredictionRow:
     category: str
     category_id: int
     prediction: str
-    f1: float | None
-    bleu1: float | None
-    locomo_f1: float | None
-    """None where the score does not apply (a suite without reference answers; LOCOMO F1 off LOCOMO)."""
+    scores: dict[str, float | None]
+    """The per-question metrics' scores by name (f1, bleu1, locomo_f1, ...: the registry's order); None
+    where a score does not apply (a suite without reference answers; LOCOMO F1 off LOCOMO)."""
     judge: tuple[str | None, ...]
     """One entry per judge run: CORRECT, WRONG, PARTIAL (graded suites) or None (the judge failed on it)."""
     answer_words: int
     extra: dict[str, Any] = field(default_factory=dict)
 
-    REQUIRED = (
-        "qid", "conversation", "question", "gold", "category", "category_id", "prediction",
-        "f1", "bleu1", "locomo_f1", "judge", "answer_words",
-    )  # fmt: skip
+    HEAD = ("qid", "conversation", "question", "gold", "category", "category_id", "prediction")
+    TAIL = ("judge", "answer_words")
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """A row's own fields, in the file's order: the scores of every registered metric included."""
+        return (*cls.HEAD, *_row_scores(), *cls.TAIL)
+
+    def score(self, name: str) -> float | None:
+        """The score of metric `name` (None where it does not apply or the row does not have it)."""
+        return self.scores.get(name)
 
     @property
     def judge_mean(self) -> float | None:
@@ -121,14 +160,20 @@ class PredictionRow:
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str) -> PredictionRow:
-        values = {name: _need(row, name, where) for name in cls.REQUIRED}
+        values = {name: _need(row, name, where) for name in (*cls.HEAD, *cls.TAIL)}
         values["judge"] = tuple(values["judge"])
-        extra = {k: v for k, v in row.items() if k not in cls.REQUIRED}
-        return cls(**values, extra=extra)
+        scores = {
+            name: _need(row, name, where) if METRICS[name].schema else row[name]
+            for name in _row_scores()
+            if METRICS[name].schema or name in row
+        }
+        extra = {k: v for k, v in row.items() if k not in values and k not in scores}
+        return cls(**values, scores=scores, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.REQUIRED}
-        out["judge"] = list(self.judge)
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.HEAD}
+        out.update((name, self.scores[name]) for name in _row_scores() if name in self.scores)
+        out.update(judge=list(self.judge), answer_words=self.answer_words)
         return {**out, **self.extra}
 
 
@@ -136,15 +181,21 @@ class PredictionRow:
 class Scores:
     """One score block of metrics.json (overall, or one category)."""
 
-    f1: float | None
-    bleu1: float | None
-    locomo_f1: float | None
-    judge: dict[str, Any] | None
+    values: dict[str, Any]
+    """The registered metrics' figures by name, in the registry's order: f1, bleu1, locomo_f1 (a mean, or
+    None where it does not apply), judge (J's block), and any metric registered since where it applies."""
     stderr: dict[str, float | None]
     ci95: dict[str, list[float] | None]
     extra: dict[str, Any] = field(default_factory=dict)
 
-    REQUIRED = ("f1", "bleu1", "locomo_f1", "judge", "stderr", "ci95")
+    def value(self, name: str) -> Any:
+        """Metric `name`'s figure in this block (None: not applicable, or not in the block)."""
+        return self.values.get(name)
+
+    @property
+    def judge(self) -> dict[str, Any] | None:
+        """J's block: mean, std over judge runs, per-run accuracies, ..."""
+        return self.values.get("judge")
 
     @property
     def n(self) -> int | None:
@@ -156,14 +207,22 @@ class Scores:
     def from_dict(cls, block: Any, where: str) -> Scores:
         if not isinstance(block, Mapping):
             raise SchemaError(f"{where}: expected an object, got {type(block).__name__}")
-        values = {name: _need(block, name, where) for name in cls.REQUIRED}
+        values = {
+            name: _need(block, name, where) if m.schema else block[name]
+            for name, m in METRICS.items()
+            if m.schema or name in block
+        }
+        spread = {name: _need(block, name, where) for name in ("stderr", "ci95")}
         for name in ("stderr", "ci95"):
-            for score in SCORE_NAMES:
-                _need(values[name], score, f"{where}.{name}")
-        return cls(**values, extra={k: v for k, v in block.items() if k not in cls.REQUIRED})
+            for m in per_question():
+                if m.schema:
+                    _need(spread[name], m.name, f"{where}.{name}")
+        extra = {k: v for k, v in block.items() if k not in values and k not in spread}
+        return cls(values, spread["stderr"], spread["ci95"], extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.extra, **{name: getattr(self, name) for name in self.REQUIRED}}
+        ordered = {name: self.values[name] for name in METRICS if name in self.values}
+        return {**self.extra, **ordered, "stderr": self.stderr, "ci95": self.ci95}
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,17 @@ from typing import Literal
 from mem0bench.data.model import Category, Dataset
 
 __all__ = [
+    "CATEGORIES",
     "SUITES",
     "DatasetRequest",
     "Grading",
     "Rubric",
     "SourceFile",
     "Suite",
+    "all_categories",
+    "category",
     "check_counts",
+    "register_categories",
     "register_suite",
 ]
 
@@ -117,19 +121,53 @@ class Suite:
 
 
 SUITES: dict[str, Suite] = {}
+CATEGORIES: dict[int, Category] = {}
+"""Every registered suite's categories by id. Ids are disjoint across suites (variants of one family, such
+as LongMemEval's S, M and oracle, register the same `Category` values), so a run file's `category_id` alone
+names its suite's grading."""
+
+
+def register_categories(categories: Sequence[Category]) -> None:
+    """Add `categories` to the registry; an id or a name another category already holds is a ValueError
+    (metrics.json's blocks and the report's columns are keyed by the name)."""
+    for c in categories:
+        held = CATEGORIES.get(c.id)
+        if held is not None and held != c:
+            raise ValueError(f"category id {c.id} ({c.suite} {c.name}) is already {held.suite}'s {held.name}")
+        named = next((o for o in CATEGORIES.values() if o.name == c.name and o != c), None)
+        if named is not None:
+            raise ValueError(
+                f"category name {c.name!r} ({c.suite} {c.id}) is already {named.suite}'s {named.id}"
+            )
+        CATEGORIES[c.id] = c
 
 
 def register_suite(**spec: object) -> Callable[[Callable[[DatasetRequest], Dataset]], Callable[..., Dataset]]:
-    """Decorate a loader to register it as suite `spec["name"]` (the other `Suite` fields as keywords)."""
+    """Decorate a loader to register it as suite `spec["name"]` (the other `Suite` fields as keywords); its
+    categories join the registry."""
 
     def wrap(load: Callable[[DatasetRequest], Dataset]) -> Callable[[DatasetRequest], Dataset]:
         suite = Suite(load=load, **spec)  # type: ignore[arg-type]
         if suite.name in SUITES:
             raise ValueError(f"suite {suite.name!r} is registered twice")
+        register_categories(suite.categories)
         SUITES[suite.name] = suite
         return load
 
     return wrap
+
+
+def category(category_id: int) -> Category:
+    """The registered category numbered `category_id`; an unknown id is a ValueError."""
+    try:
+        return CATEGORIES[category_id]
+    except KeyError:
+        raise ValueError(f"no registered suite has a category {category_id}") from None
+
+
+def all_categories() -> list[Category]:
+    """Every registered category, by id (the order of tables and per-category blocks)."""
+    return sorted(CATEGORIES.values())
 
 
 def check_counts(

@@ -34,8 +34,10 @@ from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, ch
 from mem0bench.suites.files import read_json, resolve_source
 from mem0bench.suites.locomo import LOCOMO_SOURCE
 
-__all__ = ["MODES", "format_locomo_date", "gap_days", "load_locomo_plus", "stitch"]
+__all__ = ["COGNITIVE", "MODES", "format_locomo_date", "gap_days", "load_locomo_plus", "stitch"]
 
+COGNITIVE = Category("locomo_plus", 6, "cognitive")
+"""Locomo-Plus's one category (its "sixth LOCOMO category")."""
 MODES = ("faithful", "grouped")
 QUERY_AFTER = timedelta(days=7)
 """The trigger comes this long after the host's last session (the reference's rule)."""
@@ -149,7 +151,7 @@ def stitch(host: Conversation, items: list[Item], sample_id: str) -> Conversatio
                 qid=f"{sample_id}:q{k}", sample_id=sample_id, index=k,
                 question="\n".join(f"{who}: {text}" for who, text in _named(item.trigger, host)),
                 answer="\n".join(f"{who}: {text}" for who, text in cue),
-                category=Category.COGNITIVE, evidence=tuple(t.dia_id for t in turns), asked_on=asked_on,
+                category=COGNITIVE, evidence=tuple(t.dia_id for t in turns), asked_on=asked_on,
             )
         )  # fmt: skip
     return replace(host, sample_id=sample_id, sessions=tuple(sessions), questions=tuple(questions))
@@ -193,8 +195,8 @@ def grouped_copies(items: list[Item], query_time: datetime) -> list[list[Item]]:
 
 
 @register_suite(
-    name="locomo_plus", title="Locomo-Plus", categories=(Category.COGNITIVE,), scored=(Category.COGNITIVE,),
-    expected_counts={Category.COGNITIVE: 401}, grading="graded", rubrics={Category.COGNITIVE: _RUBRIC},
+    name="locomo_plus", title="Locomo-Plus", categories=(COGNITIVE,), scored=(COGNITIVE,),
+    expected_counts={COGNITIVE: 401}, grading="graded", rubrics={COGNITIVE: _RUBRIC},
     lexical=False, sources=(_SOURCE, LOCOMO_SOURCE),
     answer_intro=(
         "The question below is not a question: it is the newest message of the conversation, sent on "

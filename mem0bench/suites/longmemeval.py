@@ -22,25 +22,37 @@ from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, ch
 from mem0bench.suites.files import resolve_source
 from mem0bench.suites.hf_records import read_records
 
-__all__ = ["QUESTION_TYPES", "load_longmemeval", "parse_lme_date"]
+__all__ = ["ABSTENTION", "CATEGORIES", "QUESTION_TYPES", "load_longmemeval", "parse_lme_date"]
 
+# The six question types (ids 11-16) and abstention (17: `question_id` ending in `_abs`) as a seventh, so an
+# abstention question is graded by the abstention rubric, as the reference script does.
 QUESTION_TYPES: dict[str, Category] = {
-    "single-session-user": Category.SINGLE_SESSION_USER,
-    "single-session-assistant": Category.SINGLE_SESSION_ASSISTANT,
-    "single-session-preference": Category.SINGLE_SESSION_PREFERENCE,
-    "multi-session": Category.MULTI_SESSION,
-    "temporal-reasoning": Category.TEMPORAL_REASONING,
-    "knowledge-update": Category.KNOWLEDGE_UPDATE,
-}
+    qtype: Category("longmemeval", n, qtype.replace("-", "_"))
+    for n, qtype in enumerate(
+        ("single-session-user", "single-session-assistant", "single-session-preference", "multi-session",
+         "temporal-reasoning", "knowledge-update"),
+        11,
+    )
+}  # fmt: skip
+(
+    SINGLE_SESSION_USER,
+    SINGLE_SESSION_ASSISTANT,
+    SINGLE_SESSION_PREFERENCE,
+    MULTI_SESSION,
+    TEMPORAL_REASONING,
+    KNOWLEDGE_UPDATE,
+) = QUESTION_TYPES.values()
+ABSTENTION = Category("longmemeval", 17, "abstention")
+CATEGORIES = (*QUESTION_TYPES.values(), ABSTENTION)
 # The paper's counts by question_type (abstention questions counted under their type), and abstention's.
 TYPE_COUNTS = {
-    Category.SINGLE_SESSION_USER: 70,
-    Category.SINGLE_SESSION_ASSISTANT: 56,
-    Category.SINGLE_SESSION_PREFERENCE: 30,
-    Category.MULTI_SESSION: 133,
-    Category.TEMPORAL_REASONING: 133,
-    Category.KNOWLEDGE_UPDATE: 78,
-    Category.ABSTENTION: 30,
+    SINGLE_SESSION_USER: 70,
+    SINGLE_SESSION_ASSISTANT: 56,
+    SINGLE_SESSION_PREFERENCE: 30,
+    MULTI_SESSION: 133,
+    TEMPORAL_REASONING: 133,
+    KNOWLEDGE_UPDATE: 78,
+    ABSTENTION: 30,
 }
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*")
@@ -69,26 +81,26 @@ _FACT = (
     "is one that gives something else or no answer."
 )
 RUBRICS = {
-    Category.SINGLE_SESSION_USER: Rubric(_FACT),
-    Category.SINGLE_SESSION_ASSISTANT: Rubric(_FACT),
-    Category.MULTI_SESSION: Rubric(_FACT),
-    Category.TEMPORAL_REASONING: Rubric(
+    SINGLE_SESSION_USER: Rubric(_FACT),
+    SINGLE_SESSION_ASSISTANT: Rubric(_FACT),
+    MULTI_SESSION: Rubric(_FACT),
+    TEMPORAL_REASONING: Rubric(
         _FACT + " A number of days, weeks or months that is off by one from the gold (19 days for 18) still "
         "counts as CORRECT."
     ),
-    Category.KNOWLEDGE_UPDATE: Rubric(
+    KNOWLEDGE_UPDATE: Rubric(
         "The information changed over time and the gold answer is its latest state. Count the response "
         "CORRECT when the answer it gives is that latest state, even if it also mentions what held before; "
         "WRONG when it gives an outdated or different answer."
     ),
-    Category.SINGLE_SESSION_PREFERENCE: Rubric(
+    SINGLE_SESSION_PREFERENCE: Rubric(
         "The reference is not an answer but a description of what a personalised reply should do. Count the "
         "response CORRECT when it remembers the user's personal information and uses it as the description "
         "asks; it does not need to cover every point. Count it WRONG when it ignores or gets wrong what the "
         "user told.",
         reference="Description of the desired reply",
     ),
-    Category.ABSTENTION: Rubric(
+    ABSTENTION: Rubric(
         "The question cannot be answered from the chat history; the reference explains why. Count the "
         "response CORRECT when it recognises that it cannot answer: it says the information is missing or "
         "incomplete, or that only something related was mentioned. Count it WRONG when it asserts an answer.",
@@ -196,7 +208,7 @@ def load_longmemeval(request: DatasetRequest, suite: str) -> Dataset:
     if request.conversations is None:
         types = records.column("question_type")  # each checked by `_conversation`
         by_type = Counter(QUESTION_TYPES[types[i]] for i in chosen)
-        by_type[Category.ABSTENTION] = sum(1 for q in dataset.questions if q.category is Category.ABSTENTION)
+        by_type[ABSTENTION] = sum(1 for q in dataset.questions if q.category == ABSTENTION)
         check_counts(suite, dataset, whole_file=True, found=by_type)
     return dataset
 
@@ -208,7 +220,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
             f"unknown question_type {qtype!r} (expected one of {', '.join(QUESTION_TYPES)})",
             file=file, sample=qid, field="question_type",
         )  # fmt: skip
-    category = Category.ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
+    category = ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
     lists = {
         "haystack_session_ids": _req_list(item, "haystack_session_ids", file, qid, of_text=True),
         "haystack_dates": _req_list(item, "haystack_dates", file, qid),
