@@ -25,6 +25,7 @@ from mem0bench.cli.examples import with_examples
 from mem0bench.cli.run import _take_secrets
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.folder_lock import folder_lock
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.llm.reachability import ServerUnreachable
 
 JUDGE_FOLDER_IN_USE = (
@@ -60,14 +61,23 @@ def judge_folder(judge: JudgeSettings) -> str:
 
 
 def check_fewer_runs(run_dir: Path, subdir: str, judge: JudgeSettings, *, allowed: bool) -> None:
-    """One line, before any call, when this judge's figures in the folder stand on more runs than
-    `judge.runs` asks for: they would silently drop to fewer runs (`--fewer-runs` does it on purpose)."""
-    config_file = run_dir / subdir / "config.yaml" if subdir else run_dir / "config.yaml"
-    if allowed or not config_file.exists():
+    """One line, before any call, when this judge's labels in the folder cover more runs than `judge.runs`
+    asks for: its figures would silently drop to fewer runs (`--fewer-runs` does it on purpose). Counted
+    from the labels themselves (judgements.jsonl, this judge's signature), so a folder with none of this
+    judge's labels yet (an imported run, a new judge) is never refused."""
+    if allowed:
         return
-    saved = OmegaConf.load(config_file)
-    runs = OmegaConf.select(saved, "judge.runs", default=None) if isinstance(saved, DictConfig) else None
-    if isinstance(runs, int) and not isinstance(runs, bool) and judge.runs < runs:
+    runs = 1 + max(
+        (
+            row["run"]
+            for row in read_jsonl(run_dir / "judgements.jsonl")
+            if row.get("signature") == judge.signature
+            and row.get("label") is not None
+            and isinstance(row.get("run"), int)
+        ),
+        default=-1,
+    )
+    if judge.runs < runs:
         where = f"{subdir}/metrics.json" if subdir else "the run's metrics.json"
         raise ConfigurationError(
             f"judge.runs={judge.runs} is fewer than the {runs} runs {where} stands on, and would rewrite it "
