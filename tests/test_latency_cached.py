@@ -26,7 +26,7 @@ KEY = "test-fake-latency-key-0001"
 
 
 def _row(search: float | None, total: float | None, cached: bool | None) -> PredictionRow:
-    scored = dict.fromkeys(PredictionRow.REQUIRED, 0)
+    scored = dict.fromkeys(PredictionRow.fields(), 0)
     row = {**scored, "judge": [], "search_latency_s": search, "total_latency_s": total, "cached": cached}
     return PredictionRow.from_dict({**row, "failure": None}, "test row")
 
