@@ -106,8 +106,13 @@ def paid_cost_usd(rundir: RunDirectory) -> float:
 def paid_cached_prompt(rundir: RunDirectory) -> dict[str, dict[str, int]]:
     """{stage: {prompt, cached_prompt}}: the prompt tokens paid for per stage over every process, and how
     many of them the server served from its prompt cache (entries from before they were counted: 0)."""
+    return cached_prompt_by_stage(read_usage_sessions(rundir))
+
+
+def cached_prompt_by_stage(sessions: Iterable[UsageSession]) -> dict[str, dict[str, int]]:
+    """`paid_cached_prompt` over these usage.json entries."""
     out: dict[str, dict[str, int]] = {}
-    for session in read_usage_sessions(rundir):
+    for session in sessions:
         for stage, totals in (session.get("stages") or {}).items():
             if not isinstance(totals, dict):
                 continue
@@ -117,14 +122,20 @@ def paid_cached_prompt(rundir: RunDirectory) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items()))
 
 
-def cached_share_line(by_stage: dict[str, dict[str, int]]) -> str | None:
-    """ "cached prompt tokens: answer 47,616 of 60,346 (79%), ..." for the stages with any, else None."""
+def cached_shares(by_stage: dict[str, dict[str, int]]) -> str | None:
+    """E.g. "answer 47,616 of 60,346 (79%)" for each stage with cached prompt tokens, else None."""
     parts = [
         f"{stage} {e['cached_prompt']:,} of {e['prompt']:,} ({e['cached_prompt'] / e['prompt']:.0%})"
         for stage, e in by_stage.items()
         if e["cached_prompt"] > 0 and e["prompt"] > 0
     ]
-    return "cached prompt tokens (billed at the cached rate): " + ", ".join(parts) if parts else None
+    return ", ".join(parts) if parts else None
+
+
+def cached_share_line(by_stage: dict[str, dict[str, int]]) -> str | None:
+    """The summary's line on the prompt tokens the server served from its cache (None when none were)."""
+    shares = cached_shares(by_stage)
+    return f"cached prompt tokens (billed at the cached rate): {shares}" if shares else None
 
 
 def sum_usage(rows: Iterable[StageUsage | None]) -> dict[str, dict[str, int]]:
