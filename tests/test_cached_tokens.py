@@ -21,6 +21,9 @@ from mem0bench.llm.embedders import OpenAIEmbeddingBackend
 from mem0bench.llm.ledger import UsageLedger
 from mem0bench.llm.settings import LLMSettings
 from mem0bench.llm.types import Usage
+from mem0bench.memory.costs import CostPlan
+from mem0bench.pipeline.judge import JudgeSettings
+from mem0bench.pipeline.plan import cached_prompt_line, plan_lines, repeated_prefix_tokens
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.usage import UsageFile, cached_share_line, paid_cached_prompt, read_usage_sessions
 from mem0bench.status.reader import read_status
@@ -181,3 +184,19 @@ def test_a_full_context_run_counts_its_cached_prompt_and_pays_less(tmp_path, loc
     status = read_status(tmp_path / "cached")
     assert status.cached_prompt["answer"] == answer
     assert f"answer {answer['cached_prompt']:,} of {answer['prompt']:,}" in render(status)
+
+
+def test_the_dry_run_counts_a_conversations_repeated_prefix_once():
+    whole = CostPlan(context_tokens=2000.0, repeated_context=True)
+    # 3 conversations, 10 questions: 7 answers after their conversation's first, each 2,450 -> 2,432 cached
+    assert repeated_prefix_tokens(whole, 10, 3) == 7 * 2432
+    assert repeated_prefix_tokens(CostPlan(context_tokens=2000.0), 10, 3) == 0  # a context per question
+    assert (
+        repeated_prefix_tokens(CostPlan(context_tokens=300.0, repeated_context=True), 10, 3) == 0
+    )  # < 1,024
+    (answers,) = [
+        x for x in plan_lines(whole, 10, JudgeSettings("gpt-4o-mini"), conversations=3) if x.stage == "answer"
+    ]
+    assert answers.cached_prompt == 7 * 2432 and answers.prompt == 10 * 2450
+    line = cached_prompt_line([answers], 0.5)
+    assert "17,024 of 24,500 prompt tokens (69%)" in line and line.endswith("cached: $0.50")
