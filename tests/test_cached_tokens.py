@@ -25,7 +25,13 @@ from mem0bench.memory.costs import CostPlan
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.plan import cached_prompt_line, plan_lines, repeated_prefix_tokens
 from mem0bench.rundir.directory import RunDirectory
-from mem0bench.rundir.usage import UsageFile, cached_share_line, paid_cached_prompt, read_usage_sessions
+from mem0bench.rundir.usage import (
+    UsageFile,
+    cached_share_line,
+    no_cached_rate_note,
+    paid_cached_prompt,
+    read_usage_sessions,
+)
 from mem0bench.status.reader import read_status
 
 PRICES = {
@@ -200,3 +206,18 @@ def test_the_dry_run_counts_a_conversations_repeated_prefix_once():
     assert answers.cached_prompt == 7 * 2432 and answers.prompt == 10 * 2450
     line = cached_prompt_line([answers], 0.5)
     assert "17,024 of 24,500 prompt tokens (69%)" in line and line.endswith("cached: $0.50")
+
+
+def test_a_model_without_a_cached_rate_is_named_after_the_run(tmp_path):
+    rundir = RunDirectory(tmp_path / "run")
+    ledger = UsageLedger(PRICES)
+    usage = UsageFile(rundir, "a1", ledger, earlier=[])
+    ledger.record("answer", "m", Usage(2000, 10, 1536), cached=False)
+    usage.save()
+    assert no_cached_rate_note(rundir) is None
+    ledger.record("answer", "full", Usage(2000, 10, 1536), cached=False)
+    usage.save()
+    assert no_cached_rate_note(rundir) == (
+        "note: no cached_prompt rate in llm.prices for full: its cached prompt tokens were priced at the full "
+        "prompt rate"
+    )

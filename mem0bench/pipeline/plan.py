@@ -9,9 +9,10 @@ the model's `cached_prompt` rate): the plan counts them where the repeat is cert
 whose context is the whole conversation (`CostPlan.repeated_context`, full_context): each of a
 conversation's questions after its first has its instructions and conversation (rounded down to 128-token
 steps) cached. That assumes the server keeps the prefix between them (OpenAI keeps it minutes, and a run
-answers a conversation's questions together). Every other prompt is planned without caching (a RAG
-context or a memory list changes with the question, the judge's instructions are under 1,024 tokens); the
-dry run then prints what the whole plan would cost with every prompt token at the cached rate, as the floor.
+answers a conversation's questions together). Every other prompt is planned without caching, an upper
+estimate (a RAG context or a memory list changes with the question, though two questions' memory lists
+may share a prefix; the judge's and ingestion's instructions are under 1,024 tokens); the dry run also
+prints what the whole plan would cost with every prompt token at the cached rate, the floor.
 """
 
 from __future__ import annotations

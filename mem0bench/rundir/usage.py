@@ -122,6 +122,18 @@ def cached_prompt_by_stage(sessions: Iterable[UsageSession]) -> dict[str, dict[s
     return dict(sorted(out.items()))
 
 
+def no_cached_rate_note(rundir: RunDirectory) -> str | None:
+    """The line naming the models whose cached prompt tokens were priced at the full prompt rate (no
+    `cached_prompt` rate in llm.prices), over every process; None when there were none."""
+    models = sorted({str(m) for s in _saved_sessions(rundir) for m in s.get("no_cached_rate_models") or []})
+    if not models:
+        return None
+    return (
+        f"note: no cached_prompt rate in llm.prices for {', '.join(models)}: its cached prompt tokens were "
+        "priced at the full prompt rate"
+    )
+
+
 def cached_shares(by_stage: dict[str, dict[str, int]]) -> str | None:
     """E.g. "answer 47,616 of 60,346 (79%)" for each stage with cached prompt tokens, else None."""
     parts = [
