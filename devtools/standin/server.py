@@ -35,6 +35,11 @@ remaining counts go down by one request, and by the reply's tokens, per answered
 the resets are the time one request, resp. the tokens used, take to come back at that per-minute rate, in
 OpenAI's duration format ("6m0s", "1.5s", "20ms").
 
+Cached prompts: with `cached_prefixes=True` (`--cached-prefixes`; off by default, so no other test's usage
+figures change), a chat reply whose prompt (cl100k tokens of the message contents, then tool schema and
+response format) shares 1,024 tokens or more with an earlier request's reports the shared length, in
+128-token steps, as OpenAI does: `usage.prompt_tokens_details.cached_tokens` (see `prompt_cache`).
+
 Run as a process: `python -m devtools.standin.server --port 0 --latency-ms 50` prints the port when ready.
 """
 
@@ -61,6 +66,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from devtools.standin.prompt_cache import PromptCache
 
 _SHARED_TIKTOKEN = Path(__file__).resolve().parents[3] / "shared" / "tiktoken"
 if _SHARED_TIKTOKEN.is_dir():
@@ -239,6 +246,10 @@ class _Encoder:
 
     @classmethod
     def count(cls, text: str) -> int:
+        return len(cls.encode(text))
+
+    @classmethod
+    def encode(cls, text: str) -> list[int]:
         if cls._enc is None:
             try:
                 import tiktoken
@@ -246,9 +257,9 @@ class _Encoder:
                 cls._enc = tiktoken.get_encoding("cl100k_base")
             except Exception:  # pragma: no cover - no tiktoken data: approximate
                 cls._enc = False
-        if cls._enc is False:
-            return max(1, len(text) // 4) if text else 0
-        return len(cls._enc.encode(text, disallowed_special=()))
+        if cls._enc is False:  # one id per 4 characters (of their code points): a stable stand-in
+            return [sum(map(ord, text[i : i + 4])) for i in range(0, len(text), 4)]
+        return list(cls._enc.encode(text, disallowed_special=()))
 
 
 def warm_tokenizers() -> None:
@@ -404,6 +415,7 @@ class StandinServer:
         models_endpoint: bool = True,
         reasoning_models: Iterable[str] = (),
         ratelimit: tuple[int, int] | None = None,
+        cached_prefixes: bool = False,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -425,6 +437,8 @@ class StandinServer:
         # Models that, like OpenAI's reasoning models, reject `max_tokens` and a non-default temperature.
         self.reasoning_models = set(reasoning_models)
         self.ratelimit = ratelimit
+        self.cached_prefixes = cached_prefixes
+        self.prompt_cache = PromptCache()
         self._used_requests = 0
         self._used_tokens = 0
         self._lock = threading.Lock()
@@ -822,7 +836,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             prompt_text += json.dumps(tools)
         if fmt:
             prompt_text += json.dumps(fmt)
-        prompt_tokens = _Encoder.count(prompt_text)
+        prompt_ids = _Encoder.encode(prompt_text)
+        prompt_tokens = len(prompt_ids)
+        cached = 0
+        if self.standin.cached_prefixes:
+            with self.standin._lock:
+                cached = self.standin.prompt_cache.lookup_and_add(prompt_ids)
 
         tool_fn: dict[str, Any] | None = None
         if tools:
@@ -844,7 +863,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         finish_length = False
         if action == "empty" or isinstance(action, Empty):
             self._count("chat", 200)
-            return self._send_json(200, self._envelope(body, [], prompt_tokens, 0))
+            return self._send_json(200, self._envelope(body, [], prompt_tokens, 0, cached))
         if isinstance(action, ToolCall):
             args = action.arguments if isinstance(action.arguments, str) else json.dumps(action.arguments)
             tool_call = (action.name or (tool_fn or {}).get("name") or "function", args)
@@ -907,10 +926,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             logprobs = {"content": entries if message["content"] is not None else None, "refusal": None}
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": logprobs}
         self._count("chat", 200)
-        self._send_json(200, self._envelope(body, [choice], prompt_tokens, _Encoder.count(out_text)))
+        self._send_json(200, self._envelope(body, [choice], prompt_tokens, _Encoder.count(out_text), cached))
 
     @staticmethod
-    def _envelope(body: dict[str, Any], choices: list[Any], prompt: int, completion: int) -> dict[str, Any]:
+    def _envelope(
+        body: dict[str, Any], choices: list[Any], prompt: int, completion: int, cached: int = 0
+    ) -> dict[str, Any]:
         return {
             "id": "chatcmpl-standin",
             "object": "chat.completion",
@@ -921,6 +942,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
+                **({"prompt_tokens_details": {"cached_tokens": cached}} if cached else {}),
             },
         }
 
@@ -942,6 +964,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retry-after-s", type=float, default=1.0)
     p.add_argument("--no-retry-after-header", action="store_true")
     p.add_argument("--hold-s", type=float, default=2.0)
+    p.add_argument("--cached-prefixes", action="store_true", help="report cached prompt tokens as OpenAI")
     p.add_argument(
         "--ratelimit",
         default=None,
@@ -971,6 +994,7 @@ def main(argv: list[str] | None = None) -> int:
         rate_empty=a.rate_empty,
         embedding_dim=a.embedding_dim,
         ratelimit=ratelimit,
+        cached_prefixes=a.cached_prefixes,
     ).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

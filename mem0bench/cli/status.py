@@ -22,6 +22,7 @@ from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
 from mem0bench.rundir.status import RunState
+from mem0bench.rundir.usage import cached_shares
 from mem0bench.status.reader import RunStatus, read_status, sweep_resume_command
 
 
@@ -117,6 +118,9 @@ def render(status: RunStatus, base: Path | None = None) -> str:
         lines.append("  failures  none open")
     processes = f"{status.processes} process" + ("es" if status.processes != 1 else "")
     lines.append(f"  paid      ${status.spent_usd:.4f} over {processes}")
+    cached = cached_shares(status.cached_prompt)
+    if cached:  # only when the server reported some: every other run's block stays as it was
+        lines.append(f"  cached    prompt tokens served from the server's cache: {cached}")
     if status.left is not None:
         lines.append(
             f"  left      about {_count(status.left.calls)} LLM calls, ${status.left.usd:.4f} ({status.left_note})"

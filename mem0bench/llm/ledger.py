@@ -3,6 +3,12 @@
 Every reply the client returns is recorded once: paid replies add tokens and cost; cached replies add
 their tokens to the stage totals (what the stage consumed) but cost nothing (they were not bought again),
 so `paid_prompt_tokens` / `paid_completion_tokens` say what this run actually paid for.
+
+Prompt tokens the server served from its own prompt cache (`cached_prompt_tokens`, OpenAI's
+`prompt_tokens_details.cached_tokens`) are billed at the model's `cached_prompt` rate:
+cost = (prompt - cached) * prompt rate + cached * cached rate + completion * completion rate.
+A model with no cached rate in the table has them priced at its full prompt rate, and is listed in
+`no_cached_rate_models` so that the figure is not taken for OpenAI's bill.
 """
 
 from __future__ import annotations
@@ -22,12 +28,22 @@ class StageTotals(StageUsage):
 
     paid_prompt_tokens: int = 0
     paid_completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of `prompt_tokens`, those the server reported as served from its prompt cache."""
+    paid_cached_prompt_tokens: int = 0
+    """Of `paid_prompt_tokens`, those billed at the cached rate."""
     retries: int = 0
     repairs: int = 0
     fresh_retries: int = 0
     """Calls asked again past the cache because the cached reply had failed (run.retry_failed=true)."""
     models: dict[str, int] = field(default_factory=dict)
     """Calls per model."""
+
+
+def _cached_rate(price: Mapping[str, float]) -> float | None:
+    """A model's cached prompt rate (USD per 1M), None when the table gives none."""
+    rate = price.get("cached_prompt")
+    return None if rate is None else float(rate)
 
 
 def pipeline_stage(stage: str) -> str:
@@ -41,7 +57,8 @@ def pipeline_stage(stage: str) -> str:
 
 
 class UsageLedger:
-    """Per-stage usage and cost. `prices`: {model: {"prompt": usd_per_1M, "completion": usd_per_1M}}.
+    """Per-stage usage and cost. `prices`: {model: {"prompt": usd_per_1M, "completion": usd_per_1M,
+    "cached_prompt": usd_per_1M (optional)}}.
 
     A model missing from the table costs 0 and is listed in `unpriced_models` (unless marked free with
     `mark_free`, e.g. a local embedding model). `free=True`: the server does not bill (a local or
@@ -52,11 +69,12 @@ class UsageLedger:
         self, prices: Mapping[str, Mapping[str, float]] | None = None, *, free: bool = False
     ) -> None:
         self.free = free
-        self._prices: dict[str, tuple[float, float]] = {
-            m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0)))
+        self._prices: dict[str, tuple[float, float, float | None]] = {
+            m: (float(p.get("prompt", 0.0)), float(p.get("completion", 0.0)), _cached_rate(p))
             for m, p in (prices or {}).items()
             if not free
         }
+        self._no_cached_rate: set[str] = set()
         self._stages: dict[str, StageTotals] = {}
         self._unpriced: set[str] = set()
         self._sampling: dict[str, set[Sampling]] = {}
@@ -75,7 +93,8 @@ class UsageLedger:
                 if calls > 0:
                     journal(
                         {"stage": stage, "calls": calls, "prompt": s.paid_prompt_tokens,
-                         "completion": s.paid_completion_tokens, "cost_usd": s.cost_usd}
+                         "completion": s.paid_completion_tokens, "cached": s.paid_cached_prompt_tokens,
+                         "cost_usd": s.cost_usd}
                     )  # fmt: skip
                     self._journaled += 1
             self.journal = journal
@@ -83,7 +102,7 @@ class UsageLedger:
     def mark_free(self, model: str) -> None:
         """Declare a model free of charge (local); its calls are not flagged as unpriced."""
         with self._lock:
-            self._prices[model] = (0.0, 0.0)
+            self._prices[model] = (0.0, 0.0, 0.0)
             self._unpriced.discard(model)
 
     def _stage(self, stage: str) -> StageTotals:
@@ -93,11 +112,18 @@ class UsageLedger:
         return s
 
     def cost_of(self, model: str, usage: Usage) -> float:
-        """USD for `usage` on `model` (0 when the model is not priced)."""
+        """USD for `usage` on `model` (0 when the model is not priced); cached prompt tokens at the cached
+        rate, or at the full prompt rate when the model has none."""
         price = self._prices.get(model)
         if price is None:
             return 0.0
-        return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
+        prompt_rate, completion_rate, cached_rate = price
+        cached = min(usage.cached_tokens, usage.prompt_tokens)
+        cached_rate = prompt_rate if cached_rate is None else cached_rate
+        return (
+            (usage.prompt_tokens - cached) * prompt_rate + cached * cached_rate
+            + usage.completion_tokens * completion_rate
+        ) / 1_000_000  # fmt: skip
 
     def record(self, stage: str, model: str, usage: Usage, cached: bool) -> None:
         """Record one reply (a chat completion or an embedding request)."""
@@ -107,11 +133,13 @@ class UsageLedger:
             s.models[model] = s.models.get(model, 0) + 1
             s.prompt_tokens += usage.prompt_tokens
             s.completion_tokens += usage.completion_tokens
+            s.cached_prompt_tokens += usage.cached_tokens
             if cached:
                 s.cached_calls += 1
                 return
             s.paid_prompt_tokens += usage.prompt_tokens
             s.paid_completion_tokens += usage.completion_tokens
+            s.paid_cached_prompt_tokens += usage.cached_tokens
             cost = 0.0
             if not self.free:
                 if model not in self._prices:
@@ -119,11 +147,13 @@ class UsageLedger:
                 else:
                     cost = self.cost_of(model, usage)
                     s.cost_usd += cost
+                    if usage.cached_tokens and self._prices[model][2] is None:
+                        self._no_cached_rate.add(model)
             if self.journal is not None:
                 # Under the lock: the snapshot's `journal_rows` counts exactly the rows written before it.
                 self.journal(
                     {"stage": stage, "model": model, "prompt": usage.prompt_tokens,
-                     "completion": usage.completion_tokens, "cost_usd": cost}
+                     "completion": usage.completion_tokens, "cached": usage.cached_tokens, "cost_usd": cost}
                 )  # fmt: skip
                 self._journaled += 1
 
@@ -175,6 +205,12 @@ class UsageLedger:
         with self._lock:
             return sorted(self._unpriced)
 
+    @property
+    def no_cached_rate_models(self) -> list[str]:
+        """Models whose server-cached prompt tokens were priced at the full prompt rate (no cached rate)."""
+        with self._lock:
+            return sorted(self._no_cached_rate)
+
     def total_cost(self) -> float:
         with self._lock:
             return sum(s.cost_usd for s in self._stages.values())
@@ -201,6 +237,7 @@ class UsageLedger:
                 "total": total,
                 "cost_usd": total["cost_usd"],
                 "unpriced_models": sorted(self._unpriced),
+                **({"no_cached_rate_models": sorted(self._no_cached_rate)} if self._no_cached_rate else {}),
                 "sampling": merge_sampling([found]),
                 **({"journal_rows": self._journaled} if self.journal is not None else {}),
             }

@@ -41,6 +41,8 @@ def raw_reply(body: Any) -> dict[str, Any]:
         raise ValueError("the reply body is not a JSON object")
     choices = body.get("choices") or []
     usage = body.get("usage") or {}
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    cached = int((details or {}).get("cached_tokens") or 0) if isinstance(details, dict) else 0
     raw: dict[str, Any] = {
         "choices": len(choices),
         "content": None,
@@ -49,6 +51,8 @@ def raw_reply(body: Any) -> dict[str, Any]:
         "usage": {
             "prompt_tokens": int(usage.get("prompt_tokens") or 0),
             "completion_tokens": int(usage.get("completion_tokens") or 0),
+            # Only when the server reported some, so replies cached before it was kept read the same.
+            **({"cached_tokens": cached} if cached > 0 else {}),
         },
     }
     if choices:
@@ -67,12 +71,19 @@ def raw_reply(body: Any) -> dict[str, Any]:
 def reply_usage(raw: dict[str, Any]) -> Usage:
     """The token usage of a raw reply."""
     u = raw.get("usage") or {}
-    return Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+    prompt = int(u.get("prompt_tokens") or 0)
+    # Never more than the prompt: a cached share above 100% would price tokens below zero.
+    cached = min(int(u.get("cached_tokens") or 0), prompt)
+    return Usage(prompt, int(u.get("completion_tokens") or 0), cached)
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:
     """Sum of two usages (a call's total over its repair rounds)."""
-    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens)
+    return Usage(
+        a.prompt_tokens + b.prompt_tokens,
+        a.completion_tokens + b.completion_tokens,
+        a.cached_tokens + b.cached_tokens,
+    )
 
 
 class InvalidSchemaError(Exception):

@@ -24,7 +24,7 @@ from mem0bench.llm.types import STRUCTURED_MODES, StructuredMode
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60},
+    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60, "cached_prompt": 0.075},
     "text-embedding-3-small": {"prompt": 0.02, "completion": 0.0},
 }
 
@@ -126,13 +126,16 @@ class LLMSettings:
         _positive("llm.tokens_per_minute", self.tokens_per_minute, allow_none=True)
         prices: dict[str, dict[str, float]] = {}
         for model, entry in (self.prices or {}).items():
-            if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion"}:
+            if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion", "cached_prompt"}:
                 raise ConfigurationError(
-                    f"llm.prices.{model} must be a mapping with keys 'prompt' and 'completion' (USD per 1M tokens)"
+                    f"llm.prices.{model} must be a mapping with keys 'prompt', 'completion' and optionally "
+                    "'cached_prompt' (USD per 1M tokens)"
                 )
             prices[str(model)] = {
                 "prompt": float(entry.get("prompt", 0.0)),
                 "completion": float(entry.get("completion", 0.0)),
+                # Absent: the model has no cached rate, and cached prompt tokens are priced in full.
+                **({"cached_prompt": float(entry["cached_prompt"])} if "cached_prompt" in entry else {}),
             }
         object.__setattr__(self, "prices", prices)
 

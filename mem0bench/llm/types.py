@@ -146,6 +146,9 @@ class StructuredSpec:
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Of `prompt_tokens`, those the server served from its prompt cache
+    (`usage.prompt_tokens_details.cached_tokens`), billed at the model's cached rate."""
 
 
 @dataclass(frozen=True)

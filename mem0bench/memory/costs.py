@@ -37,6 +37,8 @@ class PlanLine:
     completion: float
     model: str | None = None
     """Priced as this model when set (a judge.panel member)."""
+    cached_prompt: float = 0.0
+    """Of `prompt`, the tokens expected from the server's prompt cache (priced at the cached rate)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class CostPlan:
     lines: list[PlanLine] = field(default_factory=list)
     embeds_queries: bool = True
     """Whether each question is embedded for the search."""
+    repeated_context: bool = False
+    """Every question of a conversation gets the same context (the whole conversation): the answer
+    prompts of a conversation share their prefix, which a server's prompt cache serves after the first."""
     assumptions: tuple[str, ...] = ()
     """What the system's lines assume about the replies (e.g. "1.0 fact per message pair"): the dry run's
     footer states these, and only these, for the system planned."""

@@ -32,7 +32,7 @@ from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord
 from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.rundir.schema import write_results
-from mem0bench.rundir.usage import UsageFile, paid_cost_usd, sum_usage
+from mem0bench.rundir.usage import UsageFile, paid_cached_prompt, paid_cost_usd, sum_usage
 from mem0bench.systems.aliases import current_target
 
 __all__ = ["Attempt", "RunOptions", "new_attempt_id", "recorded_empty_context"]
@@ -202,6 +202,8 @@ class Attempt:
             failures=tally.counts,
             empty_context_expected=recorded_empty_context(self.rundir),
         )
+        # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate).
+        metrics["tokens"]["prompt_cache"] = paid_cached_prompt(self.rundir)
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         decided = [row.details for row in ingests.values() if not row.failed]
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)

@@ -3,6 +3,16 @@
 An estimate, not a promise: the system's own calls come from its class (`MemorySystem.cost_plan`, with
 the assumptions in `mem0bench.memory.costs`); the query embeddings, answers and judge runs every method
 shares are added here.
+
+Cached prompt tokens (a server's prompt cache: OpenAI bills a repeated prefix of 1,024 tokens or more at
+the model's `cached_prompt` rate): the plan counts them where the repeat is certain, the answers of a system
+whose context is the whole conversation (`CostPlan.repeated_context`, full_context): each of a
+conversation's questions after its first has its instructions and conversation (rounded down to 128-token
+steps) cached. That assumes the server keeps the prefix between them (OpenAI keeps it minutes, and a run
+answers a conversation's questions together). Every other prompt is planned without caching, an upper
+estimate (a RAG context or a memory list changes with the question, though two questions' memory lists
+may share a prefix; the judge's and ingestion's instructions are under 1,024 tokens); the dry run also
+prints what the whole plan would cost with every prompt token at the cached rate, the floor.
 """
 
 from __future__ import annotations
@@ -20,6 +30,10 @@ from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
 from mem0bench.tokens import approx_tokens
 
+CACHE_MIN_PREFIX = 1024
+CACHE_STEP = 128
+"""OpenAI's prompt cache: a prefix of at least 1,024 tokens, reported in 128-token steps."""
+
 LOCOMO_TURNS = 5_882
 """Turns of the released LOCOMO file: the yardstick the dry run measures other suites' ingestion against."""
 
@@ -30,18 +44,36 @@ def system_cost_plan(system: SystemSpec, dataset: Dataset, n_questions: int) -> 
     return system_class.cost_plan(dict(system.settings), dataset, n_questions)
 
 
+def repeated_prefix_tokens(system: CostPlan, n_questions: int, conversations: int) -> float:
+    """Answer prompt tokens a prompt cache is expected to serve: those of every question after the first of
+    its conversation, for a system that gives each question its whole conversation (none otherwise)."""
+    prefix = INSTRUCTION_TOKENS + system.context_tokens
+    if not system.repeated_context or prefix < CACHE_MIN_PREFIX:
+        return 0.0
+    return max(n_questions - conversations, 0) * (prefix // CACHE_STEP * CACHE_STEP)
+
+
 def plan_lines(
-    system: CostPlan, n_questions: int, judge: JudgeSettings, *, timed_questions: int = 0
+    system: CostPlan,
+    n_questions: int,
+    judge: JudgeSettings,
+    *,
+    timed_questions: int = 0,
+    conversations: int | None = None,
 ) -> list[PlanLine]:
     """The system's lines, then the query embeddings, answers and judge runs of `n_questions` (each
     judge.panel member priced at its own model), then the isolated latency pass: every search call again,
-    live (the cache neither answers nor keeps them), for `timed_questions` of them."""
+    live (the cache neither answers nor keeps them), for `timed_questions` of them. `conversations`: how
+    many conversations the questions come from (None: as many as questions, so nothing is cached)."""
     lines = list(system.lines)
     if system.embeds_queries:
         lines.append(PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0))
     search = [line for line in lines if line.stage == "search"]
+    cached = repeated_prefix_tokens(
+        system, n_questions, n_questions if conversations is None else conversations
+    )
     lines.append(PlanLine("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + system.context_tokens),
-                          n_questions * REPLY_TOKENS["answer"]))  # fmt: skip
+                          n_questions * REPLY_TOKENS["answer"], cached_prompt=cached))  # fmt: skip
     lines.append(PlanLine("judge", f"judge x{judge.runs}", n_questions * judge.runs,
                           n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
     for other in judge.panel_judges():
@@ -69,7 +101,10 @@ def _plan(
     options = spec.run
     timed = 0 if options.latency == "inline" else options.latency_questions or n_questions
     system = system_cost_plan(spec.system, dataset, n_questions)
-    return system, plan_lines(system, n_questions, spec.judge, timed_questions=timed)
+    conversations = sum(1 for qs in questions.values() if qs)
+    return system, plan_lines(
+        system, n_questions, spec.judge, timed_questions=timed, conversations=conversations
+    )
 
 
 def assumptions_note(plan: CostPlan) -> str:
@@ -79,8 +114,10 @@ def assumptions_note(plan: CostPlan) -> str:
     return f"(assumes {', '.join(said[:-1])}; {said[-1]})" if said else "(cached calls cost nothing)"
 
 
-def _pricer(spec: ExperimentSpec) -> Callable[[PlanLine], float]:
-    """USD of a plan line at the configured prices (local embeddings are free)."""
+def _pricer(spec: ExperimentSpec, *, all_cached: bool = False) -> Callable[[PlanLine], float]:
+    """USD of a plan line at the configured prices (local embeddings are free), its expected cached prompt
+    tokens at the model's cached rate (the full prompt rate when it has none). `all_cached`: every prompt
+    token at the cached rate (the floor the dry run prints next to the estimate)."""
     settings = spec.llm
     # OpenAI's prices apply to OpenAI's server only (as in the client's ledger).
     prices = {k: dict(v) for k, v in settings.prices.items()} if settings.priced() else {}
@@ -94,7 +131,10 @@ def _pricer(spec: ExperimentSpec) -> Callable[[PlanLine], float]:
         price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
         if line.model is not None:  # a panel judge, priced at its own model's rate
             price = prices.get(line.model, judge_price)
-        return (line.prompt * price["prompt"] + line.completion * price["completion"]) / 1e6
+        cached_rate = price.get("cached_prompt", price["prompt"])
+        cached = line.prompt if all_cached else min(line.cached_prompt, line.prompt)
+        return ((line.prompt - cached) * price["prompt"] + cached * cached_rate
+                + line.completion * price["completion"]) / 1e6  # fmt: skip
 
     return usd
 
@@ -151,16 +191,32 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
         print(f"note: {suite.notes}")
     print(f"{'stage':<7} {'what':<22} {'calls':>9} {'prompt tok':>12} {'compl. tok':>11} {'USD':>9}")
     system, lines = _plan(spec, dataset, questions)
+    floor = sum(map(_pricer(spec, all_cached=True), lines))
     for line in lines:
         usd = line_usd(line)
         total_calls += line.calls
         total_usd += usd
         print(f"{line.stage:<7} {line.what:<22} {line.calls:>9,.0f} {line.prompt:>12,.0f} "
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
+    print(cached_prompt_line(lines, floor))  # before the total, which stays the table's last line
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  {assumptions_note(system)}")
     if suite.name != "locomo":  # LOCOMO's dry run stays as it was: its questions share ten ingestions
         print(per_question_line(dataset, sum(len(q) for q in questions.values()), total_calls, total_usd,
                                 release=suite.release_questions))  # fmt: skip
+
+
+def cached_prompt_line(lines: list[PlanLine], floor: float) -> str:
+    """What the estimate assumes of the server's prompt cache, and the total with every prompt token at
+    the cached rate (the floor no caching can go under)."""
+    cached = sum(line.cached_prompt for line in lines)
+    prompt = sum(line.prompt for line in lines)
+    said = (
+        f"{cached:,.0f} of {prompt:,.0f} prompt tokens ({cached / prompt:.0%}) at the cached rate: each "
+        "conversation's repeated prefix, after its first question"
+        if cached > 0 and prompt > 0
+        else "no prompt token at the cached rate"
+    )
+    return f"server prompt cache: the estimate counts {said}; with every prompt token cached: ${floor:.2f}"
 
 
 def per_question_line(dataset: Dataset, n_questions: int, calls: float, usd: float, *, release: int) -> str:

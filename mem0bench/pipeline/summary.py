@@ -12,6 +12,7 @@ from mem0bench.pipeline.aggregate import empty_context_warning
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
+from mem0bench.rundir.usage import cached_share_line, no_cached_rate_note
 
 
 def print_summary(
@@ -43,6 +44,12 @@ def print_summary(
         + f"cost ${m['cost_usd']:.4f}",
         file=file,
     )
+    cached = cached_share_line((m.get("tokens") or {}).get("prompt_cache") or {})
+    if cached:
+        print(cached, file=file)
+        no_rate = no_cached_rate_note(rundir)
+        if no_rate:
+            print(no_rate, file=file)
     if price_note:
         print(price_note, file=file)
     failures = {k: v for k, v in (m.get("failures") or {}).items() if v}

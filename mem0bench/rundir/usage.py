@@ -28,7 +28,10 @@ StageUsage = dict[str, list[int]]
 
 SAVE_EVERY_S = 2.0
 JOURNAL = "usage.jsonl"
-_PAID_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "paid_prompt_tokens", "paid_completion_tokens")
+_PAID_FIELDS = (
+    "calls", "prompt_tokens", "completion_tokens", "paid_prompt_tokens", "paid_completion_tokens",
+    "cached_prompt_tokens", "paid_cached_prompt_tokens",
+)  # fmt: skip
 
 
 def _saved_sessions(rundir: RunDirectory) -> list[UsageSession]:
@@ -78,10 +81,11 @@ def _with_rows(entry: UsageSession, rows: list[dict[str, Any]], journal_rows: in
         stage = stages.setdefault(str(row.get("stage")), {})
         calls = int(row.get("calls", 1))  # a row for what was paid before the journal began holds several
         prompt, completion = int(row.get("prompt", 0)), int(row.get("completion", 0))
+        cached = int(row.get("cached", 0))  # rows written before cached prompt tokens were counted: none
         cost = float(row.get("cost_usd", 0.0))
         for target in (stage, total):
             for name, value in zip(
-                _PAID_FIELDS, (calls, prompt, completion, prompt, completion), strict=True
+                _PAID_FIELDS, (calls, prompt, completion, prompt, completion, cached, cached), strict=True
             ):
                 target[name] = int(target.get(name, 0)) + value
             target["cost_usd"] = float(target.get("cost_usd", 0.0)) + cost
@@ -97,6 +101,53 @@ def _with_rows(entry: UsageSession, rows: list[dict[str, Any]], journal_rows: in
 def paid_cost_usd(rundir: RunDirectory) -> float:
     """USD actually paid for this run, over every process that worked on it (cache hits cost nothing)."""
     return round(sum(float(s.get("cost_usd", 0.0)) for s in read_usage_sessions(rundir)), 6)
+
+
+def paid_cached_prompt(rundir: RunDirectory) -> dict[str, dict[str, int]]:
+    """{stage: {prompt, cached_prompt}}: the prompt tokens paid for per stage over every process, and how
+    many of them the server served from its prompt cache (entries from before they were counted: 0)."""
+    return cached_prompt_by_stage(read_usage_sessions(rundir))
+
+
+def cached_prompt_by_stage(sessions: Iterable[UsageSession]) -> dict[str, dict[str, int]]:
+    """`paid_cached_prompt` over these usage.json entries."""
+    out: dict[str, dict[str, int]] = {}
+    for session in sessions:
+        for stage, totals in (session.get("stages") or {}).items():
+            if not isinstance(totals, dict):
+                continue
+            entry = out.setdefault(str(stage), {"prompt": 0, "cached_prompt": 0})
+            entry["prompt"] += int(totals.get("paid_prompt_tokens", 0) or 0)
+            entry["cached_prompt"] += int(totals.get("paid_cached_prompt_tokens", 0) or 0)
+    return dict(sorted(out.items()))
+
+
+def no_cached_rate_note(rundir: RunDirectory) -> str | None:
+    """The line naming the models whose cached prompt tokens were priced at the full prompt rate (no
+    `cached_prompt` rate in llm.prices), over every process; None when there were none."""
+    models = sorted({str(m) for s in _saved_sessions(rundir) for m in s.get("no_cached_rate_models") or []})
+    if not models:
+        return None
+    return (
+        f"note: no cached_prompt rate in llm.prices for {', '.join(models)}: its cached prompt tokens were "
+        "priced at the full prompt rate"
+    )
+
+
+def cached_shares(by_stage: dict[str, dict[str, int]]) -> str | None:
+    """E.g. "answer 47,616 of 60,346 (79%)" for each stage with cached prompt tokens, else None."""
+    parts = [
+        f"{stage} {e['cached_prompt']:,} of {e['prompt']:,} ({e['cached_prompt'] / e['prompt']:.0%})"
+        for stage, e in by_stage.items()
+        if e["cached_prompt"] > 0 and e["prompt"] > 0
+    ]
+    return ", ".join(parts) if parts else None
+
+
+def cached_share_line(by_stage: dict[str, dict[str, int]]) -> str | None:
+    """The summary's line on the prompt tokens the server served from its cache (None when none were)."""
+    shares = cached_shares(by_stage)
+    return f"cached prompt tokens (billed at the cached rate): {shares}" if shares else None
 
 
 def sum_usage(rows: Iterable[StageUsage | None]) -> dict[str, dict[str, int]]:

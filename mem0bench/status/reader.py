@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.heartbeat import HeartbeatInfo, Liveness, liveness, with_heartbeat_cost
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import PreviousWork, answer_stands, current_judgements
+from mem0bench.rundir.usage import cached_prompt_by_stage
 
 if TYPE_CHECKING:
     from mem0bench.pipeline.plan import StageEstimate
@@ -71,6 +72,9 @@ class RunStatus:
     scope_error: str | None = None
     price_note: str | None = None
     """Why the money reads $0 (the server was not priced), from run.json's `server`."""
+    cached_prompt: dict[str, dict[str, int]] = field(default_factory=dict)
+    """stage -> {prompt, cached_prompt}: prompt tokens paid for and those the server served from its
+    prompt cache (billed at the cached rate), over every process."""
 
     @property
     def finished(self) -> bool:
@@ -110,6 +114,7 @@ def read_status(run_dir: Path) -> RunStatus:
         resume=resume_command(rundir.path, manifest, heartbeat),
         scope_error=scope_error,
         price_note=_price_note(manifest),
+        cached_prompt=cached_prompt_by_stage(previous.usage_sessions),
     )
 
 

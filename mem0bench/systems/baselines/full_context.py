@@ -23,7 +23,8 @@ class FullContext(SystemBase):
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         """No calls of its own; the context is a whole conversation (the dataset's mean)."""
         total = sum(count_tokens("\n".join(c.render_lines())) for c in dataset.conversations)
-        return CostPlan(context_tokens=total / max(len(dataset.conversations), 1), embeds_queries=False)
+        mean = total / max(len(dataset.conversations), 1)
+        return CostPlan(context_tokens=mean, embeds_queries=False, repeated_context=True)
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """Nothing to build: no LLM call, no memory store."""
