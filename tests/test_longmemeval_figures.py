@@ -1,0 +1,77 @@
+"""LongMemEval's three figures as its authors compute them (print_qa_metrics.py): overall (micro),
+task-averaged (the six question types' mean, each abstention question inside its question_type) and
+abstention, and each type's accuracy on that definition; recomputed by hand here from the labels."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mem0bench.metrics.registry import METRICS
+from mem0bench.pipeline.aggregate import metrics as aggregate_metrics
+from mem0bench.rundir.schema import PredictionRow
+from mem0bench.suites import DatasetRequest, get_suite
+
+MINI = Path(__file__).parent / "data" / "longmemeval_s_mini.json"
+LABELS = {  # question_id -> its judge labels over two runs
+    "e47becba": ("CORRECT", "CORRECT"),  # single-session-user
+    "7161e7e2": ("WRONG", "WRONG"),  # single-session-assistant
+    "0edc2aef": ("CORRECT", "CORRECT"),  # single-session-preference
+    "gpt4_d84a3211": ("CORRECT", "WRONG"),  # multi-session: 0.5
+    "gpt4_7f6b06db": ("CORRECT", "CORRECT"),  # temporal-reasoning
+    "6aeb4375": ("CORRECT", "CORRECT"),  # knowledge-update
+    "gpt4_2f8be40d_abs": ("WRONG", "WRONG"),  # abstention; its question_type: temporal-reasoning
+}
+
+
+def _rows(tmp_path: Path) -> list[PredictionRow]:
+    request = DatasetRequest(path=str(MINI), data_dir=tmp_path / "data", cache_dir=tmp_path / "hf")
+    dataset = get_suite("longmemeval_s").load(request)
+    return [
+        PredictionRow(
+            qid=q.qid,
+            conversation=q.sample_id,
+            question=q.question,
+            gold=q.answer,
+            category=q.category.label,
+            category_id=int(q.category),
+            prediction="x",
+            scores={},
+            judge=LABELS[q.sample_id],
+            answer_words=1,
+        )  # fmt: skip
+        for q in dataset.questions
+    ]
+
+
+def test_the_three_figures_and_the_types_by_hand(tmp_path: Path) -> None:
+    figures = aggregate_metrics(
+        _rows(tmp_path), method="m", runs=2, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
+    )["overall"]
+    # overall (micro): (1 + 0 + 1 + 0.5 + 1 + 1 + 0) / 7 = 4.5 / 7
+    assert figures["lme_overall"] == pytest.approx(4.5 / 7)
+    # by question_type, the abstention question inside temporal-reasoning: (1 + 0) / 2 = 0.5;
+    # task-averaged: (1 + 0 + 1 + 0.5 + 0.5 + 1) / 6 = 4 / 6 (our seven categories' mean would be 4.5 / 7)
+    assert figures["lme_task_averaged"] == pytest.approx(4 / 6)
+    assert figures["lme_abstention"] == 0.0
+    assert figures["lme_type_temporal_reasoning"] == 0.5  # our temporal category alone: 1.0
+    assert figures["lme_type_multi_session"] == 0.5 and figures["lme_type_single_session_assistant"] == 0.0
+    assert figures["lme_type_knowledge_update"] == 1.0
+    # the micro figure is J's mean (both runs labelled every question): (5/7 + 4/7) / 2
+    assert figures["judge"]["mean"] == pytest.approx(4.5 / 7)
+
+
+def test_an_abstention_question_of_unknown_type_leaves_the_type_figures_out(tmp_path: Path) -> None:
+    rows = _rows(tmp_path)
+    abs_row = next(r for r in rows if r.category == "abstention")
+    stray = replace(abs_row, qid="not_loaded_abs:q0")
+    assert METRICS["lme_task_averaged"].over_run([stray]) is None
+    assert METRICS["lme_type_temporal_reasoning"].over_run([stray]) is None
+    assert METRICS["lme_abstention"].over_run([stray]) == 0.0  # needs no type
+
+
+def test_the_figures_are_longmemevals_only() -> None:
+    for name in ("lme_overall", "lme_task_averaged", "lme_abstention"):
+        assert METRICS[name].suites == frozenset({"longmemeval"}) and METRICS[name].table
