@@ -75,3 +75,43 @@ def test_an_abstention_question_of_unknown_type_leaves_the_type_figures_out(tmp_
 def test_the_figures_are_longmemevals_only() -> None:
     for name in ("lme_overall", "lme_task_averaged", "lme_abstention"):
         assert METRICS[name].suites == frozenset({"longmemeval"}) and METRICS[name].table
+
+
+@pytest.mark.parametrize("policy", ["wrong", "skipped"])
+def test_missing_answers_wrong_or_skipped(tmp_path: Path, policy: str) -> None:
+    rows = _rows(tmp_path)
+    # knowledge-update's answer failed: no prediction, WRONG in both judge runs (as `prediction_rows` makes it)
+    rows = [
+        replace(r, prediction="", judge=("WRONG", "WRONG"), extra={"failure": "answer:timeout: no reply"})
+        if r.category == "knowledge_update"
+        else r
+        for r in rows
+    ]
+    out = aggregate_metrics(
+        rows, method="m", runs=2, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={},
+        missing_answers=policy,
+    )  # fmt: skip
+    figures = out["overall"]
+    if policy == "wrong":  # ours: (1 + 0 + 1 + 0.5 + 1 + 0 + 0) / 7; types (1 + 0 + 1 + 0.5 + 0.5 + 0) / 6
+        assert figures["lme_overall"] == pytest.approx(3.5 / 7)
+        assert figures["lme_task_averaged"] == pytest.approx(3 / 6)
+        assert figures["lme_type_knowledge_update"] == 0.0
+    else:  # the authors': the question is left out: 3.5 / 6; five types (1 + 0 + 1 + 0.5 + 0.5) / 5
+        assert figures["lme_overall"] == pytest.approx(3.5 / 6)
+        assert figures["lme_task_averaged"] == pytest.approx(3 / 5)
+        assert figures["lme_type_knowledge_update"] is None
+    assert figures["judge"]["mean"] == pytest.approx(3.5 / 7)  # J counts it WRONG either way
+    assert out["missing_answers"] == policy
+
+
+def test_missing_answers_is_checked_and_reaches_only_the_figures() -> None:
+    from mem0bench.common.errors import ConfigurationError
+    from mem0bench.pipeline.aggregate import check_missing_answers
+    from mem0bench.pipeline.config_change import Reach, reach_of
+
+    assert check_missing_answers("skipped") == "skipped"
+    with pytest.raises(
+        ConfigurationError, match="eval.missing_answers must be one of wrong, skipped, not 'no'"
+    ):
+        check_missing_answers("no")
+    assert reach_of("eval.missing_answers") == Reach.AGGREGATE

@@ -56,6 +56,8 @@ def test_each_suite_runs_end_to_end(suite: str, exp: str, tmp_path: Path) -> Non
         assert overall["lme_abstention"] == means["gpt4_2f8be40d_abs:q0"]
         assert overall["lme_type_temporal_reasoning"] == means["gpt4_2f8be40d_abs:q0"]
         assert overall["lme_type_multi_session"] is None  # no such question in the file
+        assert metrics["missing_answers"] == "wrong"  # eval.missing_answers, also in config.yaml
+        assert "missing_answers: wrong" in (run_dir / "config.yaml").read_text()
         if exp == "full_context":  # the whole haystack is retrieved: every evidence turn and session
             assert metrics["evidence_recall"] == 1.0 and metrics["session_recall"] == 1.0
     else:
