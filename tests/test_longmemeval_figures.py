@@ -70,6 +70,10 @@ def test_an_abstention_question_of_unknown_type_leaves_the_type_figures_out(tmp_
     assert METRICS["lme_task_averaged"].over_run([stray]) is None
     assert METRICS["lme_type_temporal_reasoning"].over_run([stray]) is None
     assert METRICS["lme_abstention"].over_run([stray]) == 0.0  # needs no type
+    # a row that carries its question_type (rows written since issue 33) needs no dataset
+    typed = replace(stray, extra={"question_type": "temporal-reasoning"})
+    assert METRICS["lme_type_temporal_reasoning"].over_run([typed]) == 0.0
+    assert METRICS["lme_task_averaged"].over_run([typed]) == 0.0
 
 
 def test_the_figures_are_longmemevals_only() -> None:

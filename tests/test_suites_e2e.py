@@ -56,6 +56,12 @@ def test_each_suite_runs_end_to_end(suite: str, exp: str, tmp_path: Path) -> Non
         assert overall["lme_abstention"] == means["gpt4_2f8be40d_abs:q0"]
         assert overall["lme_type_temporal_reasoning"] == means["gpt4_2f8be40d_abs:q0"]
         assert overall["lme_type_multi_session"] is None  # no such question in the file
+        # each row carries the authors' type (the abstention question's too), for `judge RUN_DIR` to reuse
+        assert [r["question_type"] for r in rows] == [
+            "single-session-user",
+            "temporal-reasoning",
+            "knowledge-update",
+        ]
         assert metrics["missing_answers"] == "wrong"  # eval.missing_answers, also in config.yaml
         assert "missing_answers: wrong" in (run_dir / "config.yaml").read_text()
         if exp == "full_context":  # the whole haystack is retrieved: every evidence turn and session

@@ -64,9 +64,10 @@ TYPE_COUNTS = {
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 ABSTENTION_TYPES: dict[str, Category] = {}
 """An abstention question's `question_type` by the question's qid, as the loader read it: the authors count
-an abstention question in its type, and a row keeps only our category (abstention), so the per-type
-aggregates below look the type up here. Filled by every load (run, `judge RUN_DIR` and `import` load the
-dataset before they aggregate); a row not found leaves the by-type figures out (null), never guessed."""
+an abstention question in its type. Rows carry the type (`question_type`) since issue 33; for a row
+written before, with only our category (abstention), the per-type aggregates below look it up here (filled
+when this process loaded the dataset, as a run and `import` do); a row found in neither leaves the by-type
+figures out (null), never guessed."""
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*")
 
 _HUB = "xiaowu0162/longmemeval-cleaned"
@@ -289,6 +290,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         evidence=tuple(evidence),
         evidence_sessions=tuple(sorted({index_of[s] for s in answer_sessions if s in index_of})),
         asked_on=question_date,
+        question_type=qtype,
     )
     return Conversation(
         sample_id=qid, speaker_a=SPEAKERS["user"], speaker_b=SPEAKERS["assistant"],
@@ -377,7 +379,12 @@ def _scored(rows: Sequence[Any]) -> list[tuple[Any, float]]:
 
 
 def _base_type(row: Any) -> Category | None:
-    """The question's `question_type`, abstention questions included; None if not known."""
+    """The question's `question_type`, abstention questions included: the row's own (`question_type`, in
+    rows written since it was added), else its category, else (an abstention row of an older file) as the
+    dataset loaded in this process says; None if not known."""
+    written = getattr(row, "extra", {}).get("question_type")
+    if written is not None:
+        return QUESTION_TYPES.get(written)
     if row.category_id != int(ABSTENTION):
         return next((c for c in QUESTION_TYPES.values() if int(c) == row.category_id), None)
     return ABSTENTION_TYPES.get(row.qid)
