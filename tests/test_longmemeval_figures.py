@@ -119,3 +119,31 @@ def test_missing_answers_is_checked_and_reaches_only_the_figures() -> None:
     ):
         check_missing_answers("no")
     assert reach_of("eval.missing_answers") == Reach.AGGREGATE
+
+
+@pytest.mark.slow
+def test_judge_run_dir_recomputes_the_figures_from_the_files(tmp_path: Path) -> None:
+    """`judge RUN_DIR` does not load the dataset: the rows' own question_type gives the abstention question's
+    type, so the by-type figures come back the same (with `eval.missing_answers=skipped` kept from config)."""
+    import json
+
+    from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
+    from devtools.standin.server import StandinServer
+
+    run_dir = tmp_path / "run"
+    args = [
+        "run", "+exp=full_context", "dataset=longmemeval_s", f"dataset.path={MINI.parent / 'longmemeval_mini.json'}",
+        "judge.runs=2", "eval.missing_answers=skipped", f"hydra.run.dir={run_dir}", *FAST,
+    ]  # fmt: skip
+    with StandinServer(api_key=TEST_KEY, latency_ms=1) as server:
+        env = cli_env(server.base_url, tmp_path / "cache")
+        done = run_cli(args, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        before = json.loads((run_dir / "metrics.json").read_text())
+        again = run_cli(["judge", str(run_dir)], env)
+        assert again.returncode == 0, again.stderr[-2000:]
+    after = json.loads((run_dir / "metrics.json").read_text())
+    names = [m.name for m in METRICS.values() if m.name.startswith("lme_")]
+    assert after["overall"]["lme_type_temporal_reasoning"] is not None  # the abstention question's type
+    assert {n: after["overall"][n] for n in names} == {n: before["overall"][n] for n in names}
+    assert before["missing_answers"] == after["missing_answers"] == "skipped"
