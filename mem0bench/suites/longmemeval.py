@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -370,8 +370,8 @@ def _req_list(item: dict[str, Any], key: str, file: str, sample: str, *, of_text
 
 # The authors' figures (src/evaluation/print_qa_metrics.py): per-run aggregates over a run's LongMemEval rows.
 # A row's score is its judge mean (the share of judge runs that said CORRECT; with one run, its label); a row
-# the judge never labelled is left out. A failed answer is WRONG, as in every other figure of ours (the
-# authors' script skips a question with no answer in the file).
+# the judge never labelled is left out. A failed answer is WRONG, as in J, unless `eval.missing_answers=skipped`
+# (the authors' script skips a question with no answer in the file): the aggregate then passes only answered rows.
 
 
 def _scored(rows: Sequence[Any]) -> list[tuple[Any, float]]:
@@ -423,7 +423,7 @@ def abstention_accuracy(rows: Sequence[Any]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def _type_accuracy(qtype: Category) -> Any:
+def _type_accuracy(qtype: Category) -> Callable[[Sequence[Any]], float | None]:
     def accuracy(rows: Sequence[Any]) -> float | None:
         by_type = _by_type(rows)
         scores = None if by_type is None else by_type.get(qtype)
@@ -436,7 +436,8 @@ def _type_accuracy(qtype: Category) -> Any:
 _LME = frozenset({"longmemeval"})
 AGGREGATES = (
     Metric("lme_overall", "LME overall (micro)", "run", overall_accuracy, suites=_LME, table=True),
-    Metric("lme_task_averaged", "LME task-averaged (6 types, _abs inside)", "run", task_averaged_accuracy, suites=_LME, table=True),
+    Metric("lme_task_averaged", "LME task-averaged (6 types, _abs inside)", "run", task_averaged_accuracy,
+           suites=_LME, table=True),
     Metric("lme_abstention", "LME abstention", "run", abstention_accuracy, suites=_LME, table=True),
     *(
         Metric(f"lme_type_{c.label}", f"LME {c.label} (abstention inside)", "run", _type_accuracy(c),
