@@ -4,6 +4,7 @@ the locomo-audit full-context run with three judgments per answer gives exactly 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def test_three_judgments_become_three_judge_runs_with_the_published_j(full_conte
     assert judge["runs"] == 3
     assert [round(100 * v, 2) for v in judge["per_run"]] == [74.22, 74.29, 74.35]
     assert round(100 * judge["mean"], 2) == 74.29
+    # The file's own spread: 1143, 1144 and 1145 of 1,540 correct -> deviations -1, 0, +1 (/1540), so the
+    # population std (ddof 0, the harnesses') is sqrt(2/3) / 1540 = 0.053 points (the sample std: 0.065).
+    assert [round(1540 * v) for v in judge["per_run"]] == [1143, 1144, 1145]
+    assert judge["std"] == pytest.approx(math.sqrt(2 / 3) / 1540) and judge["std_ddof"] == 0
     per_category = {name: round(100 * b.judge["mean"], 2) for name, b in metrics.categories.items()}
     # The README's figures, per LOCOMO category (1 multi_hop, 2 temporal, 3 open_domain, 4 single_hop).
     assert per_category == {"multi_hop": 70.21, "temporal": 51.09, "open_domain": 56.60, "single_hop": 86.52}

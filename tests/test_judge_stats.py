@@ -24,14 +24,14 @@ def test_all_wrong_kappa_defined_as_one():
 
 def test_three_by_two():
     # run0: T, T, F -> 2/3 ; run1: T, F, F -> 1/3 ; mean 1/2
-    # sample std: deviations +-1/6 -> (1/36 + 1/36) / (2 - 1) = 1/18 -> sqrt(1/18) = sqrt(2)/6
+    # population std (ddof 0): deviations +-1/6 -> (1/36 + 1/36) / 2 = 1/36 -> 1/6
     # majority: q0 T (2-0), q1 tie -> WRONG, q2 F -> 1/3
     # Fleiss (n = 2): counts (2,0),(1,1),(0,2); P_i = 1, 0, 1 -> P_bar = 2/3; p = (1/2, 1/2) -> P_e = 1/2
     # kappa = (2/3 - 1/2) / (1 - 1/2) = 1/3
     m = [[T, T], [T, F], [F, F]]
     s = judge_summary(m, 2)
     assert s.per_run == pytest.approx([2 / 3, 1 / 3])
-    assert s.mean == pytest.approx(0.5) and s.std == pytest.approx(math.sqrt(2) / 6)
+    assert s.mean == pytest.approx(0.5) and s.std == pytest.approx(1 / 6)
     assert s.majority == pytest.approx(1 / 3) and s.kappa == pytest.approx(1 / 3)
 
 
@@ -42,10 +42,10 @@ def test_fleiss_kappa_by_hand():
     # kappa = (5/6 - 5/9) / (1 - 5/9) = (5/18) / (4/9) = 5/8
     m = [[T, T, T], [T, T, T], [T, T, F], [F, F, F]]
     assert fleiss_kappa(m, 3) == pytest.approx(5 / 8)
-    # per run: 3/4, 3/4, 2/4 ; mean 2/3 ; deviations 1/12, 1/12, -1/6 -> SS = 6/144 -> var 1/48
+    # per run: 3/4, 3/4, 2/4 ; mean 2/3 ; deviations 1/12, 1/12, -1/6 -> SS = 6/144 -> var (/3) 1/72
     s = judge_summary(m, 3)
     assert s.per_run == pytest.approx([0.75, 0.75, 0.5]) and s.mean == pytest.approx(2 / 3)
-    assert s.std == pytest.approx(math.sqrt(1 / 48)) and s.majority == pytest.approx(0.75)
+    assert s.std == pytest.approx(math.sqrt(1 / 72)) and s.majority == pytest.approx(0.75)
 
 
 def test_majority_ties_count_as_wrong():
@@ -81,6 +81,7 @@ def test_single_run_and_empty_matrix():
     assert d == {
         "mean": None,
         "std": None,
+        "std_ddof": 0,
         "runs": 2,
         "per_run": [None, None],
         "majority": None,
@@ -94,3 +95,13 @@ def test_bad_input_rejected():
         per_run_accuracy([[T, T], [T]], 2)
     with pytest.raises(TypeError):
         per_run_accuracy([["CORRECT"]], 1)
+
+
+def test_spread_is_the_population_std():
+    # 10 questions, three runs: 9/10, 8/10, 7/10 correct -> mean 0.8, deviations +-0.1 and 0
+    # population (ddof 0): sqrt((0.01 + 0 + 0.01) / 3) = sqrt(0.02 / 3) ~ 0.08165 (the sample std would be 0.1)
+    m = [[T, T, T]] * 7 + [[T, T, F], [T, F, F], [F, F, F]]
+    s = judge_summary(m, 3)
+    assert s.per_run == pytest.approx([0.9, 0.8, 0.7]) and s.mean == pytest.approx(0.8)
+    assert s.std == pytest.approx(math.sqrt(0.02 / 3)) and s.std_ddof == 0
+    assert s.to_dict()["std_ddof"] == 0

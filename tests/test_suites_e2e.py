@@ -47,6 +47,23 @@ def test_each_suite_runs_end_to_end(suite: str, exp: str, tmp_path: Path) -> Non
         assert metrics["overall"]["not_applicable"] == ["locomo_f1"]  # F1 and BLEU-1 apply: there is a gold
         assert all(isinstance(r["f1"], float) for r in rows)
         assert rows[0]["evidence_sessions"] == [2]
+        # The authors' figures, registered by the suite: one question per type here (the abstention one in
+        # temporal-reasoning), so task-averaged is the mean of the three questions' judge means, as is overall.
+        means = {r["qid"]: sum(lab == "CORRECT" for lab in r["judge"]) / 2 for r in rows}
+        overall = metrics["overall"]
+        assert overall["lme_overall"] == pytest.approx(sum(means.values()) / 3)
+        assert overall["lme_task_averaged"] == pytest.approx(sum(means.values()) / 3)
+        assert overall["lme_abstention"] == means["gpt4_2f8be40d_abs:q0"]
+        assert overall["lme_type_temporal_reasoning"] == means["gpt4_2f8be40d_abs:q0"]
+        assert overall["lme_type_multi_session"] is None  # no such question in the file
+        # each row carries the authors' type (the abstention question's too), for `judge RUN_DIR` to reuse
+        assert [r["question_type"] for r in rows] == [
+            "single-session-user",
+            "temporal-reasoning",
+            "knowledge-update",
+        ]
+        assert metrics["missing_answers"] == "wrong"  # eval.missing_answers, also in config.yaml
+        assert "missing_answers: wrong" in (run_dir / "config.yaml").read_text()
         if exp == "full_context":  # the whole haystack is retrieved: every evidence turn and session
             assert metrics["evidence_recall"] == 1.0 and metrics["session_recall"] == 1.0
     else:

@@ -138,7 +138,9 @@ async def _rejudge_locked(
         rundir = RunDirectory(run_dir)
         rejudger = Rejudger(
             client=client, rundir=rundir, judge=judge,
-            options=RunOptions(progress=spec.run.progress, bootstrap=spec.eval),
+            options=RunOptions(
+                progress=spec.run.progress, bootstrap=spec.eval, missing_answers=spec.run.missing_answers
+            ),
             method_name=spec.method_name, results_subdir=subdir,
         )  # fmt: skip
         try:

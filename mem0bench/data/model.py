@@ -88,6 +88,10 @@ class Question:
     asked_on: str | None = None
     """When the question is asked, as the file writes dates (LongMemEval's `question_date`, Locomo-Plus's
     trigger time); None for LOCOMO, whose questions carry no date."""
+    question_type: str | None = None
+    """The suite's own type of the question where its authors score by it (LongMemEval's `question_type`,
+    an abstention question's included); None for suites without one. Rows carry it so the suite's figures
+    can be computed again from a run's files alone."""
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def write_imported_run(
             qid=q.qid, conversation=q.sample_id, question=q.question, gold=q.answer,
             category=q.category.label, category_id=int(q.category), prediction=item.prediction,
             context_tokens=None, search_latency_s=None, total_latency_s=None, evidence=q.evidence,
-            session=session,
+            session=session, question_type=q.question_type,
         )  # fmt: skip
         answers.append(answer)
         rundir.appender("answers.jsonl").append(answer.to_dict())

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 __all__ = [
+    "STD_DDOF",
     "JudgeSummary",
     "LabelMatrix",
     "fleiss_kappa",
@@ -26,6 +27,9 @@ __all__ = [
 Label = bool | float | None
 _SCORES = (0.0, 0.5, 1.0)
 LabelMatrix = Sequence[Sequence[Label]]
+STD_DDOF = 0
+"""The spread of J over judge runs is the population standard deviation (numpy's ddof 0): the reference
+harnesses' definition (mem0's and EverMemOS's, issue 33), so a published "92.62 ± 0.13" imports as itself."""
 
 
 def _check(matrix: LabelMatrix, runs: int) -> None:
@@ -91,10 +95,12 @@ def fleiss_kappa(matrix: LabelMatrix, runs: int) -> float | None:
 
 @dataclass(frozen=True)
 class JudgeSummary:
-    """J over runs. ``std`` is the sample std (ddof=1) of per-run accuracies, 0.0 with one run."""
+    """J over runs. ``std`` is the population std (ddof 0, `STD_DDOF`) of per-run accuracies, 0.0 with one
+    run; ``std_ddof`` names that definition in metrics.json."""
 
     mean: float
     std: float
+    std_ddof: int
     runs: int
     per_run: list[float]
     majority: float
@@ -118,9 +124,10 @@ def judge_summary(matrix: LabelMatrix, runs: int) -> JudgeSummary:
     """Summarise a label matrix.
 
     ``mean`` and ``std`` are over runs with at least one label (runs where the judge failed
-    on every question are NaN in ``per_run`` and skipped). ``std`` uses ddof=1 (sample
-    standard deviation, the "± one standard deviation over runs" of the Mem0 paper) when
-    two or more runs are available, else 0.0; NaN when no run has any label.
+    on every question are NaN in ``per_run`` and skipped). ``std`` is the population standard
+    deviation (ddof 0, as mem0's and EverMemOS's evaluation harnesses compute their "± std" over
+    judge runs, so an imported file's spread is the one its authors published) when two or more
+    runs are available, else 0.0; NaN when no run has any label.
     """
     per_run = per_run_accuracy(matrix, runs)
     valid = [a for a in per_run if not math.isnan(a)]
@@ -129,10 +136,11 @@ def judge_summary(matrix: LabelMatrix, runs: int) -> JudgeSummary:
     if len(valid) == 1:
         std = 0.0
     elif len(valid) > 1:
-        std = float(np.std(valid, ddof=1))
+        std = float(np.std(valid, ddof=STD_DDOF))
     return JudgeSummary(
         mean=mean,
         std=std,
+        std_ddof=STD_DDOF,
         runs=runs,
         per_run=per_run,
         majority=majority_accuracy(matrix, runs),

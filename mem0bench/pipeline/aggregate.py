@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.metrics import judge_summary, mean, percentile
 from mem0bench.metrics.registry import Metric, applicable, per_question, per_run
 from mem0bench.rundir.records import AnswerRecord, Judgement, LatencyRecord, label_score, score_label
@@ -164,10 +165,27 @@ def _scores(rows: Sequence[PredictionRow], runs: int) -> dict[str, Any]:
     return block
 
 
-def _run_figures(rows: Sequence[PredictionRow]) -> dict[str, Any]:
+MissingAnswers = Literal["wrong", "skipped"]
+MISSING_ANSWERS: tuple[MissingAnswers, ...] = ("wrong", "skipped")
+
+
+def check_missing_answers(value: object) -> MissingAnswers:
+    """`eval.missing_answers` checked: wrong or skipped."""
+    if value not in MISSING_ANSWERS:
+        raise ConfigurationError(
+            f"eval.missing_answers must be one of {', '.join(MISSING_ANSWERS)}, not {value!r}"
+        )
+    return value
+
+
+def _run_figures(rows: Sequence[PredictionRow], missing_answers: MissingAnswers = "wrong") -> dict[str, Any]:
     """The per-run metrics (aggregates beyond the micro mean) over the rows of the suites they apply to;
-    a metric none of whose suites is in the run is left out."""
+    a metric none of whose suites is in the run is left out. `missing_answers`: skipped leaves the questions
+    with no answer (a failed answer row) out of these figures, as LongMemEval's authors' script does; wrong
+    keeps them, WRONG in every judge run, as in J."""
     out: dict[str, Any] = {}
+    if missing_answers == "skipped":
+        rows = [r for r in rows if not r.failure]
     for m in per_run():
         mine = [r for r in rows if _applies(m, r.category_id)]
         if mine:
@@ -227,11 +245,15 @@ def metrics(
     cost_usd: float,
     failures: Mapping[str, int],
     empty_context_expected: bool = False,
+    missing_answers: MissingAnswers = "wrong",
 ) -> dict[str, Any]:
-    """The metrics.json object. `empty_context_expected`: as the run recorded it (see `empty_contexts`)."""
+    """The metrics.json object. `empty_context_expected`: as the run recorded it (see `empty_contexts`).
+    `missing_answers` (`eval.missing_answers`) is written beside the per-run figures it shapes, where a run
+    has any (other runs' files stay as they were)."""
     overall = _scores(rows, runs)
     overall.pop("n")
-    overall.update(_run_figures(rows))
+    figures = _run_figures(rows, missing_answers)
+    overall.update(figures)
     categories = {label: _scores(in_category, runs) for label, in_category in by_category(rows)}
     store = {k: v for k, v in memory_tokens.items() if v is not None}
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
@@ -255,6 +277,7 @@ def metrics(
         **({"session_recall": mean(by_session)} if by_session else {}),
         "empty_contexts": empty_contexts(rows, expected=empty_context_expected),
         "failures": dict(failures),
+        **({"missing_answers": missing_answers} if figures else {}),
     }
 
 

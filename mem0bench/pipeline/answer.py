@@ -42,6 +42,7 @@ async def answer_question(
         "category_id": int(question.category),
         "evidence": question.evidence,
         "evidence_sessions": question.evidence_sessions,
+        "question_type": question.question_type,
     }
     suite = suite_of(int(question.category))
     intro = (

@@ -12,6 +12,7 @@ import asyncio
 import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import yaml
 from hydra.utils import get_class
@@ -34,6 +35,9 @@ from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judge
 from mem0bench.rundir.schema import write_results
 from mem0bench.rundir.usage import UsageFile, paid_cached_prompt, paid_cost_usd, sum_usage
 from mem0bench.systems.aliases import current_target
+
+if TYPE_CHECKING:  # the aggregate (and what it imports) loads when a run finishes
+    from mem0bench.pipeline.aggregate import MissingAnswers
 
 __all__ = ["Attempt", "RunOptions", "new_attempt_id", "recorded_empty_context"]
 
@@ -60,6 +64,9 @@ class RunOptions:
     latency_seed: int = 0
     """`eval.seed`: the isolated pass's sample is drawn with it."""
     remeasure_latency: bool = False
+    missing_answers: MissingAnswers = "wrong"
+    """`eval.missing_answers`: how a suite's own figures (the per-run metrics: LongMemEval's three) count a
+    question with no answer: WRONG (as J does), or skipped (LongMemEval's authors' script)."""
     """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
 
 
@@ -201,6 +208,7 @@ class Attempt:
             cost_usd=paid_cost_usd(self.rundir),
             failures=tally.counts,
             empty_context_expected=recorded_empty_context(self.rundir),
+            missing_answers=self.options.missing_answers,
         )
         # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate).
         metrics["tokens"]["prompt_cache"] = paid_cached_prompt(self.rundir)

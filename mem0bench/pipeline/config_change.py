@@ -86,6 +86,7 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     ("prompt_files.answer.", Reach.ANSWER),
     ("eval.bootstrap", Reach.AGGREGATE),
     ("eval.latency", Reach.AGGREGATE),
+    ("eval.missing_answers", Reach.AGGREGATE),
     ("dataset.conversations", Reach.SCOPE),
     ("eval.include_adversarial", Reach.SCOPE),
     ("eval.max_questions", Reach.SCOPE),

@@ -310,6 +310,6 @@ def _failed_answer(
     return AnswerRecord(
         qid=question.qid, conversation=conversation.sample_id, question=question.question,
         gold=question.answer, category=question.category.label, category_id=int(question.category),
-        evidence=question.evidence, evidence_sessions=question.evidence_sessions, prediction="",
+        evidence=question.evidence, evidence_sessions=question.evidence_sessions, question_type=question.question_type, prediction="",
         context_tokens=None, search_latency_s=None, total_latency_s=None, failure=reason, session=attempt, ingest_session=ingest_attempt,
     )  # fmt: skip

@@ -16,6 +16,7 @@ from typing import Any, cast
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
 from mem0bench.paths import cache_home, data_home
+from mem0bench.pipeline.aggregate import check_missing_answers
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.budget import check_budget
 from mem0bench.pipeline.judge import JudgeSettings
@@ -256,6 +257,7 @@ def run_options(data: Mapping[str, Any]) -> RunOptions:
         latency_questions=timed,
         latency_seed=seed,
         remeasure_latency=bool(run.get("remeasure_latency", False)),
+        missing_answers=check_missing_answers(evaluation.get("missing_answers", "wrong")),
     )
 
 

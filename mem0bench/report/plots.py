@@ -34,7 +34,7 @@ MAX_POINT_LABELS = 8
 LEGEND_WRAP = 42
 """Characters per legend line: long hyperparameter lists wrap instead of running off the figure."""
 CI_CAPTION = (
-    "bar: J, mean over judge runs; thin capped whisker: ± std over judge runs; "
+    "bar: J, mean over judge runs; thin capped whisker: ± std over judge runs (population, ddof 0); "
     "wide grey band: 95% interval over questions (cluster bootstrap)"
 )
 

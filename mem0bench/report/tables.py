@@ -68,7 +68,7 @@ PAPER_CAPTION = (
 )
 TABLE1_CAPTION_TEMPLATE = (
     "Table 1: F1, BLEU-1 and LLM-as-judge J in %, {categories}. 'J' is the mean ± std over judge "
-    "runs (the judge's own noise); 'J 95% CI' is the 95% interval over questions (cluster bootstrap: "
+    "runs (the population std, ddof 0: the judge's own noise); 'J 95% CI' is the 95% interval over questions (cluster bootstrap: "
     "conversations, then questions), the sampling error that decides whether two runs differ."
 )
 TABLE1_CAPTION = TABLE1_CAPTION_TEMPLATE.format(categories="LOCOMO's categories")

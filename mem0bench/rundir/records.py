@@ -90,6 +90,9 @@ class AnswerRecord:
     `CONTEXT_KEEP_CHARS` characters so a full-context run's rows stay small."""
     evidence_sessions: tuple[int, ...] = ()
     """Session-level evidence (LongMemEval); left out of the row when empty, so LOCOMO rows are unchanged."""
+    question_type: str | None = None
+    """`Question.question_type` (LongMemEval's, by which its authors' figures count an abstention question);
+    left out of the row when None, so other suites' rows are unchanged."""
 
     @property
     def failed_stage(self) -> str | None:
@@ -104,6 +107,8 @@ class AnswerRecord:
         row = asdict(self)
         if not self.evidence_sessions:
             del row["evidence_sessions"]
+        if self.question_type is None:
+            del row["question_type"]
         # Added by issue 18: left out when unknown, so that rows of earlier runs read back (and aggregate)
         # to the same bytes.
         if row["answer_server_s"] is None:

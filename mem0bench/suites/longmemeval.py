@@ -6,17 +6,24 @@ sorted) with one question, so every system runs through the same protocol as on 
 session-level evidence: `answer_session_ids` (as session indexes). The six question types are categories;
 abstention questions (`question_id` ending in `_abs`) are a seventh, graded as the reference does: the
 reply must say the question cannot be answered.
+
+The authors' three figures (`print_qa_metrics.py`) are this suite's per-run aggregates, registered below:
+overall (micro), task-averaged (the mean of the six question types' accuracies, each abstention question
+counted in its `question_type`, not in our seventh category) and abstention; and each type's accuracy on
+that same definition, so a published table's per-type row can be compared figure for figure.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from mem0bench.data.errors import DatasetError, check_path_id, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
+from mem0bench.metrics.registry import Metric, register_metric
 from mem0bench.paths import cache_home
 from mem0bench.suites.base import SUITES, DatasetRequest, Rubric, SourceFile, check_counts, register_suite
 from mem0bench.suites.files import resolve_source
@@ -55,6 +62,12 @@ TYPE_COUNTS = {
     ABSTENTION: 30,
 }
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
+ABSTENTION_TYPES: dict[str, Category] = {}
+"""An abstention question's `question_type` by the question's qid, as the loader read it: the authors count
+an abstention question in its type. Rows carry the type (`question_type`) since issue 33; for a row
+written before, with only our category (abstention), the per-type aggregates below look it up here (filled
+when this process loaded the dataset, as a run and `import` do); a row found in neither leaves the by-type
+figures out (null), never guessed."""
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*")
 
 _HUB = "xiaowu0162/longmemeval-cleaned"
@@ -221,6 +234,8 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
             file=file, sample=qid, field="question_type",
         )  # fmt: skip
     category = ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
+    if category == ABSTENTION:
+        ABSTENTION_TYPES[f"{qid}:q0"] = QUESTION_TYPES[qtype]
     lists = {
         "haystack_session_ids": _req_list(item, "haystack_session_ids", file, qid, of_text=True),
         "haystack_dates": _req_list(item, "haystack_dates", file, qid),
@@ -275,6 +290,7 @@ def _conversation(item: dict[str, Any], qid: str, position: int, file: str) -> C
         evidence=tuple(evidence),
         evidence_sessions=tuple(sorted({index_of[s] for s in answer_sessions if s in index_of})),
         asked_on=question_date,
+        question_type=qtype,
     )
     return Conversation(
         sample_id=qid, speaker_a=SPEAKERS["user"], speaker_b=SPEAKERS["assistant"],
@@ -350,3 +366,84 @@ def _req_list(item: dict[str, Any], key: str, file: str, sample: str, *, of_text
                     f"expected text, found {_kind(v)}", file=file, sample=sample, field=f"{key}[{j}]"
                 )
     return value
+
+
+# The authors' figures (src/evaluation/print_qa_metrics.py): per-run aggregates over a run's LongMemEval rows.
+# A row's score is its judge mean (the share of judge runs that said CORRECT; with one run, its label); a row
+# the judge never labelled is left out. A failed answer is WRONG, as in J, unless `eval.missing_answers=skipped`
+# (the authors' script skips a question with no answer in the file): the aggregate then passes only answered rows.
+
+
+def _scored(rows: Sequence[Any]) -> list[tuple[Any, float]]:
+    return [(r, r.judge_mean) for r in rows if r.judge_mean is not None]
+
+
+def _base_type(row: Any) -> Category | None:
+    """The question's `question_type`, abstention questions included: the row's own (`question_type`, in
+    rows written since it was added), else its category, else (an abstention row of an older file) as the
+    dataset loaded in this process says; None if not known."""
+    written = getattr(row, "extra", {}).get("question_type")
+    if written is not None:
+        return QUESTION_TYPES.get(written)
+    if row.category_id != int(ABSTENTION):
+        return next((c for c in QUESTION_TYPES.values() if int(c) == row.category_id), None)
+    return ABSTENTION_TYPES.get(row.qid)
+
+
+def _by_type(rows: Sequence[Any]) -> dict[Category, list[float]] | None:
+    """Each question type's scores, each abstention question in its type; None if some row's type is not
+    known (a run aggregated without its dataset loaded)."""
+    out: dict[Category, list[float]] = {}
+    for row, score in _scored(rows):
+        qtype = _base_type(row)
+        if qtype is None:
+            return None
+        out.setdefault(qtype, []).append(score)
+    return out
+
+
+def overall_accuracy(rows: Sequence[Any]) -> float | None:
+    """Overall (micro): the mean over every labelled question."""
+    scores = [score for _, score in _scored(rows)]
+    return sum(scores) / len(scores) if scores else None
+
+
+def task_averaged_accuracy(rows: Sequence[Any]) -> float | None:
+    """Task-averaged: the mean of the question types' accuracies, abstention questions inside their types
+    (over the types the run has: all six on a whole file)."""
+    by_type = _by_type(rows)
+    if not by_type:
+        return None
+    return sum(sum(v) / len(v) for v in by_type.values()) / len(by_type)
+
+
+def abstention_accuracy(rows: Sequence[Any]) -> float | None:
+    """Abstention: the mean over the `_abs` questions."""
+    scores = [score for row, score in _scored(rows) if row.category_id == int(ABSTENTION)]
+    return sum(scores) / len(scores) if scores else None
+
+
+def _type_accuracy(qtype: Category) -> Callable[[Sequence[Any]], float | None]:
+    def accuracy(rows: Sequence[Any]) -> float | None:
+        by_type = _by_type(rows)
+        scores = None if by_type is None else by_type.get(qtype)
+        return sum(scores) / len(scores) if scores else None
+
+    accuracy.__doc__ = f"{qtype.label}'s accuracy, its abstention questions included (the authors' tables)."
+    return accuracy
+
+
+_LME = frozenset({"longmemeval"})
+AGGREGATES = (
+    Metric("lme_overall", "LME overall (micro)", "run", overall_accuracy, suites=_LME, table=True),
+    Metric("lme_task_averaged", "LME task-averaged (6 types, _abs inside)", "run", task_averaged_accuracy,
+           suites=_LME, table=True),
+    Metric("lme_abstention", "LME abstention", "run", abstention_accuracy, suites=_LME, table=True),
+    *(
+        Metric(f"lme_type_{c.label}", f"LME {c.label} (abstention inside)", "run", _type_accuracy(c),
+               suites=_LME)
+        for c in QUESTION_TYPES.values()
+    ),
+)  # fmt: skip
+for _m in AGGREGATES:
+    register_metric(_m)
