@@ -121,7 +121,7 @@ async def _rejudge_locked(
     run_dir: Path, cfg: DictConfig, spec: ExperimentSpec, subdir: str, config_file: Path
 ) -> int:
     from mem0bench.common.files import atomic_write
-    from mem0bench.llm.probes import Probe, probe
+    from mem0bench.llm.probes import probe
     from mem0bench.pipeline.attempt import RunOptions
     from mem0bench.pipeline.experiment import build_client
     from mem0bench.pipeline.rejudge import Rejudger
@@ -134,7 +134,7 @@ async def _rejudge_locked(
     client.retry_cached_failures = spec.run.retry_failed
     try:
         await client.preflight(extra_models=[judge.model])
-        await probe(client, [Probe(judge.model, judge.mode, "judge.mode")])
+        await probe(client, judge.probes(panel=False))
         rundir = RunDirectory(run_dir)
         rejudger = Rejudger(
             client=client, rundir=rundir, judge=judge,

@@ -29,7 +29,7 @@ from mem0bench.data.answer_key import apply_answer_key, read_answer_key
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.payloads import request_adaptation
-from mem0bench.llm.probes import Probe, probe
+from mem0bench.llm.probes import probe
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.memory.base import (
     MemorySystem,
@@ -318,10 +318,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         if manifest:  # what config.yaml cannot show: the dataset's and the prompt files' content
             compare_recorded(changes, manifest, dataset.sha256, prompt_files.get("prompt_files", {}))
             changes.check(run_dir, allowed=allow_change)
-        await probe(
-            client,
-            [Probe(model, judge.mode, "judge.mode") for model in dict.fromkeys([judge.model, *judge.panel])],
-        )
+        await probe(client, judge.probes())
         history = change_history(manifest, changes, supersede(rundir, changes.reach))
         rundir.start(
             config_yaml=OmegaConf.to_yaml(OmegaConf.create(saved)),

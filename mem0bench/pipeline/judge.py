@@ -6,8 +6,10 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Literal, cast
 
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.probes import Probe
 from mem0bench.llm.structured import parse_reply
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import STRUCTURED_MODES, LLMCallError, Message, ReplyShapeError, StructuredMode
@@ -22,16 +24,29 @@ from mem0bench.prompts.judge import (
     Verdict,
     build_judge_messages,
 )
+from mem0bench.prompts.lme_judge import (
+    LME_MAX_TOKENS,
+    LME_TEMPERATURE,
+    build_lme_judge_messages,
+    said_yes,
+)
 from mem0bench.rundir.records import AnswerRecord, Judgement
 from mem0bench.suites import suite_of
+
+LME_PROMPT = "longmemeval"
+"""`judge.prompt=longmemeval`: LongMemEval's authors' per-type prompts (prompts/lme_judge.py)."""
+YES_NO = "yes_no"
+"""`judge.mode=yes_no`: a free-text reply read as yes or no, at the authors' temperature 0 and 10 tokens."""
+JudgeMode = StructuredMode | Literal["yes_no"]
+JUDGE_MODES: tuple[str, ...] = (*STRUCTURED_MODES, YES_NO)
 
 
 @dataclass(frozen=True)
 class JudgeSettings:
     model: str
     runs: int = 10
-    prompt: JudgePrompt = "lenient"
-    mode: StructuredMode = "tool"
+    prompt: JudgePrompt | Literal["longmemeval"] = "lenient"
+    mode: JudgeMode = "tool"
     panel: tuple[str, ...] = ()
     """More judge models over the same answers (same prompt, mode and runs), each kept apart."""
     prompt_file: str | None = None
@@ -53,10 +68,20 @@ class JudgeSettings:
             raise ValueError(f"judge.runs must be an integer >= 1, not {self.runs!r}")
         if not isinstance(self.model, str) or not self.model:
             raise ValueError(f"judge.model must be a model name, not {self.model!r}")
-        if self.prompt not in JUDGE_PROMPTS:
-            raise ValueError(f"judge.prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {self.prompt!r}")
-        if self.mode not in STRUCTURED_MODES:
-            raise ValueError(f"judge.mode must be one of {', '.join(STRUCTURED_MODES)}, not {self.mode!r}")
+        prompts = (*JUDGE_PROMPTS, LME_PROMPT)
+        if self.prompt not in prompts:
+            raise ValueError(f"judge.prompt must be one of {', '.join(prompts)}, not {self.prompt!r}")
+        if self.mode not in JUDGE_MODES:
+            raise ValueError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}, not {self.mode!r}")
+        # The authors' prompts end in "yes or no only" and the yes/no reading fits no other prompt: together
+        # or not at all (judge=longmemeval sets both).
+        if (self.prompt == LME_PROMPT) != (self.mode == YES_NO):
+            raise ValueError(
+                f"judge.prompt={self.prompt} with judge.mode={self.mode}: judge.prompt=longmemeval and "
+                "judge.mode=yes_no go together (judge=longmemeval)"
+            )
+        if self.mode == YES_NO and self.prompt_file is not None:
+            raise ValueError("judge.mode=yes_no is the authors' prompt's; a judge.prompt_file brings its own")
         if self.runs < 1:
             raise ValueError(f"judge.runs must be at least 1, not {self.runs}")
 
@@ -64,6 +89,19 @@ class JudgeSettings:
         """The panel's other judges (judge.model itself is the panel's first member, never repeated)."""
         models = [m for m in dict.fromkeys(self.panel) if m != self.model]
         return [dataclasses.replace(self, model=m, panel=()) for m in models]
+
+    def probes(self, *, panel: bool = True) -> list[Probe]:
+        """The structured-output probes for this judge's models (with the panel's); none in the yes/no mode,
+        which asks for plain text."""
+        if self.mode == YES_NO:
+            return []
+        models = dict.fromkeys([self.model, *(self.panel if panel else ())])
+        return [Probe(m, cast(StructuredMode, self.mode), "judge.mode") for m in models]
+
+    @property
+    def locomo_prompt(self) -> JudgePrompt:
+        """`prompt` as one of our own gradings (the yes/no mode never asks: `judge_once` sends it elsewhere)."""
+        return "lenient" if self.prompt == LME_PROMPT else cast(JudgePrompt, self.prompt)
 
     @property
     def prompt_name(self) -> str:
@@ -86,10 +124,14 @@ class JudgeSettings:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def messages(self, question: str, gold: str, prediction: str, *, adversarial: bool) -> list[Message]:
-        """The messages of one judgement, from the prompt file when there is one."""
+        """The messages of one judgement, from the prompt file when there is one (with the authors' LongMemEval
+        prompts, whose wording depends on the question type, the fact type's: for a token estimate)."""
+        if self.prompt == LME_PROMPT:
+            category = "abstention" if adversarial else "single_session_user"
+            return build_lme_judge_messages(question, gold, prediction, category=category)
         if self.template is None:
             return build_judge_messages(
-                question, gold, prediction, prompt=self.prompt, adversarial=adversarial
+                question, gold, prediction, prompt=self.locomo_prompt, adversarial=adversarial
             )
         return self.template.render(
             question=question, gold=ADVERSARIAL_GOLD if adversarial else gold, answer=prediction
@@ -105,12 +147,14 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
     rubric = next((r for c, r in suite.rubrics.items() if int(c) == answer.category_id), None)
     graded = suite.grading == "graded"
     template = settings.template
+    if settings.mode == YES_NO:
+        return await _judge_yes_no(client, settings, answer, run)
     if template is None:
         messages = build_judge_messages(
             answer.question,
             answer.gold,
             answer.prediction,
-            prompt=settings.prompt,
+            prompt=settings.locomo_prompt,
             adversarial=adversarial,
             rubric=rubric.text if rubric else None,
             reference=rubric.reference if rubric else "Gold answer",
@@ -121,7 +165,8 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
     salt = f"judge-run-{run}" if template is None else f"judge-run-{run}|{template.salt}"
     if template is not None and template.verdict != "tool":
         return await _judge_plain(client, settings, messages, salt, answer, run, template)
-    spec = dataclasses.replace(GRADED_JUDGE_SPEC if graded else JUDGE_SPEC, mode=settings.mode)
+    mode = cast(StructuredMode, settings.mode)  # yes_no is answered above
+    spec = dataclasses.replace(GRADED_JUDGE_SPEC if graded else JUDGE_SPEC, mode=mode)
     with measure() as scope:
         try:
             reply = await client.structured(messages, spec, stage="judge", salt=salt, model=settings.model)
@@ -174,4 +219,30 @@ async def _judge_plain(
     return Judgement(
         qid=answer.qid, run=run, label=label, signature=settings.signature, reasoning=reply.text.strip(),
         usage=scope.usage,
+    )  # fmt: skip
+
+
+async def _judge_yes_no(
+    client: LLMClient, settings: JudgeSettings, answer: AnswerRecord, run: int
+) -> Judgement:
+    """LongMemEval's authors' judgement: their per-type prompt (an abstention question's by its category),
+    temperature 0, at most 10 tokens, no tools or response format; CORRECT when the reply says yes. Any
+    other reply is WRONG, as in their script; only a call that never gives a reply is a failure."""
+    messages = build_lme_judge_messages(
+        answer.question, answer.gold, answer.prediction, category=answer.category
+    )
+    with measure() as scope:
+        try:
+            reply = await client.chat(
+                messages, stage="judge", salt=f"judge-run-{run}", model=settings.model,
+                temperature=LME_TEMPERATURE, max_tokens=LME_MAX_TOKENS,
+            )  # fmt: skip
+        except LLMCallError as exc:
+            return Judgement(
+                qid=answer.qid, run=run, label=None, signature=settings.signature,
+                failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
+            )  # fmt: skip
+    return Judgement(
+        qid=answer.qid, run=run, label="CORRECT" if said_yes(reply.text) else "WRONG",
+        signature=settings.signature, reasoning=reply.text.strip(), usage=scope.usage,
     )  # fmt: skip

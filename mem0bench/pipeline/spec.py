@@ -267,6 +267,12 @@ def check_suite(scope: ScopeSpec, answer_prompt: str, judge_prompt: str) -> None
         suite = get_suite(scope.suite)
     except ValueError as exc:
         raise ConfigurationError(f"dataset.suite: {exc}") from None
+    lme = bool(suite.categories) and suite.categories[0].suite == "longmemeval"
+    if judge_prompt == "longmemeval" and not lme:
+        raise ConfigurationError(
+            f"judge.prompt=longmemeval is LongMemEval's authors' grading; {suite.name} is not LongMemEval "
+            "(leave judge at its default)"
+        )
     if suite.name == "locomo":
         return
     if answer_prompt != "default":
@@ -274,7 +280,7 @@ def check_suite(scope: ScopeSpec, answer_prompt: str, judge_prompt: str) -> None
             f"answer.prompt={answer_prompt} is the Mem0 paper's LOCOMO wording; {suite.name} runs with "
             "answer.prompt=default"
         )
-    if suite.own_judge and judge_prompt != "lenient":
+    if suite.own_judge and judge_prompt not in ("lenient", "longmemeval"):
         raise ConfigurationError(
             f"judge.prompt={judge_prompt} is a LOCOMO grading; {suite.name} is graded by its own rubric per "
             "category (leave judge.prompt at its default)"
