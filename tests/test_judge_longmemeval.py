@@ -123,3 +123,31 @@ def test_a_longmemeval_run_with_the_authors_judge(tmp_path: Path) -> None:
     overall = json.loads((run_dir / "metrics.json").read_text())["overall"]
     assert overall["lme_overall"] == pytest.approx(1 / 3) and overall["lme_abstention"] == 0.0
     assert "model: gpt-4o-2024-08-06" in (run_dir / "config.yaml").read_text()
+
+
+def test_the_paper_profile_pins_the_authors_judge_and_flags_a_change() -> None:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from mem0bench.cli.run import CONFIG_DIR
+    from mem0bench.pipeline.profile import check_profile
+    from mem0bench.pipeline.spec import ExperimentSpec
+
+    def profile(*overrides: str) -> tuple[ExperimentSpec, tuple[str, ...]]:
+        args = ["+exp=paper/longmemeval", "method=full_context", *overrides]
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            with_hydra = compose(config_name="run", overrides=args, return_hydra_config=True)
+            plain = OmegaConf.to_container(compose(config_name="run", overrides=args), resolve=True)
+        choices = {k: str(v) for k, v in with_hydra.hydra.runtime.choices.items() if v is not None}
+        spec = ExperimentSpec.from_mapping(plain)  # type: ignore[arg-type]
+        check = check_profile(spec, choices)
+        assert check is not None
+        return spec, check.departures
+
+    spec, departures = profile()
+    assert departures == ()
+    assert (spec.judge.model, spec.judge.runs, spec.judge.prompt, spec.judge.mode) == (
+        MODEL, 1, "longmemeval", "yes_no"
+    )  # fmt: skip
+    assert spec.scope.suite == "longmemeval_s" and spec.run.missing_answers == "skipped"
+    assert profile("judge.runs=3")[1] == ("judge.runs=3 (profile: 1)",)
