@@ -62,6 +62,7 @@ def test_the_profile_settings_go_together_and_only_on_longmemeval() -> None:
         JudgeSettings(model=MODEL, prompt="lenient", mode="yes_no")
     judge = JudgeSettings(model=MODEL, runs=1, prompt="longmemeval", mode="yes_no")
     assert judge.probes() == []  # plain text: no structured-output probe
+    assert judge.reply_tokens_max == 10 and JudgeSettings(model=MODEL).reply_tokens_max is None  # dry run too
     assert judge.signature != JudgeSettings(model=MODEL, runs=1).signature  # labels never mixed
 
 
@@ -96,8 +97,16 @@ def test_a_longmemeval_run_with_the_authors_judge(tmp_path: Path) -> None:
     ]  # fmt: skip
     with StandinServer(api_key=TEST_KEY, extra_models=[MODEL]) as server:
         server.set_handler(judge)
-        result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
-    assert result.returncode == 0, result.stderr[-3000:]
+        env = cli_env(server.base_url, tmp_path / "cache")
+        result = run_cli(args, env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        first = list(judged)
+        # `judge RUN_DIR` with a second run of the same judge: one more call per question, no probe
+        again = run_cli(["judge", str(run_dir), "judge.runs=2", *FAST[:3]], env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert len(judged) == 2 * len(first) and all(b["max_tokens"] == 10 for b in judged)
+    assert [len(r["judge"]) for r in read_jsonl(run_dir / "predictions.jsonl")] == [2, 2, 2]
+    judged = first
     rows = {r["qid"]: r for r in read_jsonl(run_dir / "predictions.jsonl")}
     assert len(judged) == len(rows) == 3  # one judge run per question
     for body in judged:
@@ -115,10 +124,10 @@ def test_a_longmemeval_run_with_the_authors_judge(tmp_path: Path) -> None:
     assert "one off" not in by_question["gpt4_2f8be40d_abs:q0"]
     assert by_question["6a1eabeb:q0"].startswith(INSTRUCTIONS["knowledge_update"][0])
     assert by_question["e47becba:q0"].startswith(INSTRUCTIONS["single_session_user"][0])
-    assert {q: r["judge"] for q, r in rows.items()} == {
-        "e47becba:q0": ["CORRECT"],
-        "gpt4_2f8be40d_abs:q0": ["WRONG"],
-        "6a1eabeb:q0": ["WRONG"],
+    assert {q: r["judge"] for q, r in rows.items()} == {  # the same scripted reply on both runs
+        "e47becba:q0": ["CORRECT", "CORRECT"],
+        "gpt4_2f8be40d_abs:q0": ["WRONG", "WRONG"],
+        "6a1eabeb:q0": ["WRONG", "WRONG"],
     }
     overall = json.loads((run_dir / "metrics.json").read_text())["overall"]
     assert overall["lme_overall"] == pytest.approx(1 / 3) and overall["lme_abstention"] == 0.0

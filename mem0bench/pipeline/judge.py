@@ -99,6 +99,11 @@ class JudgeSettings:
         return [Probe(m, cast(StructuredMode, self.mode), "judge.mode") for m in models]
 
     @property
+    def reply_tokens_max(self) -> int | None:
+        """The verdict's token cap: the authors' 10 in the yes/no mode; None (the model's) otherwise."""
+        return LME_MAX_TOKENS if self.mode == YES_NO else None
+
+    @property
     def locomo_prompt(self) -> JudgePrompt:
         """`prompt` as one of our own gradings (the yes/no mode never asks: `judge_once` sends it elsewhere)."""
         return "lenient" if self.prompt == LME_PROMPT else cast(JudgePrompt, self.prompt)
@@ -235,7 +240,7 @@ async def _judge_yes_no(
         try:
             reply = await client.chat(
                 messages, stage="judge", salt=f"judge-run-{run}", model=settings.model,
-                temperature=LME_TEMPERATURE, max_tokens=LME_MAX_TOKENS,
+                temperature=LME_TEMPERATURE, max_tokens=settings.reply_tokens_max,
             )  # fmt: skip
         except LLMCallError as exc:
             return Judgement(

@@ -74,11 +74,12 @@ def plan_lines(
     )
     lines.append(PlanLine("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + system.context_tokens),
                           n_questions * REPLY_TOKENS["answer"], cached_prompt=cached))  # fmt: skip
+    verdict = min(REPLY_TOKENS["judge"], judge.reply_tokens_max or REPLY_TOKENS["judge"])  # yes/no: <= 10
     lines.append(PlanLine("judge", f"judge x{judge.runs}", n_questions * judge.runs,
-                          n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * REPLY_TOKENS["judge"]))  # fmt: skip
+                          n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * verdict))  # fmt: skip
     for other in judge.panel_judges():
         lines.append(PlanLine("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
-                              n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * REPLY_TOKENS["judge"], other.model))  # fmt: skip
+                              n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * verdict, other.model))  # fmt: skip
     share = min(timed_questions, n_questions) / n_questions if n_questions else 0.0
     if share > 0:
         lines += [
