@@ -160,3 +160,28 @@ def test_the_paper_profile_pins_the_authors_judge_and_flags_a_change() -> None:
     )  # fmt: skip
     assert spec.scope.suite == "longmemeval_s" and spec.run.missing_answers == "skipped"
     assert profile("judge.runs=3")[1] == ("judge.runs=3 (profile: 1)",)
+
+
+@pytest.mark.slow
+def test_a_run_judged_by_our_rubric_judge_gets_the_authors_judge_beside_it(tmp_path: Path) -> None:
+    def judge(endpoint: str, body: dict[str, Any]) -> Any:
+        return Text("No.") if endpoint == "chat" and body.get("model") == MODEL else None
+
+    run_dir = tmp_path / "run"
+    args = [
+        "run", "+exp=full_context", "dataset=longmemeval_s", f"dataset.path={DATA / 'longmemeval_mini.json'}",
+        "embedder=minilm", "judge.runs=2", f"hydra.run.dir={run_dir}", *FAST,
+    ]  # fmt: skip
+    authors = ["judge.model=" + MODEL, "judge.runs=1", "judge.prompt=longmemeval", "judge.mode=yes_no"]
+    with StandinServer(api_key=TEST_KEY, extra_models=[MODEL]) as server:
+        server.set_handler(judge)
+        env = cli_env(server.base_url, tmp_path / "cache")
+        assert run_cli(args, env).returncode == 0
+        own = (run_dir / "metrics.json").read_bytes()
+        again = run_cli(["judge", str(run_dir), *authors, *FAST[:3]], env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (run_dir / "metrics.json").read_bytes() == own  # the run's own judge's figures stay
+    [folder] = (run_dir / "judges").iterdir()
+    rows = read_jsonl(folder / "predictions.jsonl")
+    assert [r["judge"] for r in rows] == [["WRONG"]] * 3  # one run each, every reply "No."
+    assert json.loads((folder / "metrics.json").read_text())["overall"]["lme_overall"] == 0.0
