@@ -115,10 +115,10 @@ def _import(args: argparse.Namespace) -> int:
         method=system, dataset_path=dataset.path, dataset_sha256=dataset.sha256,
     )  # fmt: skip
     metrics = write_imported_run(rundir, result, system, BootstrapSettings(args.bootstrap_replicates))
-    file_sha = hashlib.sha256(args.file.read_bytes()).hexdigest()
+    file_sha = _sha256(args.file)
     rundir.finish(RunState.COMPLETE, imported={"file": str(args.file), "sha256": file_sha, **result.counts})
     rundir.close()
-    for line in result.problems:
+    for line in [*result.problems, *result.notes]:
         print(line)
     counts = result.counts
     print(
@@ -144,6 +144,16 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"F1 {100 * overall['f1']:.2f}, BLEU-1 {100 * overall['bleu1']:.2f} (ours)")
     return 0
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256; a folder's: of its files' names and contents, in name order."""
+    if not path.is_dir():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.iterdir() if p.is_file()):
+        digest.update(file.name.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,22 +26,38 @@ from mem0bench.data.errors import DatasetError, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 
 __all__ = [
-    "FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_data", "read_records",
+    "FieldMap", "ImportResult", "ImportedAnswer", "checked_answer", "match_records", "parse_fields", "read_data",
+    "read_records",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "question": ("question", "query"),
     "prediction": ("prediction", "response", "answer", "generated_answer"),
-    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth"),
-    "category": ("category",),
-    "judge": ("grade", "llm_score", "label", "judge", "llm_judge", "llm_judgments"),
+    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth", "expected_answer"),
+    "category": ("category", "category_id"),
+    # A nested verdict is read through its dotted path (records are flattened one level on reading).
+    "judge": (
+        "grade",
+        "llm_score",
+        "label",
+        "judge",
+        "llm_judge",
+        "llm_judgments",
+        "is_correct",
+        "evaluation.is_correct",
+    ),  # fmt: skip
     "conversation": ("conversation", "sample_id", "conversation_id", "conv_id"),
 }
+_CATEGORY_NAMES = ("category_name", "category_label", "category_type")
 _TRAILING_INT = re.compile(r"(\d+)$")
-_RESULT_WRAPPER = "detailed_results"  # EverMemOS / MemOS: {total_questions, accuracy, detailed_results}
+_RESULT_WRAPPER = (
+    "detailed_results"  # EverMemOS / MemOS: {..., detailed_results: {conv: [...]}}; memU: a list
+)
+_RESPONSES = "responses"  # Backboard: {conversation_id, responses: [...]}, one file per conversation
 EXPECTED_SHAPES = (
     "a JSON object of conversations (key -> list of records), an EverMemOS/MemOS result object with "
-    "'detailed_results', or a JSON list or JSONL of records"
+    "'detailed_results' (memU's: a list), Backboard's {conversation_id, responses}, or a JSON list or "
+    "JSONL of records"
 )
 _LABELS = {"CORRECT": True, "WRONG": False, "TRUE": True, "FALSE": False, "1": True, "0": False}
 
@@ -107,6 +123,9 @@ class ImportResult:
     counts: dict[str, int] = field(default_factory=dict)
     """records, matched, unmatched, ambiguous, duplicate, gold_differs, category_differs, bad_judge,
     missing (LOCOMO questions of the matched conversations that no record answers)."""
+    notes: list[str] = field(default_factory=list)
+    """One-line summaries of how the file was read (how records without a conversation matched, category
+    names overruled by the numbers, another judge model): printed after the problems."""
 
 
 def read_data(path: Path) -> Any:
@@ -131,12 +150,42 @@ def read_data(path: Path) -> Any:
 
 
 def read_records(path: Path, fields: FieldMap) -> list[Record]:
+    """The records of a file, or of every JSON / JSONL file of a folder (Backboard writes one file per
+    conversation: the folder is one run), in file-name order."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl"))
+        if not files:
+            raise DatasetError("a folder without .json or .jsonl files", file=str(path))
+        return [
+            Record(f"{file.name}: {r.where}", r.conversation, r.data)
+            for file in files
+            for r in read_records(file, fields)
+        ]
     name = str(path)
     data = read_data(path)
     records: list[Record] = []
     if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), dict):
         data = data[_RESULT_WRAPPER]
-    if isinstance(data, dict):
+    if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), list):
+        # memU: {success, ..., detailed_results: [records without a conversation]}; matched by question
+        # text and order (importing/unkeyed.py).
+        for i, item in enumerate(data[_RESULT_WRAPPER]):
+            where = f"{_RESULT_WRAPPER}[{i}]"
+            records.append(Record(where, None, _flat(_obj(item, name, where))))
+    elif isinstance(data, dict) and isinstance(data.get(_RESPONSES), list):
+        # Backboard: one conversation a file, {conversation_id, responses: [records]}.
+        key = next((data[k] for k in DEFAULTS["conversation"] if isinstance(data.get(k), (str, int))), None)
+        if key is None:
+            raise DatasetError(
+                f"'{_RESPONSES}' without a conversation field ({', '.join(DEFAULTS['conversation'])})",
+                file=name,
+            )  # fmt: skip
+        for i, item in enumerate(data[_RESPONSES]):
+            where = f"{_RESPONSES}[{i}]"
+            item = _flat(_obj(item, name, where))
+            own = fields.pick("conversation", item)
+            records.append(Record(where, item[own] if own else key, item))
+    elif isinstance(data, dict):
         for key, items in data.items():
             if not isinstance(items, list):
                 raise DatasetError(
@@ -144,11 +193,13 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
                     f"expected {EXPECTED_SHAPES}",
                     file=name,
                 )
-            records += [Record(f"{key}[{i}]", key, _obj(r, name, f"{key}[{i}]")) for i, r in enumerate(items)]
+            records += [
+                Record(f"{key}[{i}]", key, _flat(_obj(r, name, f"{key}[{i}]"))) for i, r in enumerate(items)
+            ]
     elif isinstance(data, list):
         for i, item in enumerate(data):
             where = f"record {i + 1}"
-            item = _obj(item, name, where)
+            item = _flat(_obj(item, name, where))
             role = fields.pick("conversation", item)
             if role is None:
                 hint = (
@@ -171,6 +222,19 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
                     f"no {role} field (name it with --fields {role}=...)", file=name, field=record.where
                 )
     return records
+
+
+def _flat(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The record with each nested object's fields added under dotted names (Backboard's verdict is
+    `evaluation.is_correct`); the record's own fields stay as they are."""
+    nested = {
+        f"{key}.{inner}": value
+        for key, obj in item.items()
+        if isinstance(obj, Mapping)
+        for inner, value in obj.items()
+        if f"{key}.{inner}" not in item
+    }
+    return {**item, **nested} if nested else item
 
 
 def _jsonl(text: str, name: str) -> list[Any]:
@@ -255,6 +319,10 @@ def match_records(
     records: Sequence[Record], dataset: Dataset, fields: FieldMap, questions: Mapping[str, Sequence[Question]]
 ) -> ImportResult:
     """Match each record to one of `questions` (sample id -> the questions in scope)."""
+    if records and all(r.conversation is None for r in records):
+        from mem0bench.importing.unkeyed import match_unkeyed  # records that name no conversation (memU)
+
+        return match_unkeyed(records, dataset, fields, questions)
     counts: Counter[str] = Counter(records=len(records))
     problems: list[str] = []
     taken: dict[str, str] = {}  # qid -> where the record that took it is
@@ -302,34 +370,81 @@ def match_records(
             continue
         question = free[0]
         taken[question.qid] = record.where
-        if gold is not None and normalise(gold) != normalise(question.answer):
-            problem(
-                "gold_differs",
-                record,
-                f"{question.qid}: file {str(gold)[:60]!r}, LOCOMO {question.answer[:60]!r}",
-            )
-        category_field = fields.pick("category", data)
-        category = data.get(category_field) if category_field else None
-        if category is not None and not _same_category(category, question.category):
-            problem(
-                "category_differs",
-                record,
-                f"{question.qid}: file {category!r}, LOCOMO {int(question.category)}",
-            )
-        judge_field = fields.pick("judge", data)
-        labels, understood = _labels(data.get(judge_field) if judge_field else None)
-        if not understood:
-            problem(
-                "bad_judge",
-                record,
-                f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label",
-            )
-        prediction = data.get(prediction_field) if prediction_field else None
-        answers.append(ImportedAnswer(question, str(prediction or ""), labels))
+        answers.append(checked_answer(record, question, fields, problem, counts))
     counts["matched"] = len(answers)
     counts["missing"] = sum(
         1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
     )
     for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
         counts.setdefault(kind, 0)
-    return ImportResult(answers, problems, dict(counts))
+    notes = category_notes(counts)
+    return ImportResult(answers, problems, dict(counts), notes)
+
+
+Problem = Callable[[str, Record, str], None]
+
+
+def checked_answer(
+    record: Record, question: Question, fields: FieldMap, problem: Problem, counts: Counter[str]
+) -> ImportedAnswer:
+    """The record as the answer to `question`, its gold, category and judge value checked (each
+    difference one `problem` line)."""
+    data = record.data
+    prediction_field = fields.pick("prediction", data)
+    gold_field = fields.pick("gold", data, taken=prediction_field)
+    gold = data.get(gold_field) if gold_field else None
+    if gold is not None and normalise(gold) != normalise(question.answer):
+        problem(
+            "gold_differs",
+            record,
+            f"{question.qid}: file {str(gold)[:60]!r}, LOCOMO {question.answer[:60]!r}",
+        )
+    number, name = _category_parts(data, fields)
+    if number is not None and not _same_category(number, question.category):
+        problem(
+            "category_differs", record, f"{question.qid}: file {number!r}, LOCOMO {int(question.category)}"
+        )
+    elif number is None and name is not None and not _same_category(name, question.category):
+        problem("category_differs", record, f"{question.qid}: file {name!r}, LOCOMO {int(question.category)}")
+    elif number is not None and name is not None and not _same_category(name, question.category):
+        # Another source's names beside LOCOMO's numbers (the Mem0 paper's 'multi-hop' for category 3):
+        # the number is LOCOMO's own and wins; counted, and said once (category_notes).
+        counts["category_name_overruled"] += 1
+        counts[f"category_name_overruled:{name}->{int(question.category)}"] += 1
+    judge_field = fields.pick("judge", data)
+    labels, understood = _labels(data.get(judge_field) if judge_field else None)
+    if not understood:
+        problem(
+            "bad_judge", record, f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label"
+        )
+    prediction = data.get(prediction_field) if prediction_field else None
+    return ImportedAnswer(question, str(prediction or ""), labels)
+
+
+def _category_parts(data: Mapping[str, Any], fields: FieldMap) -> tuple[Any, Any]:
+    """(LOCOMO's category number, a category name) of the record: a file may write both (Backboard:
+    `category: 3` beside `category_name: "multi-hop"`), or either in `category`."""
+    if fields.category is not None:
+        value = data.get(fields.category)
+        return (value, None) if _is_number(value) else (None, value)
+    values = [data[k] for k in (*DEFAULTS["category"], *_CATEGORY_NAMES) if data.get(k) is not None]
+    number = next((v for v in values if _is_number(v)), None)
+    name = next((v for v in values if not _is_number(v)), None)
+    return number, name
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and str(value).strip().isdigit()
+
+
+def category_notes(counts: Counter[str]) -> list[str]:
+    """One line on category names the numbers overruled (and drop the per-name tallies from counts)."""
+    pairs = sorted(k.split(":", 1)[1] for k in counts if k.startswith("category_name_overruled:"))
+    for key in [k for k in counts if k.startswith("category_name_overruled:")]:
+        del counts[key]
+    if not pairs:
+        return []
+    return [
+        f"category names: {counts['category_name_overruled']} records name a category other than their "
+        f"LOCOMO number ({', '.join(pairs)}); the numbers are used"
+    ]
