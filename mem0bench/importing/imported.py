@@ -319,10 +319,6 @@ def match_records(
     records: Sequence[Record], dataset: Dataset, fields: FieldMap, questions: Mapping[str, Sequence[Question]]
 ) -> ImportResult:
     """Match each record to one of `questions` (sample id -> the questions in scope)."""
-    if records and all(r.conversation is None for r in records):
-        from mem0bench.importing.unkeyed import match_unkeyed  # records that name no conversation (memU)
-
-        return match_unkeyed(records, dataset, fields, questions)
     counts: Counter[str] = Counter(records=len(records))
     problems: list[str] = []
     taken: dict[str, str] = {}  # qid -> where the record that took it is
