@@ -9,7 +9,9 @@ judge field in the file becomes one run of an imported judge, kept apart from ou
 Other suites (config overrides after the file, as for `run`): `dataset=longmemeval_s dataset.path=FILE`
 reads LongMemEval's hypothesis JSONL ({question_id, hypothesis}, optionally its judge's `autoeval_label`),
 `dataset=locomo_plus` the output of Locomo-Plus's evaluation framework (its judge_label graded 1 / 0.5 /
-0): `importing/imported_suites.py`.
+0): `importing/imported_suites.py`. A folder imports as one run: Backboard's one file per conversation, or
+LongMemEval's hypotheses file beside a labels file ({question_id, question_type, correct}). With no
+LongMemEval file at hand, a file carrying question types and labels is scored on its own (nothing matched).
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ def import_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="mem0bench import", description=__doc__.split("\n")[0], **with_examples("import")
     )
-    parser.add_argument("file", type=Path, help="JSON object of conversations, JSON list or JSONL of records")
+    parser.add_argument(
+        "file", type=Path,
+        help="JSON object of conversations, JSON list or JSONL of records, or a folder of such files (one run)",
+    )  # fmt: skip
     parser.add_argument("overrides", nargs="*", help="config overrides such as dataset=longmemeval_s")
     parser.add_argument("--out", required=True, type=Path, help="the run directory to create")
     parser.add_argument("--dataset", help="the LOCOMO file (default: the config's dataset.path)")
