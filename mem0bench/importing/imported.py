@@ -5,11 +5,17 @@ Accepted shapes (told apart by their content, no flag needed):
   conversations as below, whose records hold `llm_judgments`, several boolean judgments (one per judge run);
 - a JSON object whose keys name conversations (a sample id such as `conv-26`, or any key ending in an
   integer: the 0-based position of the conversation in the LOCOMO file) mapping to lists of records;
-- a JSON list, or JSONL, of records that name their conversation in a field (same two forms).
+- a JSON list, or JSONL, of records that name their conversation in a field (same two forms);
+- memU's result object: `detailed_results` as a list of records that name no conversation (matched by text
+  and order: importing/unkeyed.py);
+- Backboard's `{conversation_id, responses: [records]}`, one file per conversation: a folder of files is
+  read as one file. A nested object's fields are read by dotted name (`evaluation.is_correct`).
 
 Each record is matched by conversation and question text (whitespace and case normalised). Unmatched,
 ambiguous and duplicate records, golds and categories that differ from LOCOMO's, and judge values that
-are not a label are each reported in one line and counted: nothing is dropped silently.
+are not a label are each reported in one line and counted: nothing is dropped silently. A category name
+beside LOCOMO's number that disagrees with it (the Mem0 paper's names) is overruled by the number: counted
+and said once.
 """
 
 from __future__ import annotations

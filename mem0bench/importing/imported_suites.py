@@ -5,7 +5,10 @@
   a JSON list) of `{question_id, hypothesis}`, and its log, where each line also has
   `autoeval_label: {model, label}` (a boolean: one run of the file's judge). Matched by `question_id`; an
   optional `question_type` is checked against the question's category (an abstention question, `_abs`,
-  keeps its type in the file).
+  keeps its type in the file). A label from a judge model other than gpt-4o-2024-08-06 is counted and
+  flagged in one line. A folder holding a hypotheses file and a labels file (`{question_id, question_type,
+  correct}`) is joined on question_id (`read_suite_rows`). With no dataset file at hand, records that carry
+  their type are scored on their own ids, types and labels (`dataset_from_records`), nothing matched.
 - Locomo-Plus: the JSON list its evaluation framework writes (evaluation_framework/task_eval/
   evaluate_qa.py, then llm_as_judge.py): `{question_input, evidence, category, ground_truth, prediction,
   model, time_gap}` and, once judged, `judge_label` (correct / partial / wrong) and `judge_score` (1 / 0.5
