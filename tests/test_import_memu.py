@@ -80,3 +80,29 @@ def test_adversarial_records_are_reported_with_the_files_own_headline(imported: 
     per_category = {name: b.judge["mean"] for name, b in metrics.categories.items()}
     # single-hop (4): mini-1 q0 T, q3 T, mini-2 q0 T, q1 F; temporal (2): q1 F, q4 F; multi-hop (1): 2 of 2.
     assert per_category == pytest.approx({"single_hop": 3 / 4, "temporal": 0.0, "multi_hop": 1.0})
+
+
+def test_records_without_qa_index_run_on_and_problems_are_reported(
+    tmp_path: Path, locomo_mini: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [
+        {"question": "What breed is Maya's dog Biscuit?", "generated_answer": "beagle", "is_correct": True},
+        {"question": "what breed is maya's dog biscuit?", "generated_answer": "beagle", "is_correct": False},
+        {"question": "What is the capital of France?", "generated_answer": "Paris", "is_correct": True},
+        {"question": "Where did Priya get a job?", "generated_answer": "aquarium", "is_correct": True},
+        {"question": "What colour is the lighthouse Ade painted", "generated_answer": "red", "is_correct": False},
+    ]  # fmt: skip
+    file = tmp_path / "memu.json"
+    file.write_text(json.dumps({"success": True, "detailed_results": records}))
+    out = tmp_path / "out"
+    assert import_main([str(file), "--out", str(out), "--dataset", str(locomo_mini)]) == 0
+    printed = capsys.readouterr().out
+    assert "duplicate: detailed_results[1]: mini-1:q0 already imported from detailed_results[0]" in printed
+    assert "unmatched: detailed_results[2]: no question 'What is the capital of France?' in mini-1" in printed
+    # mini-1:q0 exact; mini-2:q0 exact in the next conversation; mini-3:q0 without its '?': normalised.
+    assert "2 exact, 1 normalised, 0 renamed speaker, 0 by position, 1 unmatched" in printed
+    rows = {r.qid: r.judge for r in read_predictions(out / "predictions.jsonl")}
+    assert rows == {"mini-1:q0": ("CORRECT",), "mini-2:q0": ("CORRECT",), "mini-3:q0": ("WRONG",)}
+    counts = json.loads((out / "run.json").read_text())["imported"]
+    # In scope: mini-1 11, mini-2 5, mini-3 2 questions, one answered in each.
+    assert (counts["duplicate"], counts["unmatched"], counts["missing"]) == (1, 1, 10 + 4 + 1)

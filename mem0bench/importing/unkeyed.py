@@ -90,7 +90,8 @@ def match_unkeyed(
     renames: Counter[tuple[str, str, str]] = Counter()
     adversarial: list[tuple[Record, Question]] = []
     in_scope = {q.qid for qs in questions.values() for q in qs}
-    claimed: set[str] = set()
+    claimed: set[str] = set()  # conversations a block was given to
+    seen: set[str] = set()  # conversations a record matched in
 
     def problem(kind: str, record: Record, text: str) -> None:
         counts[kind] += 1
@@ -112,6 +113,9 @@ def match_unkeyed(
             text = text_of(record)
             free = [q for q in conversation.questions if q.qid not in taken]
             question, way, renamed = _find(text, _index(record.data), free, speakers)
+            if question is None:  # a file without qa_index runs on into the next conversation
+                question, way = _elsewhere(text, dataset, conversation, taken)
+                renamed = None
             if question is None:
                 everywhere = [q for q in conversation.questions if normalise(q.question) == normalise(text)]
                 if everywhere:
@@ -126,6 +130,7 @@ def match_unkeyed(
                     )
                 continue
             taken[question.qid] = record.where
+            seen.add(question.sample_id)
             ways[way] += 1
             for ours, file in (renamed or {}).items():
                 renames[(conversation.sample_id, ours, file)] += 1
@@ -143,7 +148,7 @@ def match_unkeyed(
     for way in _WAYS:
         counts[f"matched_{way.replace(' ', '_')}"] = ways[way]
     counts["matched"] = len(answers)
-    counts["missing"] = sum(1 for sid in claimed for q in questions.get(sid, ()) if q.qid not in taken)
+    counts["missing"] = sum(1 for sid in seen for q in questions.get(sid, ()) if q.qid not in taken)
     for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
         counts.setdefault(kind, 0)
     notes = [
@@ -214,3 +219,25 @@ def _find(
             return q, "renamed speaker", renamed
     at = next((q for q in free if q.index == index), None)
     return (at, "by position", None) if at is not None else (None, "", None)
+
+
+def _elsewhere(
+    text: Any, dataset: Dataset, here: Conversation, taken: Mapping[str, str]
+) -> tuple[Question | None, str]:
+    """The one free question of another conversation with this text (exact, else normalised), if exactly
+    one conversation has it: records without qa_index are not cut into blocks."""
+    raw, words = str(text).strip(), _words(text)
+    for way, same in (
+        ("exact", lambda q: q.question.strip() == raw),
+        ("normalised", lambda q: _words(q.question) == words),
+    ):
+        found = [
+            q
+            for c in dataset.conversations
+            if c is not here
+            for q in c.questions
+            if q.qid not in taken and same(q)
+        ]
+        if len({q.sample_id for q in found}) == 1:
+            return found[0], way
+    return None, ""
