@@ -57,7 +57,7 @@ def test_records_without_conversation_match_by_text_and_order(imported: tuple[Pa
     # 5 exact (mini-1 q0, q11; mini-2 q0, q3, q5), 1 normalised, 3 renamed speaker, 1 by position.
     assert (
         "records without a conversation id, matched by question text and order: 5 exact, 1 normalised, "
-        "3 renamed speaker, 1 by position, 0 unmatched" in printed
+        "3 renamed speaker, 1 by position, 0 unmatched; verdicts from 'is_correct'" in printed
     )
     assert "by position: detailed_results[4]: mini-1:q4 (qa_index 4)" in printed
     assert "renamed speaker: mini-1: the file writes 'tom' for 'tomas' (2 questions)" in printed

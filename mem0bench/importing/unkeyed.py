@@ -155,6 +155,7 @@ def match_unkeyed(
         "records without a conversation id, matched by question text and order: "
         + ", ".join(f"{ways[w]} {w}" for w in _WAYS)
         + f", {counts['unmatched']} unmatched"
+        + _verdict(records, fields)
     ]
     notes += [
         f"renamed speaker: {sid}: the file writes {file!r} for {ours!r} ({n} questions)"
@@ -241,3 +242,11 @@ def _elsewhere(
         if len({q.sample_id for q in found}) == 1:
             return found[0], way
     return None, ""
+
+
+def _verdict(records: Sequence[Record], fields: FieldMap) -> str:
+    """Which field the verdicts came from: memU's files also hold other booleans (`success`, the call's)."""
+    names = Counter(fields.pick("judge", r.data) for r in records)
+    if not any(names):
+        return "; no verdict field (name it with --fields judge=FIELD)"
+    return "; verdicts from " + ", ".join(f"'{n}'" for n in names if n)
