@@ -9,7 +9,9 @@ judge field in the file becomes one run of an imported judge, kept apart from ou
 Other suites (config overrides after the file, as for `run`): `dataset=longmemeval_s dataset.path=FILE`
 reads LongMemEval's hypothesis JSONL ({question_id, hypothesis}, optionally its judge's `autoeval_label`),
 `dataset=locomo_plus` the output of Locomo-Plus's evaluation framework (its judge_label graded 1 / 0.5 /
-0): `importing/imported_suites.py`.
+0): `importing/imported_suites.py`. A folder imports as one run: Backboard's one file per conversation, or
+LongMemEval's hypotheses file beside a labels file ({question_id, question_type, correct}). With no
+LongMemEval file at hand, a file carrying question types and labels is scored on its own (nothing matched).
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ def import_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="mem0bench import", description=__doc__.split("\n")[0], **with_examples("import")
     )
-    parser.add_argument("file", type=Path, help="JSON object of conversations, JSON list or JSONL of records")
+    parser.add_argument(
+        "file", type=Path,
+        help="JSON object of conversations, JSON list or JSONL of records, or a folder of such files (one run)",
+    )  # fmt: skip
     parser.add_argument("overrides", nargs="*", help="config overrides such as dataset=longmemeval_s")
     parser.add_argument("--out", required=True, type=Path, help="the run directory to create")
     parser.add_argument("--dataset", help="the LOCOMO file (default: the config's dataset.path)")
@@ -53,8 +58,14 @@ def _import(args: argparse.Namespace) -> int:
     from mem0bench.data import load_dataset, resolve_dataset_path
     from mem0bench.data.answer_key import apply_answer_key, read_answer_key
     from mem0bench.importing.import_run import write_imported_run
-    from mem0bench.importing.imported import match_records, parse_fields, read_data, read_records
-    from mem0bench.importing.imported_suites import match_suite_records, suite_records
+    from mem0bench.importing.imported import match_records, parse_fields, read_records
+    from mem0bench.importing.imported_suites import (
+        dataset_from_records,
+        match_suite_records,
+        read_suite_rows,
+        suite_records,
+    )  # fmt: skip
+    from mem0bench.importing.unkeyed import match_unkeyed
     from mem0bench.pipeline.experiment import dataset_request, dataset_suite, public_config, select_questions
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
@@ -81,11 +92,28 @@ def _import(args: argparse.Namespace) -> int:
     resolved = plain(cfg)
     scope = ExperimentSpec.from_mapping(resolved).scope
     suite = dataset_suite(scope)
+    notes: list[str] = []
+    records = None
+    dataset = None
+    if suite.name != "locomo":
+        rows, notes = read_suite_rows(args.file, suite.name)
+        records = suite_records(str(args.file), rows, suite.name, fields)
+        held = data_home(scope.data_dir) / suite.sources[0].filename if suite.sources else None
+        if scope.path is None and held is not None and not held.is_file() and not args.answer_key:
+            # The dataset lives on the hub and no copy is here: a file that carries what scoring needs
+            # (question ids, types, labels) is scored on its own labels rather than fetched against.
+            dataset = dataset_from_records(records, suite.name, fields, str(args.file))
+            if dataset is not None:
+                notes.append(
+                    f"no {suite.title} file at hand ({held}): nothing was matched against the dataset; the "
+                    "file's own question ids, types and labels are scored as they are (dataset.path=FILE "
+                    "matches and checks every id)"
+                )
     if suite.name == "locomo":  # as it always was (the file named in --dataset's words)
         dataset = load_dataset(
             resolve_dataset_path(scope.path, data_home(scope.data_dir), option="--dataset FILE")
         )
-    else:
+    elif dataset is None:
         dataset = suite.load(dataset_request(scope))
     if args.answer_key:
         dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
@@ -95,12 +123,14 @@ def _import(args: argparse.Namespace) -> int:
         )
         for c in dataset.conversations
     }
-    if suite.name == "locomo":
+    if records is None:
         records = read_records(args.file, fields)
-        result = match_records(records, dataset, fields, questions)
+        # records that name no conversation (memU's list) are matched by question text and order
+        unkeyed = bool(records) and all(r.conversation is None for r in records)
+        result = (match_unkeyed if unkeyed else match_records)(records, dataset, fields, questions)
     else:
-        records = suite_records(str(args.file), read_data(args.file), suite.name, fields)
         result = match_suite_records(records, dataset, fields, questions, graded=suite.grading == "graded")
+    result.notes[:0] = notes
     if not result.answers:
         raise ConfigurationError(
             f"{args.file}: no record matched a {suite.title} question of {dataset.path} ({result.counts}); "
@@ -114,11 +144,13 @@ def _import(args: argparse.Namespace) -> int:
         config_yaml=OmegaConf.to_yaml(OmegaConf.create(config)),
         method=system, dataset_path=dataset.path, dataset_sha256=dataset.sha256,
     )  # fmt: skip
-    metrics = write_imported_run(rundir, result, system, BootstrapSettings(args.bootstrap_replicates))
-    file_sha = hashlib.sha256(args.file.read_bytes()).hexdigest()
+    metrics = write_imported_run(
+        rundir, result, system, BootstrapSettings(args.bootstrap_replicates), gold=bool(dataset.sha256)
+    )
+    file_sha = _sha256(args.file)
     rundir.finish(RunState.COMPLETE, imported={"file": str(args.file), "sha256": file_sha, **result.counts})
     rundir.close()
-    for line in result.problems:
+    for line in [*result.problems, *result.notes]:
         print(line)
     counts = result.counts
     print(
@@ -144,6 +176,16 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"F1 {100 * overall['f1']:.2f}, BLEU-1 {100 * overall['bleu1']:.2f} (ours)")
     return 0
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256; a folder's: of its files' names and contents, in name order."""
+    if not path.is_dir():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.iterdir() if p.is_file()):
+        digest.update(file.name.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mem0bench.importing.imported import ImportResult
+from mem0bench.metrics.registry import per_question
 from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.statistics import IMPORTED_PREFIX, BootstrapSettings, add_statistics
 from mem0bench.rundir.directory import RunDirectory
@@ -20,9 +21,15 @@ from mem0bench.rundir.schema import write_results
 
 
 def write_imported_run(
-    rundir: RunDirectory, result: ImportResult, system: str, bootstrap: BootstrapSettings | None = None
+    rundir: RunDirectory,
+    result: ImportResult,
+    system: str,
+    bootstrap: BootstrapSettings | None = None,
+    *,
+    gold: bool = True,
 ) -> dict[str, Any]:
-    """Write the run's files; returns the metrics.json object."""
+    """Write the run's files; returns the metrics.json object. `gold=False`: the questions came from the
+    file itself (no dataset at hand), so there is no reference answer and the lexical scores are null."""
     session = f"import-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     signature = IMPORTED_PREFIX + system
     answers, judgements = [], []
@@ -46,6 +53,11 @@ def write_imported_run(
             rundir.appender("judgements.jsonl").append(judgement.to_dict())
     labels = aggregate.judge_labels(judgements, signature, runs)
     rows = aggregate.prediction_rows(answers, labels, runs)
+    if not gold:
+        for row in rows:
+            row.scores.update(
+                {m.name: None for m in per_question() if m.needs_reference and m.name in row.scores}
+            )
     metrics = aggregate.metrics(
         rows, method=system, runs=runs, memory_tokens={}, llm_usage={}, cost_usd=0.0, failures={}
     )

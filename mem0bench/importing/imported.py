@@ -5,11 +5,17 @@ Accepted shapes (told apart by their content, no flag needed):
   conversations as below, whose records hold `llm_judgments`, several boolean judgments (one per judge run);
 - a JSON object whose keys name conversations (a sample id such as `conv-26`, or any key ending in an
   integer: the 0-based position of the conversation in the LOCOMO file) mapping to lists of records;
-- a JSON list, or JSONL, of records that name their conversation in a field (same two forms).
+- a JSON list, or JSONL, of records that name their conversation in a field (same two forms);
+- memU's result object: `detailed_results` as a list of records that name no conversation (matched by text
+  and order: importing/unkeyed.py);
+- Backboard's `{conversation_id, responses: [records]}`, one file per conversation: a folder of files is
+  read as one file. A nested object's fields are read by dotted name (`evaluation.is_correct`).
 
 Each record is matched by conversation and question text (whitespace and case normalised). Unmatched,
 ambiguous and duplicate records, golds and categories that differ from LOCOMO's, and judge values that
-are not a label are each reported in one line and counted: nothing is dropped silently.
+are not a label are each reported in one line and counted: nothing is dropped silently. A category name
+beside LOCOMO's number that disagrees with it (the Mem0 paper's names) is overruled by the number: counted
+and said once.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,22 +32,38 @@ from mem0bench.data.errors import DatasetError, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 
 __all__ = [
-    "FieldMap", "ImportResult", "ImportedAnswer", "match_records", "parse_fields", "read_data", "read_records",
+    "FieldMap", "ImportResult", "ImportedAnswer", "checked_answer", "match_records", "parse_fields", "read_data",
+    "read_records",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "question": ("question", "query"),
     "prediction": ("prediction", "response", "answer", "generated_answer"),
-    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth"),
-    "category": ("category",),
-    "judge": ("grade", "llm_score", "label", "judge", "llm_judge", "llm_judgments"),
+    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth", "expected_answer"),
+    "category": ("category", "category_id"),
+    # A nested verdict is read through its dotted path (records are flattened one level on reading).
+    "judge": (
+        "grade",
+        "llm_score",
+        "label",
+        "judge",
+        "llm_judge",
+        "llm_judgments",
+        "is_correct",
+        "evaluation.is_correct",
+    ),  # fmt: skip
     "conversation": ("conversation", "sample_id", "conversation_id", "conv_id"),
 }
+_CATEGORY_NAMES = ("category_name", "category_label", "category_type")
 _TRAILING_INT = re.compile(r"(\d+)$")
-_RESULT_WRAPPER = "detailed_results"  # EverMemOS / MemOS: {total_questions, accuracy, detailed_results}
+_RESULT_WRAPPER = (
+    "detailed_results"  # EverMemOS / MemOS: {..., detailed_results: {conv: [...]}}; memU: a list
+)
+_RESPONSES = "responses"  # Backboard: {conversation_id, responses: [...]}, one file per conversation
 EXPECTED_SHAPES = (
     "a JSON object of conversations (key -> list of records), an EverMemOS/MemOS result object with "
-    "'detailed_results', or a JSON list or JSONL of records"
+    "'detailed_results' (memU's: a list), Backboard's {conversation_id, responses}, or a JSON list or "
+    "JSONL of records"
 )
 _LABELS = {"CORRECT": True, "WRONG": False, "TRUE": True, "FALSE": False, "1": True, "0": False}
 
@@ -107,6 +129,9 @@ class ImportResult:
     counts: dict[str, int] = field(default_factory=dict)
     """records, matched, unmatched, ambiguous, duplicate, gold_differs, category_differs, bad_judge,
     missing (LOCOMO questions of the matched conversations that no record answers)."""
+    notes: list[str] = field(default_factory=list)
+    """One-line summaries of how the file was read (how records without a conversation matched, category
+    names overruled by the numbers, another judge model): printed after the problems."""
 
 
 def read_data(path: Path) -> Any:
@@ -131,12 +156,42 @@ def read_data(path: Path) -> Any:
 
 
 def read_records(path: Path, fields: FieldMap) -> list[Record]:
+    """The records of a file, or of every JSON / JSONL file of a folder (Backboard writes one file per
+    conversation: the folder is one run), in file-name order."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl"))
+        if not files:
+            raise DatasetError("a folder without .json or .jsonl files", file=str(path))
+        return [
+            Record(f"{file.name}: {r.where}", r.conversation, r.data)
+            for file in files
+            for r in read_records(file, fields)
+        ]
     name = str(path)
     data = read_data(path)
     records: list[Record] = []
     if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), dict):
         data = data[_RESULT_WRAPPER]
-    if isinstance(data, dict):
+    if isinstance(data, dict) and isinstance(data.get(_RESULT_WRAPPER), list):
+        # memU: {success, ..., detailed_results: [records without a conversation]}; matched by question
+        # text and order (importing/unkeyed.py).
+        for i, item in enumerate(data[_RESULT_WRAPPER]):
+            where = f"{_RESULT_WRAPPER}[{i}]"
+            records.append(Record(where, None, _flat(_obj(item, name, where))))
+    elif isinstance(data, dict) and isinstance(data.get(_RESPONSES), list):
+        # Backboard: one conversation a file, {conversation_id, responses: [records]}.
+        key = next((data[k] for k in DEFAULTS["conversation"] if isinstance(data.get(k), (str, int))), None)
+        if key is None:
+            raise DatasetError(
+                f"'{_RESPONSES}' without a conversation field ({', '.join(DEFAULTS['conversation'])})",
+                file=name,
+            )  # fmt: skip
+        for i, item in enumerate(data[_RESPONSES]):
+            where = f"{_RESPONSES}[{i}]"
+            item = _flat(_obj(item, name, where))
+            own = fields.pick("conversation", item)
+            records.append(Record(where, item[own] if own else key, item))
+    elif isinstance(data, dict):
         for key, items in data.items():
             if not isinstance(items, list):
                 raise DatasetError(
@@ -144,11 +199,13 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
                     f"expected {EXPECTED_SHAPES}",
                     file=name,
                 )
-            records += [Record(f"{key}[{i}]", key, _obj(r, name, f"{key}[{i}]")) for i, r in enumerate(items)]
+            records += [
+                Record(f"{key}[{i}]", key, _flat(_obj(r, name, f"{key}[{i}]"))) for i, r in enumerate(items)
+            ]
     elif isinstance(data, list):
         for i, item in enumerate(data):
             where = f"record {i + 1}"
-            item = _obj(item, name, where)
+            item = _flat(_obj(item, name, where))
             role = fields.pick("conversation", item)
             if role is None:
                 hint = (
@@ -171,6 +228,19 @@ def read_records(path: Path, fields: FieldMap) -> list[Record]:
                     f"no {role} field (name it with --fields {role}=...)", file=name, field=record.where
                 )
     return records
+
+
+def _flat(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The record with each nested object's fields added under dotted names (Backboard's verdict is
+    `evaluation.is_correct`); the record's own fields stay as they are."""
+    nested = {
+        f"{key}.{inner}": value
+        for key, obj in item.items()
+        if isinstance(obj, Mapping)
+        for inner, value in obj.items()
+        if f"{key}.{inner}" not in item
+    }
+    return {**item, **nested} if nested else item
 
 
 def _jsonl(text: str, name: str) -> list[Any]:
@@ -302,34 +372,81 @@ def match_records(
             continue
         question = free[0]
         taken[question.qid] = record.where
-        if gold is not None and normalise(gold) != normalise(question.answer):
-            problem(
-                "gold_differs",
-                record,
-                f"{question.qid}: file {str(gold)[:60]!r}, LOCOMO {question.answer[:60]!r}",
-            )
-        category_field = fields.pick("category", data)
-        category = data.get(category_field) if category_field else None
-        if category is not None and not _same_category(category, question.category):
-            problem(
-                "category_differs",
-                record,
-                f"{question.qid}: file {category!r}, LOCOMO {int(question.category)}",
-            )
-        judge_field = fields.pick("judge", data)
-        labels, understood = _labels(data.get(judge_field) if judge_field else None)
-        if not understood:
-            problem(
-                "bad_judge",
-                record,
-                f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label",
-            )
-        prediction = data.get(prediction_field) if prediction_field else None
-        answers.append(ImportedAnswer(question, str(prediction or ""), labels))
+        answers.append(checked_answer(record, question, fields, problem, counts))
     counts["matched"] = len(answers)
     counts["missing"] = sum(
         1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
     )
     for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
         counts.setdefault(kind, 0)
-    return ImportResult(answers, problems, dict(counts))
+    notes = category_notes(counts)
+    return ImportResult(answers, problems, dict(counts), notes)
+
+
+Problem = Callable[[str, Record, str], None]
+
+
+def checked_answer(
+    record: Record, question: Question, fields: FieldMap, problem: Problem, counts: Counter[str]
+) -> ImportedAnswer:
+    """The record as the answer to `question`, its gold, category and judge value checked (each
+    difference one `problem` line)."""
+    data = record.data
+    prediction_field = fields.pick("prediction", data)
+    gold_field = fields.pick("gold", data, taken=prediction_field)
+    gold = data.get(gold_field) if gold_field else None
+    if gold is not None and normalise(gold) != normalise(question.answer):
+        problem(
+            "gold_differs",
+            record,
+            f"{question.qid}: file {str(gold)[:60]!r}, LOCOMO {question.answer[:60]!r}",
+        )
+    number, name = _category_parts(data, fields)
+    if number is not None and not _same_category(number, question.category):
+        problem(
+            "category_differs", record, f"{question.qid}: file {number!r}, LOCOMO {int(question.category)}"
+        )
+    elif number is None and name is not None and not _same_category(name, question.category):
+        problem("category_differs", record, f"{question.qid}: file {name!r}, LOCOMO {int(question.category)}")
+    elif number is not None and name is not None and not _same_category(name, question.category):
+        # Another source's names beside LOCOMO's numbers (the Mem0 paper's 'multi-hop' for category 3):
+        # the number is LOCOMO's own and wins; counted, and said once (category_notes).
+        counts["category_name_overruled"] += 1
+        counts[f"category_name_overruled:{name}->{int(question.category)}"] += 1
+    judge_field = fields.pick("judge", data)
+    labels, understood = _labels(data.get(judge_field) if judge_field else None)
+    if not understood:
+        problem(
+            "bad_judge", record, f"{question.qid}: judge value {data.get(judge_field or '')!r} is not a label"
+        )
+    prediction = data.get(prediction_field) if prediction_field else None
+    return ImportedAnswer(question, str(prediction or ""), labels)
+
+
+def _category_parts(data: Mapping[str, Any], fields: FieldMap) -> tuple[Any, Any]:
+    """(LOCOMO's category number, a category name) of the record: a file may write both (Backboard:
+    `category: 3` beside `category_name: "multi-hop"`), or either in `category`."""
+    if fields.category is not None:
+        value = data.get(fields.category)
+        return (value, None) if _is_number(value) else (None, value)
+    values = [data[k] for k in (*DEFAULTS["category"], *_CATEGORY_NAMES) if data.get(k) is not None]
+    number = next((v for v in values if _is_number(v)), None)
+    name = next((v for v in values if not _is_number(v)), None)
+    return number, name
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and str(value).strip().isdigit()
+
+
+def category_notes(counts: Counter[str]) -> list[str]:
+    """One line on category names the numbers overruled (and drop the per-name tallies from counts)."""
+    pairs = sorted(k.split(":", 1)[1] for k in counts if k.startswith("category_name_overruled:"))
+    for key in [k for k in counts if k.startswith("category_name_overruled:")]:
+        del counts[key]
+    if not pairs:
+        return []
+    return [
+        f"category names: {counts['category_name_overruled']} records name a category other than their "
+        f"LOCOMO number ({', '.join(pairs)}); the numbers are used"
+    ]

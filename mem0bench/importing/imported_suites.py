@@ -5,7 +5,10 @@
   a JSON list) of `{question_id, hypothesis}`, and its log, where each line also has
   `autoeval_label: {model, label}` (a boolean: one run of the file's judge). Matched by `question_id`; an
   optional `question_type` is checked against the question's category (an abstention question, `_abs`,
-  keeps its type in the file).
+  keeps its type in the file). A label from a judge model other than gpt-4o-2024-08-06 is counted and
+  flagged in one line. A folder holding a hypotheses file and a labels file (`{question_id, question_type,
+  correct}`) is joined on question_id (`read_suite_rows`). With no dataset file at hand, records that carry
+  their type are scored on their own ids, types and labels (`dataset_from_records`), nothing matched.
 - Locomo-Plus: the JSON list its evaluation framework writes (evaluation_framework/task_eval/
   evaluate_qa.py, then llm_as_judge.py): `{question_input, evidence, category, ground_truth, prediction,
   model, time_gap}` and, once judged, `judge_label` (correct / partial / wrong) and `judge_score` (1 / 0.5
@@ -22,14 +25,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mem0bench.data.errors import DatasetError
-from mem0bench.data.model import Dataset, Question
-from mem0bench.importing.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise
+from mem0bench.data.model import Conversation, Dataset, Question
+from mem0bench.importing.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise, read_data
 from mem0bench.suites.longmemeval import ABSTENTION, QUESTION_TYPES
 
-__all__ = ["LME_SHAPE", "PLUS_SHAPE", "match_suite_records", "suite_records"]
+__all__ = [
+    "LME_JUDGE_MODEL", "LME_SHAPE", "PLUS_SHAPE", "dataset_from_records", "match_suite_records", "read_suite_rows",
+    "suite_records",
+]  # fmt: skip
 
 LME_SHAPE = "LongMemEval's hypothesis file: JSONL of {question_id, hypothesis} (optionally autoeval_label)"
 PLUS_SHAPE = (
@@ -38,7 +45,9 @@ PLUS_SHAPE = (
 )
 _PREDICTION = {"longmemeval": ("hypothesis", "prediction"), "locomo_plus": ("prediction", "response")}
 _QUESTION = {"longmemeval": ("question_id",), "locomo_plus": ("question_input", "trigger", "question")}
-_JUDGE = {"longmemeval": ("autoeval_label",), "locomo_plus": ("judge_label", "judge_score")}
+_JUDGE = {"longmemeval": ("autoeval_label", "correct"), "locomo_plus": ("judge_label", "judge_score")}
+LME_JUDGE_MODEL = "gpt-4o-2024-08-06"
+"""The one judge model whose labels LongMemEval's print_qa_metrics.py accepts."""
 _GRADES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 _SPEAKER = re.compile(r"^[^:：\n]{1,40}[:：]\s*")
 _COGNITIVE = "cognitive"
@@ -128,6 +137,7 @@ def match_suite_records(
     problems: list[str] = []
     answers: list[ImportedAnswer] = []
     taken: dict[str, str] = {}
+    other_models: Counter[str] = Counter()
     scope = [q for qs in questions.values() for q in qs]
     by_id = {q.sample_id: q for q in scope} if kind == "longmemeval" else {}
     by_trigger: dict[str, list[Question]] = {}
@@ -178,6 +188,8 @@ def match_suite_records(
         prediction = data[_pick(data, fields.prediction, _PREDICTION[kind]) or ""]
         judge = _pick(data, fields.judge, _JUDGE[kind])
         given = None if judge is None else data.get(judge)
+        if kind == "longmemeval" and isinstance(given, Mapping) and given.get("model") != LME_JUDGE_MODEL:
+            other_models[str(given.get("model"))] += 1
         label, understood = _grade(given, graded)
         if not understood:
             problem("bad_judge", record, f"{given!r} is not a label")
@@ -185,7 +197,15 @@ def match_suite_records(
         answers.append(ImportedAnswer(question, "" if prediction is None else str(prediction), labels))
     counts["matched"] = len(answers)
     counts["missing"] = sum(1 for q in scope if q.qid not in taken)
-    return ImportResult(answers, problems, dict(counts))
+    notes = []
+    if other_models:
+        counts["other_judge_model"] = sum(other_models.values())
+        models = ", ".join(f"{n} from {m!r}" for m, n in sorted(other_models.items()))
+        notes.append(
+            f"judge model: labels {models}, not {LME_JUDGE_MODEL} (the only model LongMemEval's "
+            "print_qa_metrics.py accepts): not comparable with the authors' figures"
+        )
+    return ImportResult(answers, problems, dict(counts), notes)
 
 
 def _same_type(value: Any, question: Question) -> bool:
@@ -194,3 +214,83 @@ def _same_type(value: Any, question: Question) -> bool:
     if category is None:
         return False
     return question.category == ABSTENTION or category == question.category
+
+
+def read_suite_rows(path: Path, suite: str) -> tuple[Any, list[str]]:
+    """The rows of a suite's file (its JSON or JSONL), or of a LongMemEval folder holding a hypotheses file
+    and a separate labels file ({question_id, question_type, correct}), joined on question_id; with the
+    notes saying how the join went."""
+    if not path.is_dir():
+        return read_data(path), []
+    name = str(path)
+    if family(suite) != "longmemeval":
+        raise DatasetError(
+            f"a folder imports as one run on LOCOMO and LongMemEval only (dataset={suite})", file=name
+        )
+    hypotheses: list[Mapping[str, Any]] = []
+    labels: dict[str, Mapping[str, Any]] = {}
+    for file in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".log")):
+        rows = read_data(file)
+        rows = [rows] if isinstance(rows, Mapping) else rows
+        if not isinstance(rows, list) or not all(isinstance(r, Mapping) and "question_id" in r for r in rows):
+            raise DatasetError("not rows with a question_id (a hypotheses or a labels file)", file=str(file))
+        if any("hypothesis" in r for r in rows):
+            hypotheses += rows
+            continue
+        for i, row in enumerate(rows):
+            if "correct" not in row and "autoeval_label" not in row:
+                raise DatasetError(
+                    "neither a hypothesis nor a label (correct)", file=str(file), field=f"record {i + 1}"
+                )
+            labels[str(row["question_id"])] = row
+    if not hypotheses:
+        raise DatasetError(
+            "no hypotheses file (rows with question_id and hypothesis) in the folder", file=name
+        )
+    joined = [{**labels.get(str(h["question_id"]), {}), **h} for h in hypotheses]
+    ids = {str(h["question_id"]) for h in hypotheses}
+    unlabelled = len(ids - set(labels))
+    orphans = sorted(set(labels) - ids)
+    notes = [
+        f"joined {len(hypotheses)} hypotheses with {len(labels)} labels on question_id: "
+        f"{len(ids & set(labels))} labelled, {unlabelled} hypotheses without a label, {len(orphans)} labels "
+        f"without a hypothesis (skipped, as LongMemEval's scripts skip a missing answer"
+        + (f": {', '.join(orphans[:5])})" if orphans else ")")
+    ]
+    return joined, notes
+
+
+def dataset_from_records(
+    records: Sequence[Record], suite: str, fields: FieldMap, file: str
+) -> Dataset | None:
+    """LongMemEval's questions as the file names them (question_id, question_type), for scoring the file's
+    own labels when the dataset file is not at hand; None unless every record carries a known type and
+    some a label (an unlabelled record is left out of the figures, as an unjudged one)."""
+    if family(suite) != "longmemeval" or not records:
+        return None
+    if not any(_pick(r.data, fields.judge, _JUDGE["longmemeval"]) for r in records):
+        return None
+    conversations: list[Conversation] = []
+    for position, record in enumerate(records):
+        qid, qtype = str(record.conversation), record.data.get("question_type")
+        if not isinstance(qtype, str) or qtype not in QUESTION_TYPES:
+            return None
+        if any(c.sample_id == qid for c in conversations):
+            continue  # a duplicate record: reported by the matching
+        category = ABSTENTION if qid.endswith("_abs") else QUESTION_TYPES[qtype]
+        question = Question(
+            qid=f"{qid}:q0",
+            sample_id=qid,
+            index=0,
+            question="",
+            answer="",
+            category=category,
+            question_type=qtype,
+        )
+        conversations.append(Conversation(qid, "User", "Assistant", (), (question,), position))
+    return Dataset(
+        path=f"{file} (its own question ids and types)",
+        sha256="",
+        conversations=tuple(conversations),
+        suite=suite,
+    )
