@@ -210,8 +210,11 @@ class Attempt:
             empty_context_expected=recorded_empty_context(self.rundir),
             missing_answers=self.options.missing_answers,
         )
-        # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate).
-        metrics["tokens"]["prompt_cache"] = paid_cached_prompt(self.rundir)
+        # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate):
+        # only when the server cached any, so a run without prompt caching writes the file it always did.
+        prompt_cache = paid_cached_prompt(self.rundir)
+        if any(entry["cached_prompt"] for entry in prompt_cache.values()):
+            metrics["tokens"]["prompt_cache"] = prompt_cache
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
         decided = [row.details for row in ingests.values() if not row.failed]
         metrics["deletes_without_replacement"] = aggregate.deletes_without_replacement(decided)
