@@ -33,6 +33,7 @@ from mem0bench.pipeline.spec import ExperimentSpec
 from mem0bench.rundir.directory import RunDirectory, write_json
 from mem0bench.rundir.find import find_run_dirs, is_run_dir
 from mem0bench.rundir.status import RunState
+from mem0bench.rundir.usage import JOURNAL
 
 __all__ = ["Shard", "find_shards", "merge_shards"]
 
@@ -175,7 +176,14 @@ def _copy_files(shards: Sequence[Shard], out: Path) -> None:
                 continue
             target = out / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if item.suffix == ".jsonl" and len(rel.parts) == 1:
+            if rel.name == JOURNAL and len(rel.parts) == 1:
+                with target.open("a", encoding="utf-8") as f:
+                    for line in item.read_text(encoding="utf-8").splitlines():
+                        if line.strip():
+                            row = json.loads(line)
+                            row["session"] = _session(row.get("session"), shard)
+                            f.write(json.dumps(row) + "\n")
+            elif item.suffix == ".jsonl" and len(rel.parts) == 1:
                 with target.open("a", encoding="utf-8") as f:
                     f.write(_jsonl_lines(item))
             elif item.name == "run.log" and len(rel.parts) == 1:
@@ -193,8 +201,19 @@ def _usage_sessions(shards: Sequence[Shard]) -> list[dict[str, Any]]:
         path = shard.path / "usage.json"
         if path.exists():
             data = json.loads(path.read_text(encoding="utf-8"))
-            sessions.extend(s for s in data.get("sessions", []) if isinstance(s, dict))
+            sessions.extend(
+                {**s, "session": _session(s.get("session"), shard)}
+                for s in data.get("sessions", [])
+                if isinstance(s, dict)
+            )
     return sessions
+
+
+def _session(session: object, shard: Shard) -> str:
+    """A process's usage entry, named apart per shard: two shards' processes may share an id (a basic
+    launcher's jobs run in one process, and an id is its start second and pid), and usage.jsonl's rows are
+    added to the entry of their id."""
+    return f"{session}/shard-{shard.index}"
 
 
 def _order(shards: Sequence[Shard]) -> list[str]:
