@@ -19,6 +19,7 @@ import yaml
 from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.pipeline.config_change import Reach, is_neutral, reach_of
 from mem0bench.pipeline.sample import assign_shards, parse_shard
 from mem0bench.pipeline.spec import ExperimentSpec
 
@@ -181,6 +182,10 @@ def test_shards_of_another_dataset_are_refused(runs, server, locomo_mini, tmp_pa
     result = _run(other, server, changed, tmp_path / "cache", "run.shard=2/2")
     assert result.returncode == 0, result.stderr[-3000:]
     _refused(_merge(runs["s1"], other, "--out", tmp_path / "m"), "different dataset", "shard 2/2")
+
+
+def test_the_shard_key_changes_results_back_to_ingestion():
+    assert reach_of("run.shard") is Reach.INGEST and not is_neutral("run.shard")
 
 
 def test_a_shard_is_not_resumed_as_another(runs, server, locomo_mini, tmp_path):
