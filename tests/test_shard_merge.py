@@ -249,3 +249,21 @@ def test_a_sweep_of_shards_on_a_parallel_launcher(runs, server, locomo_mini, tmp
     result = _merge(sweep, "--out", tmp_path / "merged")
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_run(tmp_path / "merged", runs["whole"])
+
+
+def test_files_every_shard_holds_are_kept_apart(runs, tmp_path):
+    # A file each shard writes for itself (a graph server's database, a suite's own figure) is neither
+    # mixed nor a reason to refuse: each shard's goes to shards/<K>/; the systems' state merges.
+    copies = []
+    for name in ("s1", "s2"):
+        copy = tmp_path / name
+        shutil.copytree(runs[name], copy)
+        (copy / "figures.json").write_text(json.dumps({"shard": name}))
+        copies.append(copy)
+    result = _merge(*copies, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = tmp_path / "merged"
+    assert json.loads((merged / "shards" / "2" / "figures.json").read_text()) == {"shard": "s2"}
+    assert not (merged / "figures.json").exists()
+    assert sorted(p.name for p in (merged / "state").iterdir()) == ["mini-1", "mini-2", "mini-3"]
+    assert_same_run(merged, runs["whole"])

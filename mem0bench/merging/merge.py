@@ -160,39 +160,51 @@ def check_shards(shards: Sequence[Shard]) -> list[Shard]:
 
 
 def _jsonl_lines(path: Path) -> str:
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8", errors="replace")
     return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _copy_files(shards: Sequence[Shard], out: Path) -> None:
-    """Every *.jsonl of every shard, concatenated in shard order; every other file or folder (the systems'
-    state, per conversation) copied, each name at most once."""
+    """Every top-level *.jsonl of every shard, concatenated in shard order (usage.jsonl's processes named
+    apart per shard); every other file copied to the same place, unless more than one shard holds it (a
+    graph server's database, a figure of the shard's own): then each shard's goes to shards/<K>/, kept, not
+    mixed."""
+    files: dict[int, list[Path]] = {}
+    holders: dict[Path, int] = {}
     for shard in shards:
+        files[shard.index] = []
         for item in sorted(shard.path.rglob("*")):
             rel = item.relative_to(shard.path)
-            if item.is_dir() or rel.name in NOT_COPIED and len(rel.parts) == 1:
+            if item.is_dir() or (len(rel.parts) == 1 and rel.name in NOT_COPIED):
                 continue
             if rel.parts[0] in ("judges", "superseded"):  # another judge's figures, replaced rows: not merged
                 continue
-            target = out / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if rel.name == JOURNAL and len(rel.parts) == 1:
-                with target.open("a", encoding="utf-8") as f:
-                    for line in item.read_text(encoding="utf-8").splitlines():
-                        if line.strip():
-                            row = json.loads(line)
-                            row["session"] = _session(row.get("session"), shard)
-                            f.write(json.dumps(row) + "\n")
-            elif item.suffix == ".jsonl" and len(rel.parts) == 1:
-                with target.open("a", encoding="utf-8") as f:
+            files[shard.index].append(rel)
+            holders[rel] = holders.get(rel, 0) + 1
+    for shard in shards:
+        for rel in files[shard.index]:
+            item = shard.path / rel
+            top = len(rel.parts) == 1
+            if top and rel.name == JOURNAL:
+                _append_journal(item, out / rel, shard)
+            elif top and (item.suffix == ".jsonl" or rel.name == "run.log"):
+                with (out / rel).open("a", encoding="utf-8") as f:
+                    if rel.name == "run.log":
+                        f.write(f"== {shard.name} ==\n")
                     f.write(_jsonl_lines(item))
-            elif item.name == "run.log" and len(rel.parts) == 1:
-                with target.open("a", encoding="utf-8") as f:
-                    f.write(f"== {shard.name} ==\n{item.read_text(encoding='utf-8', errors='replace')}")
-            elif target.exists():
-                raise ConfigurationError(f"{shard.name} and an earlier shard both hold {rel}: cannot merge")
             else:
+                target = out / rel if holders[rel] == 1 else out / "shards" / str(shard.index) / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(item, target)
+
+
+def _append_journal(item: Path, target: Path, shard: Shard) -> None:
+    with target.open("a", encoding="utf-8") as f:
+        for line in item.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row["session"] = _session(row.get("session"), shard)
+                f.write(json.dumps(row) + "\n")
 
 
 def _usage_sessions(shards: Sequence[Shard]) -> list[dict[str, Any]]:
