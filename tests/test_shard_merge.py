@@ -128,6 +128,7 @@ def test_merged_shards_equal_the_unsharded_run(runs, tmp_path):
     env = cli_env("http://127.0.0.1:9/v1", tmp_path / "c")
     status = run_cli(["status", str(tmp_path / "merged")], env)
     assert status.returncode == 0 and "8/8 questions, done" in status.stdout, status.stdout + status.stderr
+    assert "merged from 2 shards" in status.stdout
     compare = run_cli(
         ["compare", str(runs["whole"]), str(tmp_path / "merged"), "--out", str(tmp_path / "c")], env
     )
@@ -237,6 +238,11 @@ def _sweep(tmp_path: Path, server, locomo: Path, *launcher: str) -> Path:
 
 def test_a_sweep_of_shards_merges_from_its_folder(runs, server, locomo_mini, tmp_path):
     sweep = _sweep(tmp_path, server, locomo_mini)
+    # `status` follows the sweep: every shard, which part it is, what is left.
+    status = run_cli(["status", str(sweep)], cli_env("http://127.0.0.1:9/v1", tmp_path / "c"))
+    assert status.returncode == 0, status.stderr[-2000:]
+    assert "shard     1/2: 1 of the whole's 3 conversations" in status.stdout, status.stdout
+    assert "shard     2/2: 2 of the whole's 3 conversations" in status.stdout, status.stdout
     result = _merge(sweep, "--out", tmp_path / "merged")
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_run(tmp_path / "merged", runs["whole"])
