@@ -95,6 +95,19 @@ def _read_shard(path: Path) -> Shard:
         )
     if not isinstance(config, dict):
         raise ConfigurationError(f"{path}/config.yaml is not a mapping")
+    record = manifest["shard"]
+    whole = record.get("whole")
+    if (
+        not isinstance(record.get("index"), int)
+        or not isinstance(record.get("of"), int)
+        or not isinstance(record.get("conversations"), list)
+        or not isinstance(whole, dict)
+        or not {"conversations", "dataset_sha256", "config_sha256"} <= whole.keys()
+    ):
+        raise ConfigurationError(
+            f"{path}/run.json: its `shard` lacks index, of, conversations or whole (conversations, "
+            "dataset_sha256, config_sha256): not a shard this version can merge"
+        )
     shard = Shard(path, manifest, config)
     if manifest.get("status") != RunState.COMPLETE:
         raise ConfigurationError(
@@ -113,6 +126,12 @@ def _config_difference(a: Shard, b: Shard) -> str:
     return "the prompt files or the system's settings"
 
 
+def _prompt_files(shard: Shard) -> dict[str, Any]:
+    """setting -> sha256 of the prompt files a shard used (config.yaml has their paths, not contents)."""
+    files = shard.manifest.get("prompt_files") or {}
+    return {k: (v or {}).get("sha256") for k, v in sorted(files.items())}
+
+
 def check_shards(shards: Sequence[Shard]) -> list[Shard]:
     """The shards in index order, after checking they are every part of one whole, each once."""
     first = shards[0]
@@ -127,6 +146,11 @@ def check_shards(shards: Sequence[Shard]) -> list[Shard]:
             what = "judge" if difference.startswith("judge.") else "configuration"
             raise ConfigurationError(
                 f"{other.name} ran with a different {what} than {first.name} ({difference})"
+            )
+        if _prompt_files(other) != _prompt_files(first):
+            raise ConfigurationError(
+                f"{other.name} ran with other prompt files than {first.name} "
+                f"({_prompt_files(other)} vs {_prompt_files(first)})"
             )
         if other.of != first.of:
             raise ConfigurationError(
@@ -248,13 +272,16 @@ class _Offline:
         self.on_failure = None
 
 
-def _manifest(shards: Sequence[Shard], out: Path, outcome: RunOutcome) -> dict[str, Any]:
+def _manifest(
+    shards: Sequence[Shard], out: Path, outcome: RunOutcome, max_failure_rate: float
+) -> dict[str, Any]:
     first = shards[0].manifest
     manifest = {k: v for k, v in first.items() if k not in ("shard", "reason", "resumed")}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     manifest.update(
         run_id=out.name,
-        status=RunState.COMPLETE,
+        # Ended as the unsplit run would: by the run's own threshold on the merged failure rate.
+        status=RunState.COMPLETE if outcome.failure_rate <= max_failure_rate else RunState.FAILED,
         started=min(str(s.manifest.get("started", now)) for s in shards),
         finished=now,
         scope=shards[0].whole["scope"],
@@ -271,7 +298,7 @@ def _manifest(shards: Sequence[Shard], out: Path, outcome: RunOutcome) -> dict[s
                 "git_commit": s.manifest.get("git_commit"),
             }
             for s in shards
-        ],  # fmt: skip
+        ],
     )
     return manifest
 
@@ -307,7 +334,7 @@ def merge_shards(paths: Sequence[Path], out: Path) -> RunOutcome:
         attempt.order = _order(shards)
         outcome = attempt.finish()
         rundir.close()
-        write_json(out / "run.json", _manifest(shards, out, outcome))
+        write_json(out / "run.json", _manifest(shards, out, outcome, options.max_failure_rate))
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # no half-merged folder that looks like a run
         raise
