@@ -273,3 +273,19 @@ def test_files_every_shard_holds_are_kept_apart(runs, tmp_path):
     assert not (merged / "figures.json").exists()
     assert sorted(p.name for p in (merged / "state").iterdir()) == ["mini-1", "mini-2", "mini-3"]
     assert_same_run(merged, runs["whole"])
+
+
+def test_longmemeval_haystacks_shard_and_merge(server, tmp_path):
+    # LongMemEval's unit of ingestion is a question's haystack; its own figures merge like LOCOMO's.
+    data = Path(__file__).parent / "data" / "longmemeval_s_mini.json"
+    suite = ("dataset=longmemeval_s", f"dataset.path={data}", "judge.runs=1")
+    folders = {}
+    for name, extra in [("whole", ()), ("s1", ("run.shard=1/2",)), ("s2", ("run.shard=2/2",))]:
+        args = ["run", "+exp=rag", *suite, f"hydra.run.dir={tmp_path / name}", *FAST, *extra]
+        result = run_cli(args, cli_env(server.base_url, tmp_path / f"cache-{name}"))
+        assert result.returncode == 0, result.stderr[-3000:]
+        folders[name] = tmp_path / name
+    assert json.loads((folders["s1"] / "run.json").read_text())["shard"]["conversations"]
+    result = _merge(folders["s1"], folders["s2"], "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", folders["whole"])
