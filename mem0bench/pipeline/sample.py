@@ -22,7 +22,16 @@ from typing import Literal
 
 from mem0bench.data.model import Question
 
-__all__ = ["SAMPLES", "Sample", "Shard", "assign_shards", "parse_shard", "sample_questions", "shard_text"]
+__all__ = [
+    "QUESTION_COST",
+    "SAMPLES",
+    "Sample",
+    "Shard",
+    "assign_shards",
+    "parse_shard",
+    "sample_questions",
+    "shard_text",
+]
 
 Sample = Literal["first", "stratified"]
 SAMPLES: tuple[Sample, ...] = ("first", "stratified")
