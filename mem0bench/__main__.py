@@ -31,6 +31,8 @@ COMMANDS: tuple[Command, ...] = (
             "memories RUN_DIR --conversation ID   a run's final memories and relations, and their history"),
     Command("status", "mem0bench.cli.status:status_main",
             "status PATH...           where a run or sweep stands: done/left per stage, failures, cost, resume command"),
+    Command("merge", "mem0bench.cli.merge:merge_main",
+            "merge RUN... --out DIR   the shards of one run (run.shard=K/N) as one run folder, as if run unsplit"),
     Command("data", "mem0bench.cli.data:data_main",
             "data stats|download      the LOCOMO file: counts, or download it (sha256-checked)"),
     Command("import", "mem0bench.cli.import_answers:import_main",

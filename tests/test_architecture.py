@@ -35,7 +35,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"systems"}),
     frozenset({"rundir"}),
     frozenset({"pipeline"}),
-    frozenset({"status", "importing", "comparison", "conformance"}),
+    frozenset({"status", "importing", "comparison", "conformance", "merging"}),
     frozenset({"judge_check"}),
     frozenset({"report"}),
     frozenset({"cli"}),

@@ -53,6 +53,6 @@ def test_run_help_ends_with_examples_that_compose(tmp_path):
 
 def test_top_level_help_lists_status_and_ends_with_examples():
     text = _help_of("--help")
-    assert "status PATH..." in text
+    assert "status PATH..." in text and "merge RUN... --out DIR" in text
     tail = text.strip().splitlines()[-3:]
     assert all(shlex.split(line)[:3] == ["python", "-m", "mem0bench"] for line in tail)

@@ -17,6 +17,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "run +exp=mem0g",
         "run +exp=rag method.chunk_size=256 method.k=2 run.dry_run=true",
         "run -m +exp=rag method.chunk_size=128,256 method.k=1,2",
+        "run -m +exp=rag run.shard=1/2,2/2",
     ),
     "judge": (
         f"judge {RUN} judge.runs=10",
@@ -54,6 +55,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "check-system": (
         "check-system keyword_memory.KeywordMemory k=3",
         "check-system http://127.0.0.1:8765",
+    ),
+    "merge": (
+        f"merge {SWEEP} --out results/runs/rag-merged",
+        "merge results/runs/shard-1 results/runs/shard-2 --out results/runs/rag-merged",
     ),
     "status": (
         f"status {RUN}",

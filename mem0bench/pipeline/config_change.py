@@ -78,6 +78,7 @@ class Reach(IntEnum):
 # Result-changing keys that reach less than ingestion; every other one (method, llm, embedder, graph, the
 # dataset's content, a key we do not know) reaches ingestion.
 _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
+    ("run.shard", Reach.INGEST),  # another part of the conversations: never resumed as this one's
     ("judge.", Reach.JUDGE),
     ("dataset.answer_key", Reach.JUDGE),
     ("prompt_files.judge.", Reach.JUDGE),

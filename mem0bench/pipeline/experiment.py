@@ -43,11 +43,18 @@ from mem0bench.paths import cache_home, data_home
 from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.config_change import change_history, compare_recorded, folder_changes, supersede
 from mem0bench.pipeline.failures import RunAborted, SystemCrashed
-from mem0bench.pipeline.manifest import run_scope, server_record
+from mem0bench.pipeline.manifest import run_scope, server_record, shard_record
 from mem0bench.pipeline.plan import plan_total, print_plan, scale_line, stage_estimates
 from mem0bench.pipeline.profile import check_profile, hydra_choices
 from mem0bench.pipeline.runner import Runner
-from mem0bench.pipeline.sample import Sample, sample_questions
+from mem0bench.pipeline.sample import (
+    QUESTION_COST,
+    Sample,
+    Shard,
+    assign_shards,
+    sample_questions,
+    shard_text,
+)
 from mem0bench.pipeline.spec import ExperimentSpec, ScopeSpec, SystemSpec
 from mem0bench.pipeline.summary import print_summary
 from mem0bench.prompts.files import PromptFile
@@ -86,6 +93,10 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def saved_config(spec: ExperimentSpec) -> dict[str, Any]:
     """What config.yaml holds: the public config, plus how requests were adapted to the models used."""
     config = public_config(spec.config)
+    if isinstance(config.get("run"), dict) and config["run"].get("shard") is None:
+        # An unsharded run's config.yaml reads as before shards existed: a rerun of an older folder
+        # sees no change.
+        config["run"] = {k: v for k, v in config["run"].items() if k != "shard"}
     settings, judge = spec.llm, spec.judge
     adaptations = {
         model: note
@@ -225,7 +236,41 @@ def dataset_request(scope: ScopeSpec) -> DatasetRequest:
 
 
 def load_scope(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
-    """The dataset and, per conversation, the questions a run of `scope` covers (paths relative to cwd)."""
+    """The dataset and, per conversation, the questions a run of `scope` covers (paths relative to cwd):
+    with `run.shard`, only its part's conversations."""
+    dataset, questions = load_whole(scope)
+    return take_shard(dataset, questions, scope.shard)
+
+
+def take_shard(
+    dataset: Dataset, questions: dict[str, list[Question]], shard: Shard | None
+) -> tuple[Dataset, dict[str, list[Question]]]:
+    """The K-th of N cost-balanced parts (`pipeline.sample.assign_shards`) of the whole run's scope."""
+    if shard is None:
+        return dataset, questions
+    ids = set(shard_ids(dataset, questions, shard))
+    if not any(questions[sid] for sid in ids):
+        raise ConfigurationError(
+            f"run.shard={shard_text(shard)} holds no question: the scope has too few conversations for "
+            f"{shard[1]} shards (choose fewer)"
+        )
+    part = replace(dataset, conversations=tuple(c for c in dataset.conversations if c.sample_id in ids))
+    return part, {sid: qs for sid, qs in questions.items() if sid in ids}
+
+
+def shard_ids(dataset: Dataset, questions: dict[str, list[Question]], shard: Shard) -> list[str]:
+    """The ids of shard K/N's conversations, in the dataset's order; the cost of a conversation is its
+    text's length plus a fixed share per question in scope (a conversation with none costs nothing)."""
+    costs = {
+        c.sample_id: sum(len(t.text) for t in c.turns) + QUESTION_COST * len(questions.get(c.sample_id, []))
+        for c in dataset.conversations
+        if questions.get(c.sample_id)
+    }
+    return assign_shards(costs, shard[1])[shard[0] - 1]
+
+
+def load_whole(scope: ScopeSpec) -> tuple[Dataset, dict[str, list[Question]]]:
+    """`load_scope` of the whole run (every shard)."""
     suite = dataset_suite(scope)
     dataset = suite.load(dataset_request(scope))
     if scope.answer_key:
@@ -309,7 +354,8 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
         if not expects_empty_context(system):  # a system that retrieves nothing counts no tokens
             load_in_background()  # overlapping the preflight's round trips (see mem0bench.tokens)
         await client.preflight(extra_models=[judge.model, *judge.panel])
-        dataset, questions = load_scope(spec.scope)
+        whole_dataset, whole = load_whole(spec.scope)
+        dataset, questions = take_shard(whole_dataset, whole, spec.scope.shard)
         prompt_files = prompt_files_record(
             # A system outside SystemBase (a bring-your-own one) may not say: it uses no prompt file of ours.
             [options.answer_file, judge.template, *prompt_files_of(system)]
@@ -328,6 +374,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             system_packages=system.packages,
             server=server_record(client),
             scope=run_scope(spec.scope, questions),
+            **shard_record(spec.scope, saved, dataset.sha256, whole, questions),
             **({"profile": profile.to_dict()} if profile is not None else {}),
             # Read back by aggregation (this run's and any later re-judging): empty contexts are its design.
             **({"empty_context_expected": True} if expects_empty_context(system) else {}),

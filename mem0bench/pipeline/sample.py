@@ -6,18 +6,32 @@ categories in proportion to their counts (largest remainder; every category pres
 question while N allows), and each category's questions are drawn at random with a seed fixed by
 `eval.seed` and the conversation, so a rerun picks the same questions. The chosen questions keep the
 dataset's order.
+
+`run.shard=K/N` runs the K-th of N parts of the conversations (the unit a suite ingests: a LOCOMO
+conversation, a LongMemEval haystack). The parts are balanced by estimated cost, not count: each
+conversation's text plus a fixed share per question in scope, dealt largest first to the lightest part
+(ties: the lower id, the lower part), so every machine computes the same parts.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from mem0bench.data.model import Question
 
-__all__ = ["SAMPLES", "Sample", "sample_questions"]
+__all__ = [
+    "QUESTION_COST",
+    "SAMPLES",
+    "Sample",
+    "Shard",
+    "assign_shards",
+    "parse_shard",
+    "sample_questions",
+    "shard_text",
+]
 
 Sample = Literal["first", "stratified"]
 SAMPLES: tuple[Sample, ...] = ("first", "stratified")
@@ -67,3 +81,37 @@ def sample_questions(
     for c in sorted(by_category):
         keep.update(rng.sample(by_category[c], quota[c]))
     return [q for i, q in enumerate(questions) if i in keep]
+
+
+Shard = tuple[int, int]
+"""(K, N): the K-th (1-based) of N parts."""
+
+QUESTION_COST = 2000
+"""A question's estimated cost in characters of text: its answer prompt (retrieved context) and judging."""
+
+
+def parse_shard(value: object) -> Shard | None:
+    """`run.shard`: null (the whole run) or "K/N" with 1 <= K <= N; ValueError in one line otherwise."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    k, sep, n = text.partition("/")
+    if sep and k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n):
+        return int(k), int(n)
+    raise ValueError(f"run.shard must be null or K/N with 1 <= K <= N (e.g. 1/4), not {value!r}")
+
+
+def shard_text(shard: Shard) -> str:
+    return f"{shard[0]}/{shard[1]}"
+
+
+def assign_shards(costs: Mapping[str, int], n: int) -> list[list[str]]:
+    """The ids of `costs` dealt into n parts: largest cost first (ties: the lower id) to the part with the
+    least cost so far (ties: the lower part). Each part keeps the ids in `costs`'s order."""
+    load = [0] * n
+    part_of: dict[str, int] = {}
+    for sid in sorted(costs, key=lambda s: (-costs[s], s)):
+        part = min(range(n), key=lambda i: (load[i], i))
+        part_of[sid] = part
+        load[part] += costs[sid]
+    return [[sid for sid in costs if part_of[sid] == i] for i in range(n)]

@@ -22,7 +22,7 @@ from mem0bench.pipeline.budget import check_budget
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.latency import LATENCY_MODES, LatencyMode
 from mem0bench.pipeline.progress import parse_mode
-from mem0bench.pipeline.sample import SAMPLES, Sample
+from mem0bench.pipeline.sample import SAMPLES, Sample, Shard, parse_shard
 from mem0bench.pipeline.statistics import DEFAULT_REPLICATES, BootstrapSettings
 from mem0bench.prompts.answer import ANSWER_PROMPTS, AnswerPrompt
 from mem0bench.prompts.files import ANSWER_FIELDS, load_prompt_file
@@ -67,6 +67,8 @@ class ScopeSpec:
     """`dataset.seed`: Locomo-Plus's seed of the host choice (`seed` is the question sample's)."""
     module: str | None = None
     """`dataset.module`: a user's suite module to import (it registers `suite`); None: a built-in suite."""
+    shard: Shard | None = None
+    """`run.shard`: (K, N), the K-th of N cost-balanced parts of the conversations; None: all of them."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class ExperimentSpec:
         # scope, the models.
         options = run_options(data)
         judge = judge_settings(_section(data, "judge"))
-        scope = _scope(_section(data, "dataset"), _section(data, "eval"))
+        scope = _scope(_section(data, "dataset"), _section(data, "eval"), _section(data, "run"))
         check_suite(scope, options.answer_prompt, judge.prompt)
         cache = _section(data, "cache")
         return cls(
@@ -287,8 +289,14 @@ def check_suite(scope: ScopeSpec, answer_prompt: str, judge_prompt: str) -> None
         )
 
 
-def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSpec:
+def _scope(
+    dataset: Mapping[str, Any], evaluation: Mapping[str, Any], run: Mapping[str, Any] | None = None
+) -> ScopeSpec:
     ids = conversation_ids(dataset.get("conversations"))
+    try:
+        shard = parse_shard((run or {}).get("shard"))
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
     dataset_seed = dataset.get("seed", 0)
     if isinstance(dataset_seed, bool) or not isinstance(dataset_seed, int):
         raise ConfigurationError(f"dataset.seed must be an integer, not {dataset_seed!r}")
@@ -308,6 +316,7 @@ def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any]) -> ScopeSp
         mode=str(dataset.get("mode", "faithful")),
         dataset_seed=dataset_seed,
         module=_suite_module(dataset.get("module")),
+        shard=shard,
     )
 
 

@@ -1,0 +1,341 @@
+"""The shards of one run (`run.shard=K/N`, see `pipeline.sample`) merged into one run folder.
+
+A shard's run.json says which part of which whole it is (`shard`: its index, N, its conversations and the
+whole's: conversations, scope, dataset sha256 and the hash of the result-changing config). Merging checks
+that the shards given are every part of one whole, each once, then writes a folder as the unsplit run
+would have: the stage files (ingestion, answers, judgements, latency, failures: whatever *.jsonl a run
+folder holds) side by side, usage.json's entries of every process of every shard, the systems' state,
+and predictions.jsonl and metrics.json computed again from the merged rows by the run's own aggregation
+(`Attempt.finish`): every interval is the bootstrap over the merged questions with the run's seed, never
+an average of the shards' figures.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.files import atomic_write
+from mem0bench.llm.client import LLMClient
+from mem0bench.llm.ledger import UsageLedger
+from mem0bench.pipeline.attempt import Attempt
+from mem0bench.pipeline.manifest import result_config
+from mem0bench.pipeline.outcome import RunOutcome
+from mem0bench.pipeline.spec import ExperimentSpec
+from mem0bench.rundir.directory import RunDirectory, write_json
+from mem0bench.rundir.find import find_run_dirs, is_run_dir
+from mem0bench.rundir.status import RunState
+from mem0bench.rundir.usage import JOURNAL
+
+__all__ = ["Shard", "find_shards", "merge_shards"]
+
+RECOMPUTED = frozenset({"predictions.jsonl", "metrics.json"})
+"""Written again from the merged rows, never copied."""
+NOT_COPIED = frozenset({"run.json", "config.yaml", "usage.json", "heartbeat.json", *RECOMPUTED})
+"""A shard's own record (run.json, config.yaml and usage.json are merged, not copied)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    manifest: dict[str, Any]
+    config: dict[str, Any]
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return cast(dict[str, Any], self.manifest["shard"])
+
+    @property
+    def index(self) -> int:
+        return int(self.record["index"])
+
+    @property
+    def of(self) -> int:
+        return int(self.record["of"])
+
+    @property
+    def whole(self) -> dict[str, Any]:
+        return cast(dict[str, Any], self.record["whole"])
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.index}/{self.of} ({self.path})"
+
+
+def find_shards(paths: Sequence[Path]) -> list[Path]:
+    """The run folders named, a sweep folder standing for every run folder below it."""
+    found: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            raise ConfigurationError(f"{path}: no such directory")
+        runs = [path] if is_run_dir(path) else find_run_dirs(path)
+        if not runs:
+            raise ConfigurationError(f"{path}: not a run folder, and no run folder below it")
+        found.extend(runs)
+    return found
+
+
+def _read_shard(path: Path) -> Shard:
+    try:
+        manifest = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        config = yaml.safe_load((path / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ConfigurationError(f"{path}: cannot read its run.json and config.yaml ({exc})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("shard"), dict):
+        raise ConfigurationError(
+            f"{path} is not a shard: its run.json has no `shard` (run without run.shard=K/N)"
+        )
+    if not isinstance(config, dict):
+        raise ConfigurationError(f"{path}/config.yaml is not a mapping")
+    record = manifest["shard"]
+    whole = record.get("whole")
+    if (
+        not isinstance(record.get("index"), int)
+        or not isinstance(record.get("of"), int)
+        or not isinstance(record.get("conversations"), list)
+        or not isinstance(whole, dict)
+        or not {"conversations", "dataset_sha256", "config_sha256"} <= whole.keys()
+    ):
+        raise ConfigurationError(
+            f"{path}/run.json: its `shard` lacks index, of, conversations or whole (conversations, "
+            "dataset_sha256, config_sha256): not a shard this version can merge"
+        )
+    shard = Shard(path, manifest, config)
+    if manifest.get("status") != RunState.COMPLETE:
+        raise ConfigurationError(
+            f"{shard.name} is not complete (status {manifest.get('status')}): finish it first "
+            "(rerun its command; `python -m mem0bench status` shows where it stands)"
+        )
+    return shard
+
+
+def _config_difference(a: Shard, b: Shard) -> str:
+    """The first result-changing setting two shards' configs differ in, as `key: a -> b`."""
+    left, right = result_config(a.config), result_config(b.config)
+    for key in sorted(left.keys() | right.keys()):
+        if left.get(key, "(absent)") != right.get(key, "(absent)"):
+            return f"{key}: {left.get(key, '(absent)')} vs {right.get(key, '(absent)')}"
+    return "the prompt files or the system's settings"
+
+
+def _prompt_files(shard: Shard) -> dict[str, Any]:
+    """setting -> sha256 of the prompt files a shard used (config.yaml has their paths, not contents)."""
+    files = shard.manifest.get("prompt_files") or {}
+    return {k: (v or {}).get("sha256") for k, v in sorted(files.items())}
+
+
+def check_shards(shards: Sequence[Shard]) -> list[Shard]:
+    """The shards in index order, after checking they are every part of one whole, each once."""
+    first = shards[0]
+    for other in shards[1:]:
+        if other.whole["dataset_sha256"] != first.whole["dataset_sha256"]:
+            raise ConfigurationError(
+                f"{other.name} ran on a different dataset than {first.name} "
+                f"(sha256 {other.whole['dataset_sha256'][:12]} vs {first.whole['dataset_sha256'][:12]})"
+            )
+        if other.whole["config_sha256"] != first.whole["config_sha256"]:
+            difference = _config_difference(first, other)
+            what = "judge" if difference.startswith("judge.") else "configuration"
+            raise ConfigurationError(
+                f"{other.name} ran with a different {what} than {first.name} ({difference})"
+            )
+        if _prompt_files(other) != _prompt_files(first):
+            raise ConfigurationError(
+                f"{other.name} ran with other prompt files than {first.name} "
+                f"({_prompt_files(other)} vs {_prompt_files(first)})"
+            )
+        if other.of != first.of:
+            raise ConfigurationError(
+                f"{other.name} is one of {other.of} shards, {first.name} one of {first.of}"
+            )
+        if other.whole["conversations"] != first.whole["conversations"] or other.whole.get(
+            "scope"
+        ) != first.whole.get("scope"):
+            raise ConfigurationError(f"{other.name} covers a different scope than {first.name}")
+    by_index: dict[int, Shard] = {}
+    for shard in shards:
+        if shard.index in by_index:
+            raise ConfigurationError(
+                f"shard {shard.index}/{shard.of} is given twice: {by_index[shard.index].path} and {shard.path}"
+            )
+        by_index[shard.index] = shard
+    missing = [k for k in range(1, first.of + 1) if k not in by_index]
+    if missing:
+        raise ConfigurationError(
+            f"shard {missing[0]}/{first.of} is missing (given: "
+            f"{', '.join(f'{k}/{first.of}' for k in sorted(by_index))})"
+        )
+    ordered = [by_index[k] for k in sorted(by_index)]
+    covered = [sid for s in ordered for sid in s.record["conversations"]]
+    if sorted(covered) != sorted(first.whole["conversations"]):
+        raise ConfigurationError(
+            "the shards' conversations do not make the whole run's, each once: were they made by another "
+            "version of mem0bench?"
+        )
+    return ordered
+
+
+def _jsonl_lines(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _copy_files(shards: Sequence[Shard], out: Path) -> None:
+    """Every top-level *.jsonl of every shard, concatenated in shard order (usage.jsonl's processes named
+    apart per shard); every other file copied to the same place, unless more than one shard holds it (a
+    graph server's database, a figure of the shard's own): then each shard's goes to shards/<K>/, kept, not
+    mixed."""
+    files: dict[int, list[Path]] = {}
+    holders: dict[Path, int] = {}
+    for shard in shards:
+        files[shard.index] = []
+        for item in sorted(shard.path.rglob("*")):
+            rel = item.relative_to(shard.path)
+            if item.is_dir() or (len(rel.parts) == 1 and rel.name in NOT_COPIED):
+                continue
+            if rel.parts[0] in ("judges", "superseded"):  # another judge's figures, replaced rows: not merged
+                continue
+            files[shard.index].append(rel)
+            holders[rel] = holders.get(rel, 0) + 1
+    for shard in shards:
+        for rel in files[shard.index]:
+            item = shard.path / rel
+            top = len(rel.parts) == 1
+            if top and rel.name == JOURNAL:
+                _append_journal(item, out / rel, shard)
+            elif top and (item.suffix == ".jsonl" or rel.name == "run.log"):
+                with (out / rel).open("a", encoding="utf-8") as f:
+                    if rel.name == "run.log":
+                        f.write(f"== {shard.name} ==\n")
+                    f.write(_jsonl_lines(item))
+            else:
+                target = out / rel if holders[rel] == 1 else out / "shards" / str(shard.index) / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(item, target)
+
+
+def _append_journal(item: Path, target: Path, shard: Shard) -> None:
+    with target.open("a", encoding="utf-8") as f:
+        for line in item.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row["session"] = _session(row.get("session"), shard)
+                f.write(json.dumps(row) + "\n")
+
+
+def _usage_sessions(shards: Sequence[Shard]) -> list[dict[str, Any]]:
+    sessions: list[dict[str, Any]] = []
+    for shard in shards:
+        path = shard.path / "usage.json"
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            sessions.extend(
+                {**s, "session": _session(s.get("session"), shard)}
+                for s in data.get("sessions", [])
+                if isinstance(s, dict)
+            )
+    return sessions
+
+
+def _session(session: object, shard: Shard) -> str:
+    """A process's usage entry, named apart per shard: two shards' processes may share an id (a basic
+    launcher's jobs run in one process, and an id is its start second and pid), and usage.jsonl's rows are
+    added to the entry of their id."""
+    return f"{session}/shard-{shard.index}"
+
+
+def _order(shards: Sequence[Shard]) -> list[str]:
+    """The unsplit run's question order: the whole's conversations in order, each with its questions in
+    the order of its shard's predictions.jsonl (the dataset's)."""
+    by_conversation: dict[str, list[str]] = {}
+    for shard in shards:
+        for line in (shard.path / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                by_conversation.setdefault(str(row["conversation"]), []).append(str(row["qid"]))
+    return [qid for sid in shards[0].whole["conversations"] for qid in by_conversation.get(sid, [])]
+
+
+class _Offline:
+    """What an attempt needs of a client to write its results: a ledger (that pays for nothing here)."""
+
+    def __init__(self) -> None:
+        self.ledger = UsageLedger({}, free=True)
+        self.on_failure = None
+
+
+def _manifest(
+    shards: Sequence[Shard], out: Path, outcome: RunOutcome, max_failure_rate: float
+) -> dict[str, Any]:
+    first = shards[0].manifest
+    manifest = {k: v for k, v in first.items() if k not in ("shard", "reason", "resumed")}
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    manifest.update(
+        run_id=out.name,
+        # Ended as the unsplit run would: by the run's own threshold on the merged failure rate.
+        status=RunState.COMPLETE if outcome.failure_rate <= max_failure_rate else RunState.FAILED,
+        started=min(str(s.manifest.get("started", now)) for s in shards),
+        finished=now,
+        scope=shards[0].whole["scope"],
+        failure_rate=round(outcome.failure_rate, 6),
+        failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
+        failures=outcome.metrics.get("failures"),
+        merged_from=[
+            {
+                "index": s.index,
+                "of": s.of,
+                "path": str(s.path),
+                "run_id": s.manifest.get("run_id"),
+                "conversations": s.record["conversations"],
+                "git_commit": s.manifest.get("git_commit"),
+            }
+            for s in shards
+        ],
+    )
+    return manifest
+
+
+def _unsharded_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(config)
+    if isinstance(out.get("run"), Mapping):
+        out["run"] = {k: v for k, v in out["run"].items() if k != "shard"}
+    return out
+
+
+def merge_shards(paths: Sequence[Path], out: Path) -> RunOutcome:
+    """Merge the shards in `paths` (run folders, or sweep folders holding them) into the new folder `out`."""
+    shards = check_shards([_read_shard(p) for p in find_shards(paths)])
+    if out.exists() and any(out.iterdir()):
+        raise ConfigurationError(f"--out {out} is not empty: choose a new folder")
+    config = _unsharded_config(shards[0].config)
+    spec = ExperimentSpec.from_mapping(config)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        _copy_files(shards, out)
+        write_json(out / "usage.json", {"sessions": _usage_sessions(shards)})
+        atomic_write(out / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        # run.json first as the first shard's (the aggregation reads it: empty contexts by design), then
+        # as the merged run's.
+        write_json(out / "run.json", {**shards[0].manifest, "run_id": out.name})
+        rundir = RunDirectory(out)
+        options = replace(spec.run, progress=False, strict=False)  # no bar, no call to fail
+        attempt = Attempt(
+            rundir=rundir, client=cast(LLMClient, _Offline()), judge=spec.judge,
+            options=options, method_name=spec.method_name, questions={},
+        )  # fmt: skip
+        attempt.order = _order(shards)
+        outcome = attempt.finish()
+        rundir.close()
+        write_json(out / "run.json", _manifest(shards, out, outcome, options.max_failure_rate))
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)  # no half-merged folder that looks like a run
+        raise
+    return outcome

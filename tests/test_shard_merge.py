@@ -1,0 +1,291 @@
+"""A run split into shards (`run.shard=K/N`) and merged (`merge`) is the run done unsplit; every refusal.
+
+The real CLI against the deterministic stand-in, on the mini fixture. What "equal" leaves out, and only
+that: timings (every `*_s` field of a prediction; metrics.json's `latency_s` and `latency_isolated_s`),
+run ids, and `tokens.prompt_cache.preflight`, the start-up probe each process pays once (two shards are
+two processes, so the merged run honestly paid it twice).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from devtools.e2e import FAST, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
+from mem0bench.common.errors import ConfigurationError
+from mem0bench.pipeline.config_change import Reach, is_neutral, reach_of
+from mem0bench.pipeline.sample import assign_shards, parse_shard
+from mem0bench.pipeline.spec import ExperimentSpec
+
+# --- the parts: deterministic, balanced by cost ----------------------------------------------------------
+
+
+def test_parts_are_balanced_by_cost_not_count_and_deterministic():
+    costs = {"a": 100, "b": 10, "c": 10, "d": 10, "e": 90}
+    parts = assign_shards(costs, 2)
+    # Largest first to the lightest part: a -> 1, e -> 2, then b, c, d to part 2 (90 < 100, 100 = 100: the
+    # lower part, ...). By count a 3/2 split would put a and e together.
+    assert parts == [["a", "c"], ["b", "d", "e"]]
+    assert assign_shards(dict(reversed(costs.items())), 2) == [["c", "a"], ["e", "d", "b"]]
+    assert sorted(sid for p in assign_shards(costs, 3) for sid in p) == sorted(costs)
+    # Ties in cost go by id, whatever the order given.
+    assert assign_shards({"y": 5, "x": 5}, 2) == [["x"], ["y"]]
+
+
+@pytest.mark.parametrize("value", ["0/2", "3/2", "1", "a/b", "1/0", "-1/2"])
+def test_a_bad_shard_is_one_line(value):
+    with pytest.raises(ValueError, match="run.shard must be null or K/N"):
+        parse_shard(value)
+    assert parse_shard("2/8") == (2, 8) and parse_shard(None) is None
+
+
+# --- end to end --------------------------------------------------------------------------------------------
+
+TIMINGS = ("latency_s", "latency_isolated_s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with StandinServer() as s:
+        yield s
+
+
+def _run(where: Path, server, locomo: Path, cache: Path, *extra: str):
+    args = [
+        "run", "+exp=rag", f"dataset.path={locomo}", "eval.max_questions=3", "judge.runs=3",
+        f"hydra.run.dir={where}", *FAST, *extra,
+    ]  # fmt: skip
+    return run_cli(args, cli_env(server.base_url, cache))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, server, locomo_mini) -> dict[str, Path]:
+    """The whole run and its two shards, each with a cache of its own (as on nodes without a shared disk)."""
+    root = tmp_path_factory.mktemp("shards")
+    out = {}
+    for name, extra in [("whole", ()), ("s1", ("run.shard=1/2",)), ("s2", ("run.shard=2/2",))]:
+        result = _run(root / name, server, locomo_mini, root / f"cache-{name}", *extra)
+        assert result.returncode == 0, result.stderr[-3000:]
+        out[name] = root / name
+    return out
+
+
+def _merge(*args: Any):
+    return run_cli(["merge", *map(str, args)], cli_env("http://127.0.0.1:9/v1", Path("/nonexistent")))
+
+
+def _predictions(run: Path) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in row.items() if not k.endswith("_s")}
+        for row in read_jsonl(run / "predictions.jsonl")
+    ]
+
+
+def _metrics(run: Path) -> dict[str, Any]:
+    metrics = json.loads((run / "metrics.json").read_text())
+    for key in TIMINGS:
+        metrics.pop(key, None)
+    metrics["tokens"]["prompt_cache"].pop("preflight")
+    return metrics
+
+
+def assert_same_run(merged: Path, whole: Path) -> None:
+    assert _predictions(merged) == _predictions(whole)
+    assert _metrics(merged) == _metrics(whole)
+    assert (
+        json.loads((merged / "run.json").read_text())["scope"]
+        == json.loads((whole / "run.json").read_text())["scope"]
+    )
+
+
+def test_shards_cover_the_whole_each_once(runs):
+    one, two = (json.loads((runs[s] / "run.json").read_text())["shard"] for s in ("s1", "s2"))
+    assert (one["index"], one["of"], two["index"]) == (1, 2, 2)
+    assert one["whole"] == two["whole"]
+    assert sorted(one["conversations"] + two["conversations"]) == sorted(one["whole"]["conversations"])
+    assert one["whole"]["scope"] == json.loads((runs["whole"] / "run.json").read_text())["scope"]
+    # An unsharded run's config.yaml does not name the shard: older folders resume as before.
+    assert "shard" not in yaml.safe_load((runs["whole"] / "config.yaml").read_text())["run"]
+    assert yaml.safe_load((runs["s1"] / "config.yaml").read_text())["run"]["shard"] == "1/2"
+
+
+def test_merged_shards_equal_the_unsharded_run(runs, tmp_path):
+    result = _merge(runs["s2"], runs["s1"], "--out", tmp_path / "merged")  # any order
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", runs["whole"])
+    rows = read_jsonl(tmp_path / "merged" / "predictions.jsonl")
+    assert len(rows) == 8 and len({r["conversation"] for r in rows}) == 3
+    # Usage summed: every process of every shard is in usage.json.
+    sessions = json.loads((tmp_path / "merged" / "usage.json").read_text())["sessions"]
+    assert len(sessions) == 2
+    # The merged folder is a run like any: status, report and compare read it.
+    env = cli_env("http://127.0.0.1:9/v1", tmp_path / "c")
+    status = run_cli(["status", str(tmp_path / "merged")], env)
+    assert status.returncode == 0 and "8/8 questions, done" in status.stdout, status.stdout + status.stderr
+    assert "merged from 2 shards" in status.stdout
+    compare = run_cli(
+        ["compare", str(runs["whole"]), str(tmp_path / "merged"), "--out", str(tmp_path / "c")], env
+    )
+    assert compare.returncode == 0, compare.stderr[-2000:]
+    assert json.loads((tmp_path / "c" / "compare.json").read_text())["n_paired"] == 8
+    report = run_cli(["report", str(tmp_path / "merged"), "--out", str(tmp_path / "r")], env)
+    assert report.returncode == 0, report.stderr[-2000:]
+
+
+def _refused(result, *needles: str) -> str:
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = result.stderr.strip()
+    assert line.startswith("error: ") and "\n" not in line and "Traceback" not in line, line
+    for needle in needles:
+        assert needle in line, line
+    return line
+
+
+def test_a_missing_or_doubled_shard_is_refused(runs, tmp_path):
+    _refused(_merge(runs["s1"], "--out", tmp_path / "m1"), "shard 2/2 is missing")
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["s1"], copy)
+    _refused(
+        _merge(runs["s1"], copy, runs["s2"], "--out", tmp_path / "m2"), "shard 1/2 is given twice", str(copy)
+    )
+    _refused(
+        _merge(runs["whole"], runs["s2"], "--out", tmp_path / "m3"), "is not a shard", str(runs["whole"])
+    )
+    assert not (tmp_path / "m1").exists() and not (tmp_path / "m2").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (("method.k=1",), ("different configuration", "method.k")),
+        (("judge.runs=2",), ("different judge", "judge.runs")),
+    ],
+)
+def test_shards_of_another_config_or_judge_are_refused(runs, server, locomo_mini, tmp_path, extra, needles):
+    other = tmp_path / "other"
+    result = _run(other, server, locomo_mini, tmp_path / "cache", "run.shard=2/2", *extra)
+    assert result.returncode == 0, result.stderr[-3000:]
+    _refused(_merge(runs["s1"], other, "--out", tmp_path / "m"), "shard 2/2", *needles)
+
+
+def test_shards_of_another_dataset_are_refused(runs, server, locomo_mini, tmp_path):
+    data = json.loads(locomo_mini.read_text())
+    data[0]["qa"][0]["answer"] = "A different gold answer"
+    changed = tmp_path / "locomo_changed.json"
+    changed.write_text(json.dumps(data))
+    other = tmp_path / "other"
+    result = _run(other, server, changed, tmp_path / "cache", "run.shard=2/2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    _refused(_merge(runs["s1"], other, "--out", tmp_path / "m"), "different dataset", "shard 2/2")
+
+
+def test_the_shard_key_changes_results_back_to_ingestion():
+    assert reach_of("run.shard") is Reach.INGEST and not is_neutral("run.shard")
+
+
+def test_a_shard_is_not_resumed_as_another(runs, server, locomo_mini, tmp_path):
+    folder = tmp_path / "s1"
+    shutil.copytree(runs["s1"], folder)
+    before = (folder / "predictions.jsonl").read_bytes()
+    result = _run(folder, server, locomo_mini, tmp_path / "cache", "run.shard=2/2")
+    _refused(result, "run.shard: 1/2 -> 2/2")
+    # Nor a whole run's folder resumed as a shard.
+    whole = tmp_path / "whole"
+    shutil.copytree(runs["whole"], whole)
+    _refused(_run(whole, server, locomo_mini, tmp_path / "cache", "run.shard=1/2"), "run.shard")
+    assert (folder / "predictions.jsonl").read_bytes() == before
+
+
+def test_an_unknown_shard_value_stops_the_run(server, locomo_mini, tmp_path):
+    _refused(_run(tmp_path / "r", server, locomo_mini, tmp_path / "cache", "run.shard=3/2"), "run.shard")
+    with pytest.raises(ConfigurationError, match="run.shard"):
+        ExperimentSpec.from_mapping(_config_with(run={"shard": "x"}))
+
+
+def _config_with(**sections: dict[str, Any]) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from mem0bench.cli.run import CONFIG_DIR
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = OmegaConf.to_container(compose(config_name="run", overrides=["+exp=rag"]), resolve=True)
+    assert isinstance(cfg, dict)
+    for name, values in sections.items():
+        cfg[name].update(values)
+    return cfg
+
+
+# --- a sweep of shards -------------------------------------------------------------------------------------
+
+
+def _sweep(tmp_path: Path, server, locomo: Path, *launcher: str) -> Path:
+    sweep = tmp_path / "sweep"
+    args = [
+        "run", "-m", "+exp=rag", "run.shard=1/2,2/2", f"dataset.path={locomo}", "eval.max_questions=3",
+        "judge.runs=3", f"hydra.sweep.dir={sweep}", *launcher, *FAST,
+    ]  # fmt: skip
+    result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return sweep
+
+
+def test_a_sweep_of_shards_merges_from_its_folder(runs, server, locomo_mini, tmp_path):
+    sweep = _sweep(tmp_path, server, locomo_mini)
+    # `status` follows the sweep: every shard, which part it is, what is left.
+    status = run_cli(["status", str(sweep)], cli_env("http://127.0.0.1:9/v1", tmp_path / "c"))
+    assert status.returncode == 0, status.stderr[-2000:]
+    assert "shard     1/2: 1 of the whole's 3 conversations" in status.stdout, status.stdout
+    assert "shard     2/2: 2 of the whole's 3 conversations" in status.stdout, status.stdout
+    result = _merge(sweep, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", runs["whole"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+def test_a_sweep_of_shards_on_a_parallel_launcher(runs, server, locomo_mini, tmp_path, launcher):
+    sweep = _sweep(tmp_path, server, locomo_mini, f"hydra/launcher={launcher}")
+    result = _merge(sweep, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", runs["whole"])
+
+
+def test_files_every_shard_holds_are_kept_apart(runs, tmp_path):
+    # A file each shard writes for itself (a graph server's database, a suite's own figure) is neither
+    # mixed nor a reason to refuse: each shard's goes to shards/<K>/; the systems' state merges.
+    copies = []
+    for name in ("s1", "s2"):
+        copy = tmp_path / name
+        shutil.copytree(runs[name], copy)
+        (copy / "figures.json").write_text(json.dumps({"shard": name}))
+        copies.append(copy)
+    result = _merge(*copies, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = tmp_path / "merged"
+    assert json.loads((merged / "shards" / "2" / "figures.json").read_text()) == {"shard": "s2"}
+    assert not (merged / "figures.json").exists()
+    assert sorted(p.name for p in (merged / "state").iterdir()) == ["mini-1", "mini-2", "mini-3"]
+    assert_same_run(merged, runs["whole"])
+
+
+def test_longmemeval_haystacks_shard_and_merge(server, tmp_path):
+    # LongMemEval's unit of ingestion is a question's haystack; its own figures merge like LOCOMO's.
+    data = Path(__file__).parent / "data" / "longmemeval_s_mini.json"
+    suite = ("dataset=longmemeval_s", f"dataset.path={data}", "judge.runs=1")
+    folders = {}
+    for name, extra in [("whole", ()), ("s1", ("run.shard=1/2",)), ("s2", ("run.shard=2/2",))]:
+        args = ["run", "+exp=rag", *suite, f"hydra.run.dir={tmp_path / name}", *FAST, *extra]
+        result = run_cli(args, cli_env(server.base_url, tmp_path / f"cache-{name}"))
+        assert result.returncode == 0, result.stderr[-3000:]
+        folders[name] = tmp_path / name
+    assert json.loads((folders["s1"] / "run.json").read_text())["shard"]["conversations"]
+    result = _merge(folders["s1"], folders["s2"], "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", folders["whole"])
