@@ -21,8 +21,8 @@ How a call runs
 3. Otherwise: a slot of the concurrency semaphore, then the pacer (`llm.rpm` / `llm.tpm` and the server's
    `x-ratelimit-*` figures; both counted as wait time in `timing`), then one HTTP POST sent by
    `transport.JsonTransport` over httpx2's keep-alive connections (counted as network time). `retry`
-   decides: 429 (honouring Retry-After / retry-after-ms), 5xx, 408/409/425 and unreadable replies are retried up to `max_retries` with exponential backoff and full
-   jitter; resets and timeouts as long as the outage is shorter than `unreachable_after_s`; other 4xx
+   decides: 429 (honouring Retry-After / retry-after-ms), 5xx, 408/409/425 and unreadable replies are
+   retried up to `max_retries` with exponential backoff and full jitter; resets and timeouts as long as the outage is shorter than `unreachable_after_s`; other 4xx
    fail at once (`bad_request`). The server's `x-ratelimit-*` headers are kept (`rate_limits`) and pace
    the next requests (`pacer`: its waits and 429s make the closing summary's pacing line).
 4. The raw reply of every HTTP 200 is cached before it is validated.
