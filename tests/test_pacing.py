@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
-from devtools.standin.server import Budget, StandinServer
+from devtools.standin.server import Budget, StandinServer, warm_tokenizers
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.ratelimit import Pacer, ServerLimits, estimate_tokens, parse_server_limits
@@ -206,3 +206,33 @@ def test_a_run_under_a_budget_finishes_with_few_429s(tmp_path: Path, locomo_mini
     assert use["tokens"] >= 0.6  # phases wait on each other, so a whole run leaves some budget unused
     line = next(line for line in result.stderr.splitlines() if line.startswith("pacing: waited"))
     assert f"{refused} of " in line
+
+
+def test_standin_refuses_over_http_with_retry_after_and_headers() -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps(
+        {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 60}
+    )
+    warm_tokenizers()  # else loading them (~0.3 s) refills the request spent before its headers are made
+    with StandinServer(ratelimit=(60, 100), ratelimit_window_s=6.0) as server:
+
+        def post() -> tuple[int, Any]:
+            request = urllib.request.Request(
+                f"{server.base_url}/chat/completions", body.encode(), {"Content-Type": "application/json"}
+            )
+            try:
+                with urllib.request.urlopen(request) as reply:
+                    return reply.status, reply.headers
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.headers
+
+        first, second = post(), post()  # ~61 tokens each against 100
+    assert first[0] == 200 and first[1]["x-ratelimit-remaining-requests"] == "59"
+    assert second[0] == 429
+    assert (
+        second[1]["x-ratelimit-limit-tokens"] == "100" and int(second[1]["x-ratelimit-remaining-tokens"]) < 61
+    )
+    assert second[1]["Retry-After"] == "2" and 1000 < int(second[1]["retry-after-ms"]) <= 1_500
