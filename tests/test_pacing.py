@@ -16,6 +16,7 @@ from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.ratelimit import Pacer, ServerLimits, estimate_tokens, parse_server_limits
 from mem0bench.llm.settings import LLMSettings
+from mem0bench.pipeline.config_change import is_neutral
 from mem0bench.tokens import count_tokens
 
 
@@ -122,6 +123,8 @@ def test_settings_names_and_old_aliases() -> None:
     assert (old.rpm, old.tpm) == (500, 9) and "requests_per_minute" not in old.public_dict()
     with pytest.raises(ConfigurationError, match="llm.tpm"):
         LLMSettings(tpm=0)
+    # Pacing changes when requests go, never what they ask: a rerun may change it (old names included).
+    assert all(is_neutral(f"llm.{k}") for k in ("rpm", "tpm", "requests_per_minute", "tokens_per_minute"))
 
 
 # ---- the stand-in's budget ------------------------------------------------------------------------------------
