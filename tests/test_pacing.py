@@ -77,6 +77,18 @@ def test_requests_in_flight_are_taken_as_counted_by_the_server() -> None:
     assert pacer.requests.level == 590 and pacer.tokens.level == 50_000 and pacer.in_flight == 2
 
 
+def test_a_reply_with_nothing_else_in_flight_may_raise_the_level() -> None:
+    clock = Clock()
+    pacer = Pacer(None, None, 8, clock=clock)
+    pacer.release(0, limits(600, 60_000, "0ms", "0ms", clock.now), throttled=False)
+    for _ in range(2):
+        pacer._take(5_000)  # estimated 5,000 tokens each; the server counted 1,000
+    pacer.release(5_000, limits(598, 58_000, "200ms", "2s", clock.now + 0.1), throttled=False)
+    assert pacer.tokens.level == 50_000  # one still in flight: only ever lowered by the server's figure
+    pacer.release(5_000, limits(598, 58_000, "200ms", "2s", clock.now + 0.2), throttled=False)
+    assert pacer.tokens.level == 58_000  # alone: the server's figure stands
+
+
 def test_configured_budget_and_tighter_of_two() -> None:
     clock = Clock()
     pacer = Pacer(60, 6_000, 4, clock=clock)  # one request and 100 tokens a second, one second's burst

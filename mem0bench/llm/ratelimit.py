@@ -86,11 +86,13 @@ class _Budget:
         return 0.0 if self.level >= need else (need - self.level) / rate
 
     def observe(
-        self, limit: int | None, remaining: int | None, reset_s: float | None, seen_at: float
+        self, limit: int | None, remaining: int | None, reset_s: float | None, seen_at: float, *, alone: bool
     ) -> None:
         """The server's figures of one reply. Requests still in flight are taken as counted in them: a
         server charges a request when it arrives, and a request's way there is short next to the time a
-        reply takes (subtracting them again would leave part of the budget unused)."""
+        reply takes (subtracting them again would leave part of the budget unused). `alone`: nothing else
+        is in flight, so the server's figure is the whole truth, and it may also raise the level (an
+        estimate that counted too much), unless the user's own tighter figure governs."""
         if limit is None or remaining is None or limit <= 0 or seen_at < self.seen_at:
             return
         first = self.server_limit is None
@@ -102,7 +104,10 @@ class _Budget:
             self.server_rate = used / reset_s
         elif self.server_rate is None:
             self.server_rate = limit / 60.0
-        self.level = float(remaining) if first and not self.configured else min(self.level, remaining)
+        if (alone or first) and self.capacity == self.server_limit:  # the server's budget governs
+            self.level = float(remaining)
+        else:
+            self.level = min(self.level, remaining)
 
 
 class Pacer:
@@ -195,11 +200,17 @@ class Pacer:
             now = self._clock()
             self.requests.refill(now)
             self.tokens.refill(now)
+            alone = self.in_flight == 0
             self.requests.observe(
-                limits.limit_requests, limits.remaining_requests, limits.reset_requests_s, limits.seen_at
-            )
+                limits.limit_requests, limits.remaining_requests, limits.reset_requests_s, limits.seen_at,
+                alone=alone,
+            )  # fmt: skip
             self.tokens.observe(
-                limits.limit_tokens, limits.remaining_tokens, limits.reset_tokens_s, limits.seen_at
+                limits.limit_tokens,
+                limits.remaining_tokens,
+                limits.reset_tokens_s,
+                limits.seen_at,
+                alone=alone,
             )
         if throttled:
             self.throttled += 1
