@@ -457,7 +457,7 @@ def test_max_concurrency_is_respected(standin: StandinServer) -> None:
 
 
 def test_requests_per_minute_limit(standin: StandinServer) -> None:
-    client = make_client(standin, requests_per_minute=1200)  # 20/s, bursts of 20
+    client = make_client(standin, rpm=1200)  # 20/s, bursts of 20
 
     async def go(c: LLMClient) -> Any:
         with timing.measure() as t:

@@ -35,6 +35,18 @@ remaining counts go down by one request, and by the reply's tokens, per answered
 the resets are the time one request, resp. the tokens used, take to come back at that per-minute rate, in
 OpenAI's duration format ("6m0s", "1.5s", "20ms").
 
+Enforced budget: with `ratelimit_window_s` set as well (`--ratelimit-window-s`), the stand-in enforces the
+budget as OpenAI does. Each limit is a bucket holding the per-minute figure, refilled continuously so that an
+empty bucket is full again after `ratelimit_window_s` seconds. A chat or embedding request is charged on
+arrival (one request; its prompt's cl100k tokens, tool schema and response format included, plus
+`max_tokens`), and answered 429 with `Retry-After` (whole seconds) and `retry-after-ms` (the exact wait)
+when either bucket lacks it; a reply without `max_tokens` is charged its completion tokens when answered.
+Every reply, 429s included, carries the headers: the limits as per-minute figures, the remaining bucket
+contents, and the resets as the real time until each bucket is full again. `ratelimit_window_s=6` runs a
+budget's minute in 6 s (the time scale is the only thing changed): a test of pacing takes seconds, and a
+client that paces from the headers' remaining and reset figures, not from the word "minute", sees the same
+arithmetic as at OpenAI. `budget_use()` reports the share of the budget used over the enforced period.
+
 Cached prompts: with `cached_prefixes=True` (`--cached-prefixes`; off by default, so no other test's usage
 figures change), a chat reply whose prompt (cl100k tokens of the message contents, then tool schema and
 response format) shares 1,024 tokens or more with an earlier request's reports the shared length, in
@@ -415,6 +427,7 @@ class StandinServer:
         models_endpoint: bool = True,
         reasoning_models: Iterable[str] = (),
         ratelimit: tuple[int, int] | None = None,
+        ratelimit_window_s: float | None = None,
         cached_prefixes: bool = False,
     ) -> None:
         self.host = host
@@ -437,6 +450,11 @@ class StandinServer:
         # Models that, like OpenAI's reasoning models, reject `max_tokens` and a non-default temperature.
         self.reasoning_models = set(reasoning_models)
         self.ratelimit = ratelimit
+        self.budget = (
+            Budget(ratelimit[0], ratelimit[1], ratelimit_window_s)
+            if ratelimit is not None and ratelimit_window_s is not None
+            else None
+        )
         self.cached_prefixes = cached_prefixes
         self.prompt_cache = PromptCache()
         self._used_requests = 0
@@ -538,8 +556,35 @@ class StandinServer:
                 if (endpoint is None or ep == endpoint) and (status is None or st == status)
             )
 
-    def ratelimit_headers(self, tokens: int) -> dict[str, str]:
-        """OpenAI's `x-ratelimit-*` headers after a reply of `tokens` tokens (none without `ratelimit`)."""
+    def budget_use(self) -> dict[str, float]:
+        """Enforced budget: the share of each budget used over the enforced period (`Budget.use`)."""
+        if self.budget is None:
+            raise RuntimeError("no enforced budget (set ratelimit and ratelimit_window_s)")
+        with self._lock:
+            return self.budget.use(time.monotonic())
+
+    def admit(self, endpoint: str, body: dict[str, Any]) -> tuple[int | None, dict[str, str]]:
+        """Enforced budget: charge a request on arrival; -> (tokens charged, None when refused; the headers
+        of a refusal). Without an enforced budget every request passes uncharged."""
+        if self.budget is None or endpoint not in ("chat", "embeddings"):
+            return 0, {}
+        tokens = _admission_tokens(endpoint, body)
+        with self._lock:
+            wait = self.budget.admit(tokens, time.monotonic())
+        if wait is None:
+            return tokens, {}
+        return None, {
+            "Retry-After": str(max(1, math.ceil(wait))),
+            "retry-after-ms": str(math.ceil(wait * 1000)),
+        }
+
+    def ratelimit_headers(self, tokens: int, charged: int | None = None) -> dict[str, str]:
+        """OpenAI's `x-ratelimit-*` headers after a reply of `tokens` tokens (none without `ratelimit`).
+        Enforced budget: a reply charged `charged` tokens on arrival is charged the rest of `tokens` now
+        when its request gave no `max_tokens` (`charged` None: a refused or uncharged request)."""
+        if self.budget is not None:
+            with self._lock:
+                return self.budget.headers(time.monotonic(), extra=max(tokens - charged, 0) if charged else 0)
         with self._lock:
             if self.ratelimit is None:
                 return {}
@@ -586,6 +631,87 @@ class StandinServer:
         return None
 
 
+class Budget:
+    """OpenAI's request and token budgets as two continuously refilled buckets (not thread-safe: the server
+    holds its lock). `window_s`: the seconds an empty bucket takes to fill; the headers still give the
+    limits as per-minute figures."""
+
+    def __init__(self, requests: int, tokens: int, window_s: float) -> None:
+        if requests <= 0 or tokens <= 0 or window_s <= 0:
+            raise ValueError("ratelimit figures and ratelimit_window_s must be > 0")
+        self.limits = (float(requests), float(tokens))
+        self.window_s = window_s
+        self.levels = [float(requests), float(tokens)]
+        self.stamp: float | None = None
+        self.started: float | None = None
+        self.last: float | None = None
+        self.charged = [0.0, 0.0]
+
+    def _refill(self, now: float) -> None:
+        if self.stamp is not None:
+            for i, limit in enumerate(self.limits):
+                self.levels[i] = min(limit, self.levels[i] + (now - self.stamp) * limit / self.window_s)
+        self.stamp = now
+
+    def admit(self, tokens: int, now: float) -> float | None:
+        """Charge one request of `tokens` tokens -> None; or the seconds until it would fit (not charged).
+        A request larger than the whole token budget is let through once the bucket is full (OpenAI would
+        refuse it outright; the harness never sends one)."""
+        self._refill(now)
+        need = (1.0, min(float(tokens), self.limits[1]))
+        wait = max(
+            (n - level) * self.window_s / limit for n, level, limit in zip(need, self.levels, self.limits)
+        )
+        if wait > 0:
+            return wait
+        if self.started is None:
+            self.started = now
+        self.levels[0] -= 1.0
+        self.levels[1] -= tokens
+        self.charged[0] += 1.0
+        self.charged[1] += tokens
+        return None
+
+    def headers(self, now: float, *, extra: int = 0) -> dict[str, str]:
+        self._refill(now)
+        if extra:
+            self.levels[1] -= extra
+            self.charged[1] += extra
+        if self.started is not None:
+            self.last = now
+        out: dict[str, str] = {}
+        for name, limit, level in zip(("requests", "tokens"), self.limits, self.levels):
+            out[f"x-ratelimit-limit-{name}"] = str(int(limit))
+            out[f"x-ratelimit-remaining-{name}"] = str(max(int(level), 0))
+            out[f"x-ratelimit-reset-{name}"] = openai_duration((limit - level) * self.window_s / limit)
+        return out
+
+    def use(self, now: float) -> dict[str, float]:
+        """Per budget ("requests", "tokens"): what was charged over what the budget allowed from the first
+        admitted request to the last reply (the full bucket at the start plus the refill since)."""
+        end = self.last if self.last is not None else now
+        span = 0.0 if self.started is None else max(end - self.started, 0.0)
+        return {
+            name: charged / (limit + limit * span / self.window_s)
+            for name, charged, limit in zip(("requests", "tokens"), self.charged, self.limits)
+        }
+
+
+def _admission_tokens(endpoint: str, body: dict[str, Any]) -> int:
+    """What a request is charged on arrival: its prompt's cl100k tokens (as its usage will count them), plus
+    `max_tokens` / `max_completion_tokens` when given."""
+    if endpoint == "embeddings":
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else inputs if isinstance(inputs, list) else []
+        return sum(_Encoder.count(t) for t in texts if isinstance(t, str))
+    text = _message_text(body.get("messages") or [])
+    for extra in (body.get("tools"), body.get("response_format")):
+        if extra:
+            text += json.dumps(extra)
+    limit = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+    return _Encoder.count(text) + (limit if isinstance(limit, int) else 0)
+
+
 def _tokens_of(payload: Any) -> int:
     """The tokens a reply's `usage` counts (0 for an error or a model list)."""
     usage = payload.get("usage") if isinstance(payload, dict) else None
@@ -626,6 +752,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     standin: StandinServer
     server_version = "standin/1.0"
+    _charged: int | None = None  # tokens the enforced budget charged the current request on arrival
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default logging
         pass
@@ -637,7 +764,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _send_bytes(
         self, status: int, data: bytes, headers: dict[str, str] | None = None, *, tokens: int = 0
     ) -> None:
-        headers = {**(headers or {}), **self.standin.ratelimit_headers(tokens)}
+        headers = {**(headers or {}), **self.standin.ratelimit_headers(tokens, self._charged)}
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -693,6 +820,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     # -- routes
     def do_GET(self) -> None:  # noqa: N802
+        self._charged = None
         path = self.path.split("?")[0].rstrip("/")
         if path in ("/v1/models", "/models"):
             if not self._authorized():
@@ -719,9 +847,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return self._error(404, f"no route {path}", endpoint="other")
         if not self._authorized():
             return self._error(401, "Incorrect API key provided.", endpoint=endpoint)
+        self._charged = None
         if body is None:
             return self._error(400, "the body is not a JSON object", endpoint=endpoint)
         st = self.standin
+        charged, refusal = st.admit(endpoint, body)
+        if charged is None:
+            return self._error(
+                429, "Rate limit reached for requests or tokens per min (stand-in).", refusal, endpoint
+            )
+        self._charged = charged
         with st._lock:
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
@@ -971,6 +1106,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="REQUESTS,TOKENS",
         help="send x-ratelimit-* headers for these limits",
     )
+    p.add_argument(
+        "--ratelimit-window-s",
+        type=float,
+        default=None,
+        help="enforce --ratelimit: a spent per-minute budget refills in this many seconds (60: real time)",
+    )
     a = p.parse_args(argv)
     ratelimit = None
     if a.ratelimit:
@@ -994,6 +1135,7 @@ def main(argv: list[str] | None = None) -> int:
         rate_empty=a.rate_empty,
         embedding_dim=a.embedding_dim,
         ratelimit=ratelimit,
+        ratelimit_window_s=a.ratelimit_window_s,
         cached_prefixes=a.cached_prefixes,
     ).start()
     stop = threading.Event()

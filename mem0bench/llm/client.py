@@ -18,12 +18,13 @@ How a call runs
 1. The request body is built once and serialized once (canonical JSON); the cache key is
    sha256(body + "\\0" + salt). The API key is not part of it.
 2. Cache lookup: a hit returns the stored raw reply (recorded as a cached call: tokens, no cost).
-3. Otherwise: a slot of the concurrency semaphore, then the RPM/TPM limiter (both counted as wait time in
-   `timing`), then one HTTP POST sent by `transport.JsonTransport` over httpx2's keep-alive connections
-   (counted as network time). `retry` decides: 429 (honouring Retry-After / retry-after-ms), 5xx,
-   408/409/425 and unreadable replies are retried up to `max_retries` with exponential backoff and full
-   jitter; resets and timeouts as long as the outage is shorter than `unreachable_after_s`; other 4xx
-   fail at once (`bad_request`). The server's `x-ratelimit-*` headers are kept (`rate_limits`).
+3. Otherwise: a slot of the concurrency semaphore, then the pacer (`llm.rpm` / `llm.tpm` and the server's
+   `x-ratelimit-*` figures; both counted as wait time in `timing`), then one HTTP POST sent by
+   `transport.JsonTransport` over httpx2's keep-alive connections (counted as network time). `retry`
+   decides: 429 (honouring Retry-After / retry-after-ms), 5xx, 408/409/425 and unreadable replies are
+   retried up to `max_retries` with exponential backoff and full jitter; resets and timeouts as long as the outage is shorter than `unreachable_after_s`; other 4xx
+   fail at once (`bad_request`). The server's `x-ratelimit-*` headers are kept (`rate_limits`) and pace
+   the next requests (`pacer`: its waits and 429s make the closing summary's pacing line).
 4. The raw reply of every HTTP 200 is cached before it is validated.
 5. Structured calls validate against the JSON schema; a bad reply (invalid JSON, schema violation, no tool
    call) gets up to `repair_attempts` extra calls that show the model its output and the exact error; an
@@ -59,7 +60,7 @@ from mem0bench.llm.payloads import (
     structured_request,
 )
 from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
-from mem0bench.llm.ratelimit import RateLimiter, ServerLimits, estimate_tokens
+from mem0bench.llm.ratelimit import Pacer, ServerLimits, estimate_tokens
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
     SchemaChecker,
@@ -77,7 +78,7 @@ from mem0bench.llm.retry import (
 )
 from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.transport import JsonTransport
+from mem0bench.llm.transport import HTTPStatusError, JsonTransport
 from mem0bench.llm.types import (
     CallFailure,
     ChatReply,
@@ -164,7 +165,8 @@ class LLMClient:
         if embedder is not None and not getattr(embedder, "remote", True):
             self.ledger.mark_free(embedder.model)
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
-        self._limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
+        self.pacer = Pacer(settings.rpm, settings.tpm, settings.max_concurrency)
+        """Keeps the request and token rate under the budget (`llm.rpm` / `llm.tpm`, the server's headers)."""
         self._checker = SchemaChecker()
         self.on_failure: Callable[[CallFailure], None] | None = None
         """Called with every call that failed for good, before `LLMCallError` is raised; may raise."""
@@ -216,19 +218,29 @@ class LLMClient:
     async def _with_retries(
         self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int
     ) -> tuple[T, int]:
-        """Run `send` under the semaphore and limiter, retrying transient failures; -> (result, attempts)."""
-        limiter = self._limiter
+        """Run `send` under the semaphore and the pacer, retrying transient failures; -> (result, attempts)."""
+        pacer, transport = self.pacer, self._transport
+
+        async def paced() -> T:
+            throttled = False
+            try:
+                return await send()
+            except HTTPStatusError as exc:
+                throttled = exc.status_code == 429
+                raise
+            finally:  # the reply's (or the 429's) x-ratelimit-* figures, as the transport kept them
+                pacer.release(est_tokens, transport.rate_limits, throttled=throttled)
 
         def give_up(problem: Retryable, attempts: int) -> LLMCallError:
             return self._failure(stage, problem.kind, problem.message, attempts)
 
         return await call_with_retries(
-            send,
+            paced,
             policy=self._policy,
             watch=self.reachability,
             slots=self._semaphore,
             give_up=give_up,
-            pace=None if limiter.unlimited else (lambda: limiter.acquire(est_tokens)),
+            pace=lambda: pacer.acquire(est_tokens),
             on_retry=lambda: self.ledger.record_retry(stage),
             rng=self._random,
             scrub=self._scrub,
@@ -252,9 +264,9 @@ class LLMClient:
                     timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
                     timing.add_cached()
                     return raw, True, 0
-        est = estimate_tokens(
-            payload["messages"], payload.get("max_tokens") or payload.get("max_completion_tokens")
-        )
+        pacer = self.pacer
+        # Counting a prompt costs ~1 ms per 2,000 tokens: only while a budget is known, or may be soon.
+        est = estimate_tokens(payload, pacer.completion_mean) if pacer.active or not pacer.answered else 0
         reply, attempts = await self._with_retries(
             stage, lambda: self._transport.post("/chat/completions", body), est
         )
@@ -265,6 +277,7 @@ class LLMClient:
         if cache is not None and key is not None:
             cache.put_chat(key, raw)
         usage = reply_usage(raw)
+        pacer.learn_completion(usage.completion_tokens)
         self.ledger.record(stage, payload["model"], usage, cached=False)
         timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
         return raw, False, attempts

@@ -1,109 +1,239 @@
-"""Client-side rate limiting: requests per minute and tokens per minute, as asyncio token buckets.
+"""Pacing: the client's request and token rate kept under the account's budget (`Pacer`).
 
-Each bucket refills continuously at `limit / 60` per second and holds at most `burst_s` seconds' worth
-(at least one request, resp. the largest single request): providers enforce per-minute limits on short
-windows, so a full minute's burst at start-up would itself draw 429s. A request larger than a bucket's
-capacity waits for a full bucket and then drives it into debt, so huge prompts are not starved.
-
-Token estimate: `len(all message text) / 4` (+ `max_tokens` when set), cheap enough for the hot path.
-
-Also here: the server's own account of its limits, OpenAI's `x-ratelimit-*` reply headers, read into a
-`ServerLimits` (the client keeps the latest one seen; pacing by it is built on top).
+The budget is what the user set (`llm.rpm`, `llm.tpm`) and what the server says of it in OpenAI's
+`x-ratelimit-*` reply headers (read here into a `ServerLimits`), the tighter of the two. Each budget is a
+bucket refilled continuously; a request waits before it is sent until it fits, and the requests in flight
+are capped by a figure that halves on a 429 and grows back while requests are answered. A request larger
+than a bucket's capacity waits for a full bucket and then drives it into debt, so huge prompts are not
+starved. Token estimate: the prompt's cl100k tokens plus `max_tokens` (or the mean completion seen).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mem0bench.tokens import count_tokens
 
-def estimate_tokens(messages: Iterable[dict[str, Any]], max_tokens: int | None = None) -> int:
-    """A cheap token estimate for rate limiting: characters / 4 over all message text."""
-    chars = 0
-    for m in messages:
-        content = m.get("content")
+
+def estimate_tokens(payload: Mapping[str, Any], completion: float = 0.0) -> int:
+    """A request's tokens as a budget counts them, before it is sent: the prompt's cl100k tokens (message
+    text, tool schema, response format; `mem0bench.tokens`, the count the usage figures use) plus
+    `max_tokens`, or, without one, `completion` (the caller's running mean of replies' completions)."""
+    parts: list[str] = []
+    for m in payload.get("messages") or ():
+        content = m.get("content") if isinstance(m, Mapping) else None
         if isinstance(content, str):
-            chars += len(content)
+            parts.append(content)
         elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    chars += len(part["text"])
-    return chars // 4 + 1 + (max_tokens or 0)
+            parts.extend(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    for extra in ("tools", "response_format"):
+        if payload.get(extra):
+            parts.append(json.dumps(payload[extra]))
+    limit = payload.get("max_tokens") or payload.get("max_completion_tokens")
+    return count_tokens("\n".join(parts)) + (int(limit) if isinstance(limit, int) else round(completion))
 
 
-class _Bucket:
-    __slots__ = ("capacity", "rate", "level", "stamp")
+class _Budget:
+    """One budget (requests or tokens) as a continuously refilled bucket.
 
-    def __init__(self, per_minute: float, burst_s: float) -> None:
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, self.rate * burst_s)
-        self.level = self.capacity
-        self.stamp = time.monotonic()
+    Two sources, the tighter wins: the user's figure (`llm.rpm` / `llm.tpm`: a rate, with one second's
+    worth as the burst, since a provider may enforce a per-minute figure on short windows), and the server's
+    (`x-ratelimit-*`): its limit is the bucket's size, `remaining` caps the level, and the refill rate is
+    read from the reset figure, `(limit - remaining) / reset` (the time the used part takes to come back),
+    so a server whose "minute" is not 60 s (a stand-in's, a provider's short window) is paced right."""
 
-    def _refill(self, now: float) -> None:
-        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+    __slots__ = ("configured", "server_limit", "server_rate", "level", "stamp", "seen_at")
+
+    def __init__(self, per_minute: float | None, now: float) -> None:
+        self.configured = per_minute
+        self.server_limit: float | None = None
+        self.server_rate: float | None = None
+        self.level = self.capacity if per_minute else 0.0
+        self.stamp = now
+        self.seen_at = float("-inf")
+
+    @property
+    def rate(self) -> float | None:
+        """Units a second; None: no budget known."""
+        rates = [r for r in (self.configured and self.configured / 60.0, self.server_rate) if r]
+        return min(rates) if rates else None
+
+    @property
+    def capacity(self) -> float:
+        own = max(1.0, self.configured / 60.0) if self.configured else None
+        if self.server_limit is None:
+            return own or 0.0
+        return self.server_limit if own is None or (self.configured or 0) >= self.server_limit else own
+
+    def refill(self, now: float) -> None:
+        rate = self.rate
+        if rate is not None:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * rate)
         self.stamp = now
 
-    def wait_time(self, amount: float, now: float) -> float:
-        """Seconds until `amount` (capped at capacity) is available."""
-        self._refill(now)
+    def wait_time(self, amount: float) -> float:
+        """Seconds until `amount` (capped at capacity) is there, as of the last refill."""
+        rate = self.rate
+        if rate is None:
+            return 0.0
         need = min(amount, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
+        return 0.0 if self.level >= need else (need - self.level) / rate
 
-    def take(self, amount: float) -> None:
-        self.level -= amount
+    def observe(
+        self, limit: int | None, remaining: int | None, reset_s: float | None, seen_at: float, *, alone: bool
+    ) -> None:
+        """The server's figures of one reply. Requests still in flight are taken as counted in them: a
+        server charges a request when it arrives, and a request's way there is short next to the time a
+        reply takes (subtracting them again would leave part of the budget unused). `alone`: nothing else
+        is in flight, so the server's figure is the whole truth, and it may also raise the level (an
+        estimate that counted too much), unless the user's own tighter figure governs."""
+        if limit is None or remaining is None or limit <= 0 or seen_at < self.seen_at:
+            return
+        first = self.server_limit is None
+        self.seen_at = seen_at
+        self.server_limit = float(limit)
+        used = limit - remaining
+        # A reset of a few units' worth is rounded (to the millisecond): read the rate from larger ones.
+        if reset_s and used >= max(1.0, 0.05 * limit):
+            self.server_rate = used / reset_s
+        elif self.server_rate is None:
+            self.server_rate = limit / 60.0
+        if (alone or first) and self.capacity == self.server_limit:  # the server's budget governs
+            self.level = float(remaining)
+        else:
+            self.level = min(self.level, remaining)
 
 
-class RateLimiter:
-    """Requests-per-minute and tokens-per-minute limits; `None` means unlimited.
+class Pacer:
+    """Keeps requests under the account's budget: waits before a send until the request and its estimated
+    tokens fit both budgets (`_Budget`), and caps the requests in flight, a cap that halves on a 429 and
+    grows by one per cap's worth of answered requests (up to `max_concurrency`).
 
-    `await limiter.acquire(tokens)` returns the seconds it waited. Waiters are served in FIFO order.
-    """
+    `await acquire(tokens)` before a send (-> seconds waited), `release(tokens, limits, throttled)` when it
+    is answered or failed. Without a budget (no `llm.rpm` / `llm.tpm`, no `x-ratelimit-*` headers seen, as
+    on a local server) it costs nothing. `waited_s`: the pacing waits summed; `sent`, `throttled`: requests
+    sent and answered 429."""
 
     def __init__(
         self,
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
+        rpm: float | None,
+        tpm: float | None,
+        max_concurrency: int,
         *,
-        burst_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.requests_per_minute = requests_per_minute
-        self.tokens_per_minute = tokens_per_minute
-        self._rpm = _Bucket(requests_per_minute, burst_s) if requests_per_minute else None
-        self._tpm = _Bucket(tokens_per_minute, burst_s) if tokens_per_minute else None
+        self._clock = clock
+        now = clock()
+        self.requests = _Budget(rpm, now)
+        self.tokens = _Budget(tpm, now)
+        self.max_concurrency = max_concurrency
+        self.cap = float(max_concurrency)
+        self.in_flight = 0
+        self.in_flight_tokens = 0.0
+        self.waited_s = 0.0
+        self.sent = 0
+        self.answered = 0
+        self.throttled = 0
+        self.completion_mean = 0.0
+        self._completions = 0
         self._lock: asyncio.Lock | None = None
+        self._released: asyncio.Event | None = None
 
     @property
-    def unlimited(self) -> bool:
-        return self._rpm is None and self._tpm is None
+    def active(self) -> bool:
+        """Whether any budget is known (else `acquire` only counts)."""
+        return (
+            self.requests.rate is not None or self.tokens.rate is not None or self.cap < self.max_concurrency
+        )
 
-    async def acquire(self, tokens: int = 0) -> float:
-        """Wait until one request of about `tokens` tokens may be sent; returns the seconds waited."""
-        if self._rpm is None and self._tpm is None:
+    def delay(self, tokens: float) -> float:
+        """Seconds until a request of `tokens` tokens fits both budgets (0: now)."""
+        now = self._clock()
+        self.requests.refill(now)
+        self.tokens.refill(now)
+        return max(self.requests.wait_time(1.0), self.tokens.wait_time(tokens))
+
+    async def acquire(self, tokens: float) -> float:
+        """Wait until a request of about `tokens` tokens may be sent, and count it; -> seconds waited."""
+        self.sent += 1
+        if not self.active:
+            self._take(tokens)
             return 0.0
         if self._lock is None:
-            self._lock = asyncio.Lock()
-        started = time.monotonic()
-        async with self._lock:
+            self._lock, self._released = asyncio.Lock(), asyncio.Event()
+        assert self._released is not None
+        started = self._clock()
+        async with self._lock:  # FIFO: one waiter at a time decides, the others queue behind it
             while True:
-                now = time.monotonic()
-                wait = 0.0
-                if self._rpm is not None:
-                    wait = max(wait, self._rpm.wait_time(1.0, now))
-                if self._tpm is not None:
-                    wait = max(wait, self._tpm.wait_time(float(tokens), now))
+                if self.in_flight >= int(self.cap):
+                    self._released.clear()
+                    await self._released.wait()
+                    continue
+                wait = self.delay(tokens)
                 if wait <= 0.0:
                     break
                 await asyncio.sleep(wait)
-            if self._rpm is not None:
-                self._rpm.take(1.0)
-            if self._tpm is not None:
-                self._tpm.take(float(tokens))
-        return time.monotonic() - started
+            self._take(tokens)
+        waited = self._clock() - started
+        self.waited_s += waited
+        return waited
+
+    def _take(self, tokens: float) -> None:
+        self.requests.level -= 1.0
+        self.tokens.level -= tokens
+        self.in_flight += 1
+        self.in_flight_tokens += tokens
+
+    def release(self, tokens: float, limits: ServerLimits | None, *, throttled: bool) -> None:
+        """A request sent after `acquire(tokens)` was answered (or failed): read the server's figures (the
+        latest reply's), adapt the cap."""
+        self.in_flight = max(self.in_flight - 1, 0)
+        self.in_flight_tokens = max(self.in_flight_tokens - tokens, 0.0)
+        self.answered += 1
+        if limits is not None:
+            now = self._clock()
+            self.requests.refill(now)
+            self.tokens.refill(now)
+            alone = self.in_flight == 0
+            self.requests.observe(
+                limits.limit_requests, limits.remaining_requests, limits.reset_requests_s, limits.seen_at,
+                alone=alone,
+            )  # fmt: skip
+            self.tokens.observe(
+                limits.limit_tokens,
+                limits.remaining_tokens,
+                limits.reset_tokens_s,
+                limits.seen_at,
+                alone=alone,
+            )
+        if throttled:
+            self.throttled += 1
+            self.cap = max(1.0, self.cap / 2.0)
+        elif self.cap < self.max_concurrency:
+            self.cap = min(float(self.max_concurrency), self.cap + 1.0 / self.cap)
+        if self._released is not None:
+            self._released.set()
+
+    def learn_completion(self, completion_tokens: int) -> None:
+        """A reply's completion tokens: their running mean estimates requests without `max_tokens`."""
+        self._completions += 1
+        self.completion_mean += (completion_tokens - self.completion_mean) / self._completions
+
+    def summary(self) -> str | None:
+        """The closing summary's line on pacing (None when nothing was paced or throttled)."""
+        if not self.sent or (self.waited_s < 0.05 and not self.throttled):
+            return None
+        share = 100.0 * self.throttled / self.sent
+        return (
+            f"pacing: waited {self.waited_s:.1f} s before sending (summed over requests) to stay under the "
+            f"rate budget; {self.throttled} of {self.sent} requests answered 429 ({share:.1f}%)"
+        )
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")

@@ -75,6 +75,10 @@ def unpriced_server_note(base_url: str) -> str:
     )
 
 
+_RENAMED = {"requests_per_minute": "rpm", "tokens_per_minute": "tpm"}
+"""Old names of `llm` settings, read as the new ones (the config of a run folder from before the rename)."""
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """How to reach the chat model, and the client's retry / concurrency / rate-limit / price policy."""
@@ -95,8 +99,11 @@ class LLMSettings:
     """`prices` are OpenAI's: calls to another server cost 0 unless this is true (e.g. a billing proxy)."""
     repair_attempts: int = 1
     max_concurrency: int = 16
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
+    rpm: float | None = None
+    """The account's requests per minute, when the user knows it (else the server's `x-ratelimit-*`
+    figures pace the run; with both, the tighter wins)."""
+    tpm: float | None = None
+    """The account's tokens per minute (prompt + `max_tokens`, as OpenAI counts them); as `rpm`."""
     check_models: bool = True
     structured: StructuredMode = "tool"
     """How structured output is asked for: a forced function call (`tool`), a `json_schema` response format,
@@ -122,8 +129,8 @@ class LLMSettings:
         _positive("llm.unreachable_after_s", self.unreachable_after_s)
         _positive("llm.repair_attempts", self.repair_attempts, allow_zero=True)
         _positive("llm.max_concurrency", self.max_concurrency)
-        _positive("llm.requests_per_minute", self.requests_per_minute, allow_none=True)
-        _positive("llm.tokens_per_minute", self.tokens_per_minute, allow_none=True)
+        _positive("llm.rpm", self.rpm, allow_none=True)
+        _positive("llm.tpm", self.tpm, allow_none=True)
         prices: dict[str, dict[str, float]] = {}
         for model, entry in (self.prices or {}).items():
             if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion", "cached_prompt"}:
@@ -142,7 +149,7 @@ class LLMSettings:
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], *, api_key: str | None = None) -> LLMSettings:
         """Build from the `llm` config section; unknown keys raise `ConfigurationError`."""
-        data = _check_keys(cls, mapping, "llm")
+        data = _check_keys(cls, {_RENAMED.get(k, k): v for k, v in _to_plain(mapping).items()}, "llm")
         if api_key is not None:
             data["api_key"] = api_key
         try:

@@ -51,7 +51,7 @@ NEUTRAL_KEYS = frozenset(
         # How calls are made: the same requests (the response cache keys them without the server's URL).
         "llm.base_url", "llm.api_key_env", "llm.timeout_s", "llm.max_retries", "llm.backoff_base_s",
         "llm.backoff_max_s", "llm.unreachable_after_s", "llm.repair_attempts", "llm.max_concurrency",
-        "llm.requests_per_minute", "llm.tokens_per_minute", "llm.check_models", "llm.price_any_server",
+        "llm.rpm", "llm.tpm", "llm.requests_per_minute", "llm.tokens_per_minute", "llm.check_models", "llm.price_any_server",
         "llm.probe", "embedder.batch_size", "embedder.device",
     }
 )  # fmt: skip

@@ -23,9 +23,11 @@ def print_summary(
     *,
     retried: bool = False,
     price_note: str | None = None,
+    pacing: str | None = None,
 ) -> None:
     """The headline numbers, what is still failed (and where) and how to retry it, the folder.
-    `retried`: the run had run.retry_failed=true; `price_note`: why the cost is $0 (`LLMSettings.price_note`)."""
+    `retried`: the run had run.retry_failed=true; `price_note`: why the cost is $0 (`LLMSettings.price_note`); `pacing`: the time spent waiting to stay under the
+    rate budget (`Pacer.summary`)."""
     m = outcome.metrics
     judge = (m.get("overall") or {}).get("judge") or {}
 
@@ -52,6 +54,8 @@ def print_summary(
             print(no_rate, file=file)
     if price_note:
         print(price_note, file=file)
+    if pacing:
+        print(pacing, file=file)
     failures = {k: v for k, v in (m.get("failures") or {}).items() if v}
     if failures:
         counts = ", ".join(f"{stage} {failures[stage]}" for stage in FAILURE_STAGES if stage in failures)
