@@ -119,6 +119,15 @@ def test_token_estimate_counts_prompt_schema_and_completion() -> None:
     assert estimate_tokens({**payload, "tools": [{"type": "function"}]}) > base
 
 
+def test_an_estimate_before_the_encoding_is_loaded_does_not_load_it() -> None:
+    from mem0bench import tokens
+
+    tokens.encoding.cache_clear()  # as in a fresh process: the load must not land inside a timed call
+    text = "hello there, how are you"
+    assert estimate_tokens({"messages": [{"role": "user", "content": text}]}) == len(text) // 4 + 1
+    assert not tokens.is_loaded()
+
+
 def test_pacing_summary_line() -> None:
     pacer = Pacer(None, None, 4, clock=Clock())
     assert pacer.summary() is None

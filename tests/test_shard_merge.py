@@ -91,7 +91,9 @@ def _metrics(run: Path) -> dict[str, Any]:
     metrics = json.loads((run / "metrics.json").read_text())
     for key in TIMINGS:
         metrics.pop(key, None)
-    metrics["tokens"]["prompt_cache"].pop("preflight")
+    # Each shard's process pays the preflight once: a real cost, and the one place the sum differs (the
+    # block is only written when the server cached prompt tokens).
+    metrics["tokens"].get("prompt_cache", {}).pop("preflight", None)
     return metrics
 
 
