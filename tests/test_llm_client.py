@@ -467,11 +467,11 @@ def test_requests_per_minute_limit(standin: StandinServer) -> None:
         return t
 
     started = time.perf_counter()
-    t = call(client, go)
+    call(client, go)
     # The 30th request cannot leave before 0.5 s (20 at once, then 20 a second): a bound, not a timing. How
     # much of it the scope records as waiting depends on what else was in flight (tests/test_call_timing.py
     # pins that arithmetic), so it is not asserted here.
-    assert time.perf_counter() - started >= 0.45 and t.wait_s >= 0
+    assert time.perf_counter() - started >= 0.45
     # The pacer's own sum of waits: the 30th request alone, asked for at the start, waits about 0.5 s.
     assert client.pacer.waited_s >= 0.45
     assert standin.count("chat", 200) == 30
