@@ -51,7 +51,7 @@ def test_server_figures_set_level_and_rate() -> None:
     assert not pacer.active and pacer.delay(10_000) == 0.0  # no budget known: nothing paced
     # 60 of 600 requests used, back in 6 s: 10 a second (a "minute" of 60 s would say 10 too);
     # 30,000 of 60,000 tokens used, back in 3 s: 10,000 a second (a 6 s window, not a minute).
-    pacer.release(0, limits(540, 30_000, "6s", "3s", clock.now), throttled=False)
+    pacer.release(limits(540, 30_000, "6s", "3s", clock.now), throttled=False)
     assert pacer.active
     assert pacer.requests.level == 540 and pacer.requests.rate == pytest.approx(10.0)
     assert pacer.tokens.level == 30_000 and pacer.tokens.rate == pytest.approx(10_000.0)
@@ -61,9 +61,9 @@ def test_server_figures_set_level_and_rate() -> None:
     assert pacer.delay(40_000) == pytest.approx(0.5)  # refilled meanwhile
     # A later reply saying less is left than we think (another process on the account) lowers the level;
     # an older reply (seen before the last one) is ignored.
-    pacer.release(0, limits(500, 1_000, "10s", "5.9s", clock.now), throttled=False)
+    pacer.release(limits(500, 1_000, "10s", "5.9s", clock.now), throttled=False)
     assert pacer.tokens.level == 1_000
-    pacer.release(0, limits(600, 60_000, "0ms", "0ms", clock.now - 1.0), throttled=False)
+    pacer.release(limits(600, 60_000, "0ms", "0ms", clock.now - 1.0), throttled=False)
     assert pacer.tokens.level == 1_000
 
 
@@ -72,7 +72,7 @@ def test_requests_in_flight_are_taken_as_counted_by_the_server() -> None:
     pacer = Pacer(None, None, 8, clock=clock)
     for _ in range(3):
         pacer._take(1_000)  # three requests in flight, sent before any budget was known
-    pacer.release(1_000, limits(590, 50_000, "1s", "1s", clock.now), throttled=False)
+    pacer.release(limits(590, 50_000, "1s", "1s", clock.now), throttled=False)
     # The server charges on arrival: its figures already hold the two still in flight.
     assert pacer.requests.level == 590 and pacer.tokens.level == 50_000 and pacer.in_flight == 2
 
@@ -80,12 +80,12 @@ def test_requests_in_flight_are_taken_as_counted_by_the_server() -> None:
 def test_a_reply_with_nothing_else_in_flight_may_raise_the_level() -> None:
     clock = Clock()
     pacer = Pacer(None, None, 8, clock=clock)
-    pacer.release(0, limits(600, 60_000, "0ms", "0ms", clock.now), throttled=False)
+    pacer.release(limits(600, 60_000, "0ms", "0ms", clock.now), throttled=False)
     for _ in range(2):
         pacer._take(5_000)  # estimated 5,000 tokens each; the server counted 1,000
-    pacer.release(5_000, limits(598, 58_000, "200ms", "2s", clock.now + 0.1), throttled=False)
+    pacer.release(limits(598, 58_000, "200ms", "2s", clock.now + 0.1), throttled=False)
     assert pacer.tokens.level == 50_000  # one still in flight: only ever lowered by the server's figure
-    pacer.release(5_000, limits(598, 58_000, "200ms", "2s", clock.now + 0.2), throttled=False)
+    pacer.release(limits(598, 58_000, "200ms", "2s", clock.now + 0.2), throttled=False)
     assert pacer.tokens.level == 58_000  # alone: the server's figure stands
 
 
@@ -96,17 +96,17 @@ def test_configured_budget_and_tighter_of_two() -> None:
     pacer._take(100)
     assert pacer.delay(100) == pytest.approx(1.0)
     # The server's budget is larger: the user's (tighter) figure still paces.
-    pacer.release(100, limits(599, 59_900, "100ms", "100ms", clock.now), throttled=False)
+    pacer.release(limits(599, 59_900, "100ms", "100ms", clock.now), throttled=False)
     assert pacer.tokens.rate == pytest.approx(100.0) and pacer.delay(100) == pytest.approx(1.0)
 
 
 def test_concurrency_halves_on_429_and_grows_back() -> None:
     pacer = Pacer(None, None, 16, clock=Clock())
     for _ in range(3):
-        pacer.release(0, None, throttled=True)
+        pacer.release(None, throttled=True)
     assert pacer.cap == 2.0 and pacer.throttled == 3 and pacer.active
     for _ in range(200):
-        pacer.release(0, None, throttled=False)
+        pacer.release(None, throttled=False)
     assert pacer.cap == 16.0
 
 

@@ -229,7 +229,7 @@ class LLMClient:
                 throttled = exc.status_code == 429
                 raise
             finally:  # the reply's (or the 429's) x-ratelimit-* figures, as the transport kept them
-                pacer.release(est_tokens, transport.rate_limits, throttled=throttled)
+                pacer.release(transport.rate_limits, throttled=throttled)
 
         def give_up(problem: Retryable, attempts: int) -> LLMCallError:
             return self._failure(stage, problem.kind, problem.message, attempts)

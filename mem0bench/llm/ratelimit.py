@@ -120,8 +120,8 @@ class Pacer:
     tokens fit both budgets (`_Budget`), and caps the requests in flight, a cap that halves on a 429 and
     grows by one per cap's worth of answered requests (up to `max_concurrency`).
 
-    `await acquire(tokens)` before a send (-> seconds waited), `release(tokens, limits, throttled)` when it
-    is answered or failed. Without a budget (no `llm.rpm` / `llm.tpm`, no `x-ratelimit-*` headers seen, as
+    `await acquire(tokens)` before a send (-> seconds waited), `release(limits, throttled)` when it is
+    answered or failed. Without a budget (no `llm.rpm` / `llm.tpm`, no `x-ratelimit-*` headers seen, as
     on a local server) it costs nothing. `waited_s`: the pacing waits summed; `sent`, `throttled`: requests
     sent and answered 429."""
 
@@ -140,7 +140,6 @@ class Pacer:
         self.max_concurrency = max_concurrency
         self.cap = float(max_concurrency)
         self.in_flight = 0
-        self.in_flight_tokens = 0.0
         self.waited_s = 0.0
         self.sent = 0
         self.answered = 0
@@ -193,13 +192,11 @@ class Pacer:
         self.requests.level -= 1.0
         self.tokens.level -= tokens
         self.in_flight += 1
-        self.in_flight_tokens += tokens
 
-    def release(self, tokens: float, limits: ServerLimits | None, *, throttled: bool) -> None:
-        """A request sent after `acquire(tokens)` was answered (or failed): read the server's figures (the
-        latest reply's), adapt the cap."""
+    def release(self, limits: ServerLimits | None, *, throttled: bool) -> None:
+        """A request sent after `acquire` was answered (or failed): read the server's figures (the latest
+        reply's), adapt the cap."""
         self.in_flight = max(self.in_flight - 1, 0)
-        self.in_flight_tokens = max(self.in_flight_tokens - tokens, 0.0)
         self.answered += 1
         if limits is not None:
             now = self._clock()
