@@ -89,6 +89,17 @@ def test_a_reply_with_nothing_else_in_flight_may_raise_the_level() -> None:
     assert pacer.tokens.level == 58_000  # alone: the server's figure stands
 
 
+def test_figures_handed_back_by_a_request_without_a_reply_are_not_read_again() -> None:
+    clock = Clock()
+    pacer = Pacer(None, None, 8, clock=clock)
+    seen = limits(600, 1_000, "0ms", "1s", clock.now)  # the transport's latest: 59,000 used, back in 1 s
+    pacer.release(seen, throttled=False)
+    clock.now += 0.5
+    pacer._take(2_000)
+    pacer.release(seen, throttled=False)  # that request timed out: the transport still holds `seen`
+    assert pacer.tokens.level == pytest.approx(1_000 + 0.5 * 59_000 - 2_000)  # refilled, then charged
+
+
 def test_configured_budget_and_tighter_of_two() -> None:
     clock = Clock()
     pacer = Pacer(60, 6_000, 4, clock=clock)  # one request and 100 tokens a second, one second's burst

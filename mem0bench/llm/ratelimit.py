@@ -97,8 +97,10 @@ class _Budget:
         server charges a request when it arrives, and a request's way there is short next to the time a
         reply takes (subtracting them again would leave part of the budget unused). `alone`: nothing else
         is in flight, so the server's figure is the whole truth, and it may also raise the level (an
-        estimate that counted too much), unless the user's own tighter figure governs."""
-        if limit is None or remaining is None or limit <= 0 or seen_at < self.seen_at:
+        estimate that counted too much), unless the user's own tighter figure governs. Figures seen
+        already are skipped: the transport keeps the latest reply's, and a request that got none of its
+        own (a timeout, a reply without the headers) hands those back, older than the level by now."""
+        if limit is None or remaining is None or limit <= 0 or seen_at <= self.seen_at:
             return
         first = self.server_limit is None
         self.seen_at = seen_at
