@@ -7,8 +7,8 @@ so `paid_prompt_tokens` / `paid_completion_tokens` say what this run actually pa
 Prompt tokens the server served from its own prompt cache (`cached_prompt_tokens`, OpenAI's
 `prompt_tokens_details.cached_tokens`) are billed at the model's `cached_prompt` rate:
 cost = (prompt - cached) * prompt rate + cached * cached rate + completion * completion rate.
-A model with no cached rate in the table has them priced at its full prompt rate, and is listed in
-`no_cached_rate_models` so that the figure is not taken for OpenAI's bill.
+A model with no cached rate in the table has them priced at its full prompt rate, and is listed in the
+snapshot's `no_cached_rate_models` so that the figure is not taken for OpenAI's bill.
 """
 
 from __future__ import annotations
@@ -204,12 +204,6 @@ class UsageLedger:
     def unpriced_models(self) -> list[str]:
         with self._lock:
             return sorted(self._unpriced)
-
-    @property
-    def no_cached_rate_models(self) -> list[str]:
-        """Models whose server-cached prompt tokens were priced at the full prompt rate (no cached rate)."""
-        with self._lock:
-            return sorted(self._no_cached_rate)
 
     def total_cost(self) -> float:
         with self._lock:
