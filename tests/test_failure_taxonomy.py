@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import get_args
 
 from mem0bench.llm.types import (
-    CACHED_KINDS,
     CALL_KINDS,
     FAILURE_KINDS,
-    NO_REPLY_KINDS,
     TRANSIENT_KINDS,
     CallFailureKind,
     FailureKind,
@@ -35,9 +33,9 @@ def test_the_table_holds_every_kind_and_nothing_else() -> None:
 
 def test_properties_of_the_kinds() -> None:
     assert {"rate_limit", "server_error", "timeout", "connection"} == TRANSIENT_KINDS
-    assert {"malformed", "empty"} == CACHED_KINDS
-    assert not TRANSIENT_KINDS & CACHED_KINDS
-    assert {"timeout", "connection"} == NO_REPLY_KINDS
+    cached = {kind for kind, traits in FAILURE_KINDS.items() if traits.from_cache}
+    assert {"malformed", "empty"} == cached
+    assert not TRANSIENT_KINDS & cached
     for kind, traits in FAILURE_KINDS.items():
         # A kind a rerun cannot put right says what to change instead.
         assert traits.transient or traits.remedy, kind

@@ -50,8 +50,6 @@ class KindTraits:
     past the cache) can change the outcome."""
     remedy: str = ""
     """What to change when asking again cannot help (empty for the transient kinds)."""
-    no_reply: bool = False
-    """No reply came at all (the server may be down): what a reachability watch counts."""
 
 
 _ANOTHER_MODEL = "try another llm.model (or judge.model), a larger llm.max_tokens, or llm.repair_attempts=2"
@@ -60,10 +58,8 @@ FAILURE_KINDS: Mapping[FailureKind, KindTraits] = MappingProxyType(
     {
         "rate_limit": KindTraits("429s past the retry budget", transient=True),
         "server_error": KindTraits("5xx (or an unreadable reply) past the retry budget", transient=True),
-        "timeout": KindTraits("no reply in time, past the retry budget", transient=True, no_reply=True),
-        "connection": KindTraits(
-            "the server could not be reached, past the retry budget", transient=True, no_reply=True
-        ),
+        "timeout": KindTraits("no reply in time, past the retry budget", transient=True),
+        "connection": KindTraits("the server could not be reached, past the retry budget", transient=True),
         "malformed": KindTraits(
             "a reply that never validated against its schema, repair included",
             from_cache=True,
@@ -99,12 +95,6 @@ FAILURE_KINDS: Mapping[FailureKind, KindTraits] = MappingProxyType(
 TRANSIENT_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.transient)
 """The failure kinds a later attempt may get past (the others would fail the same way again): ingestion
 replays, answer reruns and the run's retry bookkeeping all read it."""
-
-CACHED_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.from_cache)
-"""The failure kinds whose reply comes back from the cache: run.retry_failed=true asks again past it."""
-
-NO_REPLY_KINDS: frozenset[str] = frozenset(k for k, t in FAILURE_KINDS.items() if t.no_reply)
-"""The failure kinds where no reply came at all (a reachability watch counts them)."""
 
 CALL_KINDS: frozenset[str] = frozenset(get_args(CallFailureKind))
 """The LLM client's kinds: the only ones the bridge writes in an error body."""
