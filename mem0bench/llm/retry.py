@@ -89,19 +89,13 @@ class Retryable(Exception):
     delay, and whether the server answered (a reply of any status; not a connection failure or timeout)."""
 
     def __init__(
-        self,
-        kind: FailureKind,
-        message: str,
-        retry_after: float | None = None,
-        retry: bool | None = None,
-        *,
-        answered: bool = True,
+        self, kind: FailureKind, message: str, retry_after: float | None = None, *, answered: bool = True
     ):
         super().__init__(message)
         self.kind: FailureKind = kind
         self.message = message
         self.retry_after = retry_after
-        self.retry = kind in TRANSIENT_KINDS if retry is None else retry
+        self.retry = kind in TRANSIENT_KINDS
         self.answered = answered
 
 
