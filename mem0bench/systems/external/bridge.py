@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
@@ -81,9 +82,6 @@ _STATUS_OF_KIND = {
     "empty": 502,
     "local_error": 500,
 }
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            504: "Gateway Timeout"}  # fmt: skip
 _MAX_BODY = 64 * 1024 * 1024
 
 
@@ -406,7 +404,7 @@ def _error_body(exc: _HTTPError) -> dict[str, Any]:
 async def _reply(writer: asyncio.StreamWriter, status: int, payload: Any) -> None:
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     head = (
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
     )
     writer.write(head.encode("latin-1") + data)
