@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mem0bench.tokens import count_tokens, is_loaded
+from mem0bench.tokens import CHARS_PER_TOKEN, count_tokens, is_loaded
 
 
 def estimate_tokens(payload: Mapping[str, Any], completion: float = 0.0) -> int:
@@ -40,7 +40,7 @@ def estimate_tokens(payload: Mapping[str, Any], completion: float = 0.0) -> int:
     # Before tiktoken's encoding is loaded (the run loads it before its first timed search, and never for a
     # system that counts nothing), a count would load it here, inside a timed call (~0.27 s): ~4 characters
     # a token is close enough to pace the first requests, until the server's figures take over.
-    prompt = count_tokens(text) if is_loaded() else len(text) // 4 + 1
+    prompt = count_tokens(text) if is_loaded() else len(text) // CHARS_PER_TOKEN + 1
     return prompt + (int(limit) if isinstance(limit, int) else round(completion))
 
 
