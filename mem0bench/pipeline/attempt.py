@@ -64,10 +64,10 @@ class RunOptions:
     latency_seed: int = 0
     """`eval.seed`: the isolated pass's sample is drawn with it."""
     remeasure_latency: bool = False
+    """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
     missing_answers: MissingAnswers = "wrong"
     """`eval.missing_answers`: how a suite's own figures (the per-run metrics: LongMemEval's three) count a
     question with no answer: WRONG (as J does), or skipped (LongMemEval's authors' script)."""
-    """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
 
 
 def recorded_empty_context(rundir: RunDirectory) -> bool:
