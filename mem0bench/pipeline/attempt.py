@@ -33,7 +33,13 @@ from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord
 from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.rundir.schema import write_results
-from mem0bench.rundir.usage import UsageFile, paid_cached_prompt, paid_cost_usd, sum_usage
+from mem0bench.rundir.usage import (
+    UsageFile,
+    cached_prompt_by_stage,
+    paid_cost_usd,
+    read_usage_sessions,
+    sum_usage,
+)
 from mem0bench.systems.aliases import current_target
 
 if TYPE_CHECKING:  # the aggregate (and what it imports) loads when a run finishes
@@ -199,20 +205,21 @@ class Attempt:
         usage_rows += [a.usage for a in answers]
         usage_rows += [j.usage for (qid, _), j in standing.items() if qid in answered]
         tally = count_failures(answers, rows, ingests, runs)
+        paid = read_usage_sessions(self.rundir)  # usage.json and its journal, read once for both sums
         metrics = aggregate.metrics(
             rows,
             method=self.method_name,
             runs=runs,
             memory_tokens={sid: row.memory_tokens for sid, row in ingests.items() if not row.failed},
             llm_usage=sum_usage(usage_rows),
-            cost_usd=paid_cost_usd(self.rundir),
+            cost_usd=paid_cost_usd(paid),
             failures=tally.counts,
             empty_context_expected=recorded_empty_context(self.rundir),
             missing_answers=self.options.missing_answers,
         )
         # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate):
         # only when the server cached any, so a run without prompt caching writes the file it always did.
-        prompt_cache = paid_cached_prompt(self.rundir)
+        prompt_cache = cached_prompt_by_stage(paid)
         if any(entry["cached_prompt"] for entry in prompt_cache.values()):
             metrics["tokens"]["prompt_cache"] = prompt_cache
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
