@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from mem0bench.common import mappings
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.systems.aliases import current_target
@@ -123,16 +124,11 @@ def reach_of(key: str) -> Reach:
     return Reach.INGEST
 
 
-def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys -> leaf values (a list is one value); `method._target_` under its current name."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    if not prefix and isinstance(out.get("method._target_"), str):
+def flatten(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`common.mappings.flatten` (dotted keys; an empty mapping holds no setting), with `method._target_`
+    under its current name."""
+    out = mappings.flatten(config)
+    if isinstance(out.get("method._target_"), str):
         out["method._target_"] = current_target(out["method._target_"])
     return out
 
