@@ -31,7 +31,7 @@ from mem0bench.prompts.lme_judge import (
     build_lme_judge_messages,
     said_yes,
 )
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, Label
 from mem0bench.suites import suite_of
 
 LME_PROMPT = "longmemeval"
@@ -238,7 +238,7 @@ async def _judge_text(
     answer: AnswerRecord,
     run: int,
     *,
-    read: Callable[[str], str | None],
+    read: Callable[[str], Label | None],
     unread: str,
     salt: str,
     temperature: float | None = None,
