@@ -193,9 +193,8 @@ class Attempt:
 
         runs = self.judge.runs
         answers = [self.answers[qid] for qid in self.order if qid in self.answers]
-        standing = current_judgements(
-            read_judgements(self.rundir), self.judge.signature, runs, {a.qid: a for a in answers}
-        )
+        judgements = read_judgements(self.rundir)  # every judge's labels, read once for the blocks below
+        standing = current_judgements(judgements, self.judge.signature, runs, {a.qid: a for a in answers})
         labels = aggregate.judge_labels(standing.values(), self.judge.signature, runs)
         rows = aggregate.prediction_rows(answers, labels, runs)
         ingests = {sid: row for sid, row in self.ingests.items() if self._in_scope(sid)}
@@ -233,11 +232,11 @@ class Attempt:
         if measured:
             metrics["latency_isolated_s"] = aggregate.isolated_latency_summary(list(measured.values()))
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
-        imported = imported_judge_block(read_judgements(self.rundir), rows)
+        imported = imported_judge_block(judgements, rows)
         if imported is not None:
             metrics["imported_judge"] = imported
         if len(self.judges) > 1:
-            metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
+            metrics["judge_panel"] = panel_block(self.judges, judgements, answers, rows)
         metrics = write_results(self.rundir, rows, metrics, self.results_subdir).to_dict()
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, attempt=self.id
