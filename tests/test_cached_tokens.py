@@ -27,9 +27,9 @@ from mem0bench.pipeline.plan import cached_prompt_line, plan_lines, repeated_pre
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.usage import (
     UsageFile,
+    cached_prompt_by_stage,
     cached_share_line,
     no_cached_rate_note,
-    paid_cached_prompt,
     read_usage_sessions,
 )
 from mem0bench.status.reader import read_status
@@ -124,12 +124,12 @@ def test_usage_json_and_its_journal_carry_cached_tokens_per_stage(tmp_path):
     assert entry["stages"]["answer"]["cached_prompt_tokens"] == 3072
     assert entry["stages"]["answer"]["paid_cached_prompt_tokens"] == 1536
     assert entry["stages"]["judge"]["paid_cached_prompt_tokens"] == 1024  # rebuilt from the journal
-    assert paid_cached_prompt(RunDirectory(tmp_path / "run"))["answer"] == {
+    assert cached_prompt_by_stage(read_usage_sessions(RunDirectory(tmp_path / "run")))["answer"] == {
         "prompt": 2000,
         "cached_prompt": 1536,
     }
     assert "answer 1,536 of 2,000 (77%)" in (
-        cached_share_line(paid_cached_prompt(RunDirectory(tmp_path / "run"))) or ""
+        cached_share_line(cached_prompt_by_stage(read_usage_sessions(RunDirectory(tmp_path / "run")))) or ""
     )
 
 
@@ -149,7 +149,9 @@ def test_old_usage_files_without_cached_tokens_still_read(tmp_path):
     (entry,) = read_usage_sessions(RunDirectory(run))
     assert entry["stages"]["answer"]["paid_prompt_tokens"] == 15
     assert entry["stages"]["answer"]["paid_cached_prompt_tokens"] == 0
-    assert paid_cached_prompt(RunDirectory(run)) == {"answer": {"prompt": 15, "cached_prompt": 0}}
+    assert cached_prompt_by_stage(read_usage_sessions(RunDirectory(run))) == {
+        "answer": {"prompt": 15, "cached_prompt": 0}
+    }
 
 
 def _long_sample(tmp_path, locomo_mini) -> Path:

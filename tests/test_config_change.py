@@ -60,6 +60,10 @@ def test_only_listed_settings_are_result_neutral_and_each_change_reaches_its_sta
     # A config saved before a system moved names its old class: the same class, no change.
     old = _changed(method={"_target_": "baselines.rag.RAG"})
     assert compare_configs(old, BASE).changes == {}
+    # Prices are neutral from an empty table too: `llm.prices` itself is no setting, only its entries.
+    unpriced = _changed(llm={"prices": {}})
+    priced = compare_configs(unpriced, BASE)
+    assert priced.reach is None and set(priced.changes) == {"llm.prices.gpt-4o-mini.prompt"}
 
 
 class _Stages:

@@ -21,7 +21,7 @@ from mem0bench.cli.errors import report_errors
 from mem0bench.paths import CONFIG_DIR
 from mem0bench.pipeline.experiment import main_from_config
 from mem0bench.rundir import directory
-from mem0bench.rundir.storage import StorageFull, describe, storage_error_in
+from mem0bench.rundir.storage import describe, storage_error_in
 
 QUESTIONS = 4
 
@@ -120,4 +120,3 @@ def test_the_storage_error_is_found_under_what_wraps_it(tmp_path):
     assert storage_error_in(group) is disk
     assert storage_error_in(ValueError("x")) is None
     assert str(tmp_path / "state" / "x.npy") in describe(disk, tmp_path)
-    assert issubclass(StorageFull, Exception)

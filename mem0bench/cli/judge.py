@@ -164,13 +164,7 @@ async def _rejudge_locked(
         status = RunState.of(manifest.get("status")) or RunState.COMPLETE
         rundir.finish(status, judges=judges, **kept)
         rundir.close()
-        print_summary(
-            outcome,
-            rundir,
-            file=sys.stdout,
-            price_note=client.settings.price_note(),
-            pacing=client.pacer.summary(),
-        )
+        print_summary(outcome, rundir, file=sys.stdout, client=client)
         if subdir:
             print(
                 f"this judge's metrics: {rundir.file(subdir)} (the run's own judge's are left as they were)"

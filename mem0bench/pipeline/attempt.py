@@ -33,7 +33,13 @@ from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord
 from mem0bench.rundir.resume import PreviousWork, current_judgements, read_judgements
 from mem0bench.rundir.schema import write_results
-from mem0bench.rundir.usage import UsageFile, paid_cached_prompt, paid_cost_usd, sum_usage
+from mem0bench.rundir.usage import (
+    UsageFile,
+    cached_prompt_by_stage,
+    paid_cost_usd,
+    read_usage_sessions,
+    sum_usage,
+)
 from mem0bench.systems.aliases import current_target
 
 if TYPE_CHECKING:  # the aggregate (and what it imports) loads when a run finishes
@@ -64,10 +70,10 @@ class RunOptions:
     latency_seed: int = 0
     """`eval.seed`: the isolated pass's sample is drawn with it."""
     remeasure_latency: bool = False
+    """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
     missing_answers: MissingAnswers = "wrong"
     """`eval.missing_answers`: how a suite's own figures (the per-run metrics: LongMemEval's three) count a
     question with no answer: WRONG (as J does), or skipped (LongMemEval's authors' script)."""
-    """`run.remeasure_latency`: time every question of the isolated pass again, measured or not."""
 
 
 def recorded_empty_context(rundir: RunDirectory) -> bool:
@@ -187,9 +193,8 @@ class Attempt:
 
         runs = self.judge.runs
         answers = [self.answers[qid] for qid in self.order if qid in self.answers]
-        standing = current_judgements(
-            read_judgements(self.rundir), self.judge.signature, runs, {a.qid: a for a in answers}
-        )
+        judgements = read_judgements(self.rundir)  # every judge's labels, read once for the blocks below
+        standing = current_judgements(judgements, self.judge.signature, runs, {a.qid: a for a in answers})
         labels = aggregate.judge_labels(standing.values(), self.judge.signature, runs)
         rows = aggregate.prediction_rows(answers, labels, runs)
         ingests = {sid: row for sid, row in self.ingests.items() if self._in_scope(sid)}
@@ -199,20 +204,21 @@ class Attempt:
         usage_rows += [a.usage for a in answers]
         usage_rows += [j.usage for (qid, _), j in standing.items() if qid in answered]
         tally = count_failures(answers, rows, ingests, runs)
+        paid = read_usage_sessions(self.rundir)  # usage.json and its journal, read once for both sums
         metrics = aggregate.metrics(
             rows,
             method=self.method_name,
             runs=runs,
             memory_tokens={sid: row.memory_tokens for sid, row in ingests.items() if not row.failed},
             llm_usage=sum_usage(usage_rows),
-            cost_usd=paid_cost_usd(self.rundir),
+            cost_usd=paid_cost_usd(paid),
             failures=tally.counts,
             empty_context_expected=recorded_empty_context(self.rundir),
             missing_answers=self.options.missing_answers,
         )
         # Paid prompt tokens per stage and how many the server served from its prompt cache (cached rate):
         # only when the server cached any, so a run without prompt caching writes the file it always did.
-        prompt_cache = paid_cached_prompt(self.rundir)
+        prompt_cache = cached_prompt_by_stage(paid)
         if any(entry["cached_prompt"] for entry in prompt_cache.values()):
             metrics["tokens"]["prompt_cache"] = prompt_cache
         metrics["sampling"] = self.usage.sampling()  # what each stage's chat requests set, per stage
@@ -226,11 +232,11 @@ class Attempt:
         if measured:
             metrics["latency_isolated_s"] = aggregate.isolated_latency_summary(list(measured.values()))
         metrics = add_statistics(metrics, rows, self.options.bootstrap, judge_name=self.judge.name)
-        imported = imported_judge_block(read_judgements(self.rundir), rows)
+        imported = imported_judge_block(judgements, rows)
         if imported is not None:
             metrics["imported_judge"] = imported
         if len(self.judges) > 1:
-            metrics["judge_panel"] = panel_block(self.judges, read_judgements(self.rundir), answers, rows)
+            metrics["judge_panel"] = panel_block(self.judges, judgements, answers, rows)
         metrics = write_results(self.rundir, rows, metrics, self.results_subdir).to_dict()
         current = settle_failures_file(
             self.rundir, answers=answers, labels=labels, ingests=ingests, runs=runs, attempt=self.id

@@ -6,8 +6,8 @@ folder, ...) may differ: it is recorded in run.json's `setting_changes`. Any oth
 before any work, in one line naming it, unless `run.allow_config_change=true`: then the stages the change
 reaches are computed again, and only those (`Reach`), and run.json's `config_changes` says what changed.
 
-The result-neutral settings are an explicit allow-list (`NEUTRAL`): a key not on it, a new one included,
-counts as changing results (the safe side).
+The result-neutral settings are an explicit allow-list (`NEUTRAL_KEYS`, `NEUTRAL_PREFIXES`): a key not on it,
+a new one included, counts as changing results (the safe side).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any
 
 import yaml
 
+from mem0bench.common import mappings
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.systems.aliases import current_target
 
 __all__ = [
-    "NEUTRAL",
+    "IGNORED",
     "ConfigChanges",
     "Reach",
     "change_history",
@@ -36,6 +37,8 @@ __all__ = [
     "compare_recorded",
     "flatten",
     "folder_changes",
+    "is_neutral",
+    "reach_of",
     "supersede",
 ]
 
@@ -57,7 +60,6 @@ NEUTRAL_KEYS = frozenset(
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)
 """Prices change what a call is said to cost, never a reply; each process's cost is priced when paid."""
-NEUTRAL = (NEUTRAL_KEYS, NEUTRAL_PREFIXES)
 IGNORED = frozenset({"run.allow_config_change"})
 """Not compared at all: it is what lets this one rerun change the others."""
 
@@ -123,16 +125,11 @@ def reach_of(key: str) -> Reach:
     return Reach.INGEST
 
 
-def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys -> leaf values (a list is one value); `method._target_` under its current name."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    if not prefix and isinstance(out.get("method._target_"), str):
+def flatten(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`common.mappings.flatten` (dotted keys; an empty mapping holds no setting), with `method._target_`
+    under its current name."""
+    out = mappings.flatten(config)
+    if isinstance(out.get("method._target_"), str):
         out["method._target_"] = current_target(out["method._target_"])
     return out
 

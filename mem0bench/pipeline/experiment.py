@@ -443,13 +443,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
             failures=outcome.metrics.get("failures"),
         )
-        print_summary(
-            outcome,
-            rundir,
-            retried=options.retry_failed,
-            price_note=client.settings.price_note(),
-            pacing=client.pacer.summary(),
-        )
+        print_summary(outcome, rundir, retried=options.retry_failed, client=client)
         if status is RunState.FAILED:
             worst = max(outcome.failure_rates, key=lambda stage: outcome.failure_rates[stage])
             print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
@@ -30,7 +31,7 @@ from mem0bench.prompts.lme_judge import (
     build_lme_judge_messages,
     said_yes,
 )
-from mem0bench.rundir.records import AnswerRecord, Judgement
+from mem0bench.rundir.records import AnswerRecord, Judgement, Label
 from mem0bench.suites import suite_of
 
 LME_PROMPT = "longmemeval"
@@ -207,23 +208,10 @@ async def _judge_plain(
     template: PromptFile,
 ) -> Judgement:
     """A prompt file's judge that replies in plain text: the verdict read as the file says."""
-    with measure() as scope:
-        try:
-            reply = await client.chat(messages, stage="judge", salt=salt, model=settings.model)
-        except LLMCallError as exc:
-            return Judgement(
-                qid=answer.qid, run=run, label=None, signature=settings.signature,
-                failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
-            )  # fmt: skip
-    label = read_verdict(reply.text, template.verdict)
-    if label is None:
-        return Judgement(
-            qid=answer.qid, run=run, label=None, signature=settings.signature,
-            failure=f"malformed: no {template.verdict} verdict in the reply", usage=scope.usage,
-        )  # fmt: skip
-    return Judgement(
-        qid=answer.qid, run=run, label=label, signature=settings.signature, reasoning=reply.text.strip(),
-        usage=scope.usage,
+    return await _judge_text(
+        client, settings, messages, answer, run,
+        read=lambda text: read_verdict(text, template.verdict),
+        unread=f"no {template.verdict} verdict in the reply", salt=salt,
     )  # fmt: skip
 
 
@@ -236,18 +224,45 @@ async def _judge_yes_no(
     messages = build_lme_judge_messages(
         answer.question, answer.gold, answer.prediction, category=answer.category
     )
+    return await _judge_text(
+        client, settings, messages, answer, run,
+        read=lambda text: "CORRECT" if said_yes(text) else "WRONG", unread="",
+        salt=f"judge-run-{run}", temperature=LME_TEMPERATURE, max_tokens=settings.reply_tokens_max,
+    )  # fmt: skip
+
+
+async def _judge_text(
+    client: LLMClient,
+    settings: JudgeSettings,
+    messages: list[Message],
+    answer: AnswerRecord,
+    run: int,
+    *,
+    read: Callable[[str], Label | None],
+    unread: str,
+    salt: str,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> Judgement:
+    """A judgement from a plain-text reply: `read` finds its label (None: malformed, `unread` says why)."""
     with measure() as scope:
         try:
             reply = await client.chat(
-                messages, stage="judge", salt=f"judge-run-{run}", model=settings.model,
-                temperature=LME_TEMPERATURE, max_tokens=settings.reply_tokens_max,
+                messages, stage="judge", salt=salt, model=settings.model,
+                temperature=temperature, max_tokens=max_tokens,
             )  # fmt: skip
         except LLMCallError as exc:
             return Judgement(
                 qid=answer.qid, run=run, label=None, signature=settings.signature,
                 failure=f"{exc.failure.kind}: {exc.failure.message}", usage=scope.usage,
             )  # fmt: skip
+    label = read(reply.text)
+    if label is None:
+        return Judgement(
+            qid=answer.qid, run=run, label=None, signature=settings.signature,
+            failure=f"malformed: {unread}", usage=scope.usage,
+        )  # fmt: skip
     return Judgement(
-        qid=answer.qid, run=run, label="CORRECT" if said_yes(reply.text) else "WRONG",
-        signature=settings.signature, reasoning=reply.text.strip(), usage=scope.usage,
+        qid=answer.qid, run=run, label=label, signature=settings.signature, reasoning=reply.text.strip(),
+        usage=scope.usage,
     )  # fmt: skip

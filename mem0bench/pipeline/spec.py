@@ -289,12 +289,10 @@ def check_suite(scope: ScopeSpec, answer_prompt: str, judge_prompt: str) -> None
         )
 
 
-def _scope(
-    dataset: Mapping[str, Any], evaluation: Mapping[str, Any], run: Mapping[str, Any] | None = None
-) -> ScopeSpec:
+def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any], run: Mapping[str, Any]) -> ScopeSpec:
     ids = conversation_ids(dataset.get("conversations"))
     try:
-        shard = parse_shard((run or {}).get("shard"))
+        shard = parse_shard(run.get("shard"))
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
     dataset_seed = dataset.get("seed", 0)

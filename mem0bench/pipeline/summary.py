@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mem0bench.common.text import one_line
 from mem0bench.metrics.registry import per_question
@@ -14,6 +14,9 @@ from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.usage import cached_share_line, no_cached_rate_note
 
+if TYPE_CHECKING:
+    from mem0bench.llm.client import LLMClient
+
 
 def print_summary(
     outcome: RunOutcome,
@@ -22,12 +25,12 @@ def print_summary(
     examples: int = 5,
     *,
     retried: bool = False,
-    price_note: str | None = None,
-    pacing: str | None = None,
+    client: LLMClient | None = None,
 ) -> None:
     """The headline numbers, what is still failed (and where) and how to retry it, the folder.
-    `retried`: the run had run.retry_failed=true; `price_note`: why the cost is $0 (`LLMSettings.price_note`); `pacing`: the time spent waiting to stay under the
-    rate budget (`Pacer.summary`)."""
+    `retried`: the run had run.retry_failed=true; `client`: the one that made the calls, for why the cost
+    is $0 (`LLMSettings.price_note`) and the time spent waiting to stay under the rate budget
+    (`Pacer.summary`)."""
     m = outcome.metrics
     judge = (m.get("overall") or {}).get("judge") or {}
 
@@ -52,10 +55,10 @@ def print_summary(
         no_rate = no_cached_rate_note(rundir)
         if no_rate:
             print(no_rate, file=file)
-    if price_note:
-        print(price_note, file=file)
-    if pacing:
-        print(pacing, file=file)
+    if client is not None:
+        for note in (client.settings.price_note(), client.pacer.summary()):
+            if note:
+                print(note, file=file)
     failures = {k: v for k, v in (m.get("failures") or {}).items() if v}
     if failures:
         counts = ", ".join(f"{stage} {failures[stage]}" for stage in FAILURE_STAGES if stage in failures)

@@ -23,7 +23,8 @@ class RunState(StrEnum):
     """Failures above run.max_failure_rate, a system that crashed, or an error that stopped the run
     (`reason` says which); the same command continues it."""
     STOPPED = "stopped"
-    """The LLM server (or the memory service) stopped answering; the same command continues it."""
+    """The LLM server (or the memory service) stopped answering, or the disk (or quota) filled
+    (`rundir.storage`); the same command continues it."""
     INTERRUPTED = "interrupted"
     """Ctrl-C or SIGTERM; the same command continues it."""
     ABORTED = "aborted"

@@ -98,19 +98,15 @@ def _with_rows(entry: UsageSession, rows: list[dict[str, Any]], journal_rows: in
     return entry
 
 
-def paid_cost_usd(rundir: RunDirectory) -> float:
-    """USD actually paid for this run, over every process that worked on it (cache hits cost nothing)."""
-    return round(sum(float(s.get("cost_usd", 0.0)) for s in read_usage_sessions(rundir)), 6)
-
-
-def paid_cached_prompt(rundir: RunDirectory) -> dict[str, dict[str, int]]:
-    """{stage: {prompt, cached_prompt}}: the prompt tokens paid for per stage over every process, and how
-    many of them the server served from its prompt cache (entries from before they were counted: 0)."""
-    return cached_prompt_by_stage(read_usage_sessions(rundir))
+def paid_cost_usd(sessions: Iterable[UsageSession]) -> float:
+    """USD actually paid, over these entries (`read_usage_sessions`: every process that worked on the run;
+    cache hits cost nothing)."""
+    return round(sum(float(s.get("cost_usd", 0.0)) for s in sessions), 6)
 
 
 def cached_prompt_by_stage(sessions: Iterable[UsageSession]) -> dict[str, dict[str, int]]:
-    """`paid_cached_prompt` over these usage.json entries."""
+    """{stage: {prompt, cached_prompt}}: the prompt tokens paid for per stage over these entries, and how
+    many of them the server served from its prompt cache (entries from before they were counted: 0)."""
     out: dict[str, dict[str, int]] = {}
     for session in sessions:
         for stage, totals in (session.get("stages") or {}).items():
