@@ -34,6 +34,7 @@ from mem0bench.importing.imported import (
     _labels,
     category_notes,
     checked_answer,
+    close_counts,
     normalise,
 )  # fmt: skip
 
@@ -149,10 +150,7 @@ def match_unkeyed(
     counts["renamed_speakers"] = len(renames)
     for way in _WAYS:
         counts[f"matched_{way.replace(' ', '_')}"] = ways[way]
-    counts["matched"] = len(answers)
-    counts["missing"] = sum(1 for sid in seen for q in questions.get(sid, ()) if q.qid not in taken)
-    for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
-        counts.setdefault(kind, 0)
+    close_counts(counts, answers, seen, questions, taken)
     notes = [
         "records without a conversation id, matched by question text and order: "
         + ", ".join(f"{ways[w]} {w}" for w in _WAYS)
