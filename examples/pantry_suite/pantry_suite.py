@@ -16,13 +16,12 @@ The file (pantry.json) is a JSON list of chats:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mem0bench.data.errors import DatasetError
+from mem0bench.data.errors import DatasetError, check_path_id, parse_json
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 from mem0bench.metrics.registry import Metric, register_metric
 from mem0bench.suites import DatasetRequest, Rubric, register_suite
@@ -75,7 +74,7 @@ def load_pantry(request: DatasetRequest) -> Dataset:
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"cannot read the file ({exc.strerror})", file=str(path)) from None
-    chats = json.loads(raw)
+    chats = parse_json(raw, file=str(path))  # a syntax error: one line with its line and column
     if not isinstance(chats, list):
         raise DatasetError("expected a JSON list of chats", file=str(path))
     wanted = None if request.conversations is None else set(request.conversations)
@@ -88,8 +87,11 @@ def load_pantry(request: DatasetRequest) -> Dataset:
 
 
 def _conversation(chat: dict[str, Any], position: int, file: str) -> Conversation:
-    sid = str(chat.get("id", f"#{position}"))
-    speaker_a, speaker_b = chat["speakers"]
+    # The id and the speakers name folders of the run: the harness's one rule for such names.
+    sid = check_path_id(str(chat.get("id", f"#{position}")), file=file, sample=position, field="id")
+    speaker_a, speaker_b = (
+        check_path_id(str(name), file=file, sample=sid, field="speakers") for name in chat["speakers"]
+    )
     sessions = []
     for n, session in enumerate(chat["sessions"], start=1):
         turns = tuple(

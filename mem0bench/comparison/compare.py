@@ -22,14 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from mem0bench.metrics.registry import per_question
 from mem0bench.metrics.significance import (
     fewest_pairs_for_significance,
     mcnemar_exact,
     minimum_detectable_difference,
 )
 from mem0bench.metrics.uncertainty import cluster_bootstrap
-from mem0bench.pipeline.statistics import BootstrapSettings, row_value
+from mem0bench.pipeline.statistics import BootstrapSettings, interval_metrics, row_value
 from mem0bench.rundir.schema import PredictionRow, by_category
 
 __all__ = ["CompareError", "Pairing", "compare_pairs", "pair_rows"]
@@ -83,8 +82,8 @@ def _difference(x: float | None, y: float | None) -> float:
 def _scope(
     a: Sequence[PredictionRow], b: Sequence[PredictionRow], settings: BootstrapSettings
 ) -> dict[str, Any]:
-    # Every per-question metric of the registry, J first; a metric registered since where a row has it.
-    metrics = [m for m in per_question() if m.schema or any(r.score(m.name) is not None for r in (*a, *b))]
+    # The metrics metrics.json gives an interval (`interval_metrics`) over both runs' rows, J first.
+    metrics = interval_metrics((*a, *b))
     metrics.sort(key=lambda m: not m.from_judge)
     names = [m.name for m in metrics]
     diffs = np.array(

@@ -17,26 +17,24 @@ from mem0bench.tokens import CHARS_PER_TOKEN, ENCODING, approx_tokens, count_tok
 __all__ = ["Spread", "SuiteStats", "dataset_stats", "format_stats_table", "format_suite_stats", "suite_stats"]
 
 
-def dataset_stats(ds: Dataset, categories: Sequence[Category] | None = None) -> dict[str, Any]:
+def dataset_stats(ds: Dataset) -> dict[str, Any]:
     """Counts and token sizes of a dataset, as a JSON-ready dict.
 
     Keys: ``conversations``, ``sessions``, ``turns``, ``questions``, ``categories`` (question counts by
-    official label, in the order of `categories`, zeros kept; by default LOCOMO's five for a LOCOMO file
-    (multi_hop, temporal, open_domain, single_hop, adversarial), else the file's own, by id),
+    official label: LOCOMO's five for a LOCOMO file, zeros kept (multi_hop, temporal, open_domain,
+    single_hop, adversarial), else the file's own, by id),
     ``turns_with_images`` (turns carrying an image caption), ``tokens_per_conversation`` (sample_id ->
     cl100k_base tokens of the conversation's ``render_lines()`` joined by newlines), ``tokens_min``,
     ``tokens_mean``, ``tokens_max`` and ``sha256`` (of the file).
     """
     convs = ds.conversations
-    # The suite's categories, zeros included, and no other suite's: by default LOCOMO's five for a LOCOMO
-    # file, else the categories its questions have.
-    if categories is None:
-        present = sorted({q.category for q in ds.questions})
-        locomo = all(c.suite == "locomo" for c in present)
-        categories = list(LOCOMO_CATEGORIES.values()) if locomo else present
-    counts = {c.label: 0 for c in categories}
-    for q in sorted(ds.questions, key=lambda q: q.category):
-        counts[q.category.label] = counts.get(q.category.label, 0) + 1
+    # The suite's categories and no other suite's: LOCOMO's five for a LOCOMO file (zeros included), else
+    # the categories its questions have.
+    present = sorted({q.category for q in ds.questions})
+    locomo = all(c.suite == "locomo" for c in present)
+    counts = {c.label: 0 for c in (LOCOMO_CATEGORIES.values() if locomo else present)}
+    for q in ds.questions:
+        counts[q.category.label] += 1
     tokens = {c.sample_id: count_tokens("\n".join(c.render_lines())) for c in convs}
     sizes = list(tokens.values())
     return {

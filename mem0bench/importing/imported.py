@@ -32,8 +32,8 @@ from mem0bench.data.errors import DatasetError, check_values
 from mem0bench.data.model import Category, Conversation, Dataset, Question
 
 __all__ = [
-    "FieldMap", "ImportResult", "ImportedAnswer", "checked_answer", "match_records", "parse_fields", "read_data",
-    "read_records",
+    "FieldMap", "ImportResult", "ImportedAnswer", "checked_answer", "close_counts", "match_records", "parse_fields",
+    "read_data", "read_records",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, tuple[str, ...]] = {
@@ -373,14 +373,24 @@ def match_records(
         question = free[0]
         taken[question.qid] = record.where
         answers.append(checked_answer(record, question, fields, problem, counts))
-    counts["matched"] = len(answers)
-    counts["missing"] = sum(
-        1 for sid in conversations_seen for q in questions.get(sid, ()) if q.qid not in taken
-    )
-    for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
-        counts.setdefault(kind, 0)
+    close_counts(counts, answers, conversations_seen, questions, taken)
     notes = category_notes(counts)
     return ImportResult(answers, problems, dict(counts), notes)
+
+
+def close_counts(
+    counts: Counter[str],
+    answers: Sequence[ImportedAnswer],
+    seen: set[str],
+    questions: Mapping[str, Sequence[Question]],
+    taken: Mapping[str, str],
+) -> None:
+    """The closing tallies of a match: matched, missing (questions in scope of the conversations `seen`
+    that no record took) and a 0 for each kind of problem that did not occur."""
+    counts["matched"] = len(answers)
+    counts["missing"] = sum(1 for sid in seen for q in questions.get(sid, ()) if q.qid not in taken)
+    for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
+        counts.setdefault(kind, 0)
 
 
 Problem = Callable[[str, Record, str], None]

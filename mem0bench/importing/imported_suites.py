@@ -31,6 +31,7 @@ from typing import Any
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.importing.imported import FieldMap, ImportedAnswer, ImportResult, Record, normalise, read_data
+from mem0bench.prompts.lme_judge import LME_JUDGE_MODEL  # the one model whose labels the authors accept
 from mem0bench.suites.longmemeval import ABSTENTION, QUESTION_TYPES
 
 __all__ = [
@@ -46,8 +47,6 @@ PLUS_SHAPE = (
 _PREDICTION = {"longmemeval": ("hypothesis", "prediction"), "locomo_plus": ("prediction", "response")}
 _QUESTION = {"longmemeval": ("question_id",), "locomo_plus": ("question_input", "trigger", "question")}
 _JUDGE = {"longmemeval": ("autoeval_label", "correct"), "locomo_plus": ("judge_label", "judge_score")}
-LME_JUDGE_MODEL = "gpt-4o-2024-08-06"
-"""The one judge model whose labels LongMemEval's print_qa_metrics.py accepts."""
 _GRADES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 _SPEAKER = re.compile(r"^[^:：\n]{1,40}[:：]\s*")
 _COGNITIVE = "cognitive"

@@ -34,6 +34,7 @@ from mem0bench.importing.imported import (
     _labels,
     category_notes,
     checked_answer,
+    close_counts,
     normalise,
 )  # fmt: skip
 
@@ -101,8 +102,10 @@ def match_unkeyed(
         name = fields.pick("question", record.data)
         return record.data.get(name) if name else None
 
+    # Each conversation's question texts, normalised once (not again for every record of every block).
+    texts = {c.sample_id: {normalise(q.question) for q in c.questions} for c in dataset.conversations}
     for block in _blocks(records):
-        conversation = _owner(block, dataset, claimed, text_of)
+        conversation = _owner(block, dataset, claimed, text_of, texts)
         if conversation is None:
             for record in block:
                 problem("unmatched", record, "no conversation left in the dataset for this block")
@@ -147,10 +150,7 @@ def match_unkeyed(
     counts["renamed_speakers"] = len(renames)
     for way in _WAYS:
         counts[f"matched_{way.replace(' ', '_')}"] = ways[way]
-    counts["matched"] = len(answers)
-    counts["missing"] = sum(1 for sid in seen for q in questions.get(sid, ()) if q.qid not in taken)
-    for kind in ("unmatched", "ambiguous", "duplicate", "gold_differs", "category_differs", "bad_judge"):
-        counts.setdefault(kind, 0)
+    close_counts(counts, answers, seen, questions, taken)
     notes = [
         "records without a conversation id, matched by question text and order: "
         + ", ".join(f"{ways[w]} {w}" for w in _WAYS)
@@ -186,13 +186,20 @@ def _headline(records: Sequence[Record], fields: FieldMap, adversarial: list[tup
     )
 
 
-def _owner(block: list[Record], dataset: Dataset, claimed: set[str], text_of: Any) -> Conversation | None:
-    """The conversation most of the block's question texts name; else the next unclaimed one in order."""
+def _owner(
+    block: list[Record],
+    dataset: Dataset,
+    claimed: set[str],
+    text_of: Any,
+    texts: Mapping[str, set[str]],
+) -> Conversation | None:
+    """The conversation most of the block's question texts name (`texts`: each conversation's normalised
+    question texts); else the next unclaimed one in order."""
     votes: Counter[str] = Counter()
     for record in block:
         wanted = normalise(text_of(record))
         for c in dataset.conversations:
-            if c.sample_id not in claimed and any(normalise(q.question) == wanted for q in c.questions):
+            if c.sample_id not in claimed and wanted in texts[c.sample_id]:
                 votes[c.sample_id] += 1
     if votes:
         best = votes.most_common(1)[0][0]

@@ -1,5 +1,5 @@
-"""Every score a run reports, declared once: its name, its function, which way is better, the suites it
-applies to, and whether it is scored per question or over a whole run.
+"""Every score a run reports, declared once: its name, its function, the suites it applies to, and
+whether it is scored per question or over a whole run.
 
 What reads the registry: the aggregate (predictions.jsonl's score fields, metrics.json's blocks and their
 `not_applicable`), the bootstrap intervals (`stderr`, `ci95`), `compare` (paired differences), the report's
@@ -48,7 +48,6 @@ class Metric:
     the judge stage (`from_judge`)."""
     by_category: bool = False
     """The function takes the question's category id too (LOCOMO's F1 scores each category its own way)."""
-    higher_is_better: bool = True
     suites: frozenset[str] | None = None
     """The suite families (a `Category.suite`: locomo, locomo_plus, longmemeval, ...) it applies to; None:
     every suite."""

@@ -65,8 +65,7 @@ def _intervals(rows: Sequence[PredictionRow], settings: BootstrapSettings) -> di
     # Imported here, as the runner imports the scorers: mem0bench.metrics pulls in NLTK.
     from mem0bench.metrics.uncertainty import cluster_bootstrap
 
-    # Schema 2's own metrics always (an interval of nothing is null); one registered since where a row has it.
-    metrics = [m for m in per_question() if m.schema or any(r.score(m.name) is not None for r in rows)]
+    metrics = interval_metrics(rows)
     values = np.array([[row_value(m, r) for m in metrics] for r in rows], dtype=float).reshape(
         len(rows), len(metrics)
     )
@@ -78,6 +77,13 @@ def _intervals(rows: Sequence[PredictionRow], settings: BootstrapSettings) -> di
         "stderr": {name: i.stderr for name, i in zip(names, found)},
         "ci95": {name: list(i.ci95) if i.ci95 else None for name, i in zip(names, found)},
     }
+
+
+def interval_metrics(rows: Iterable[PredictionRow]) -> list[Metric]:
+    """The per-question metrics that get an interval over `rows`, in registry order: schema 2's own always
+    (an interval of nothing is null), one registered since where a row has it."""
+    rows = list(rows)
+    return [m for m in per_question() if m.schema or any(r.score(m.name) is not None for r in rows)]
 
 
 def row_value(m: Metric, row: PredictionRow) -> float | None:
