@@ -277,6 +277,23 @@ def test_files_every_shard_holds_are_kept_apart(runs, tmp_path):
     assert_same_run(merged, runs["whole"])
 
 
+def test_a_torn_last_line_of_a_shard_is_left_out(runs, tmp_path):
+    # A kill mid-write leaves a last line without its newline, which every reader skips; a shard's last
+    # process that never reopened the file (nothing more to write to it) leaves it there. Merged, it must
+    # stay skipped, not become a damaged line in the middle of the merged file.
+    copies = []
+    for name in ("s1", "s2"):
+        copy = tmp_path / name
+        shutil.copytree(runs[name], copy)
+        copies.append(copy)
+    for file in ("judgements.jsonl", "usage.jsonl"):
+        with (copies[0] / file).open("a", encoding="utf-8") as f:
+            f.write('{"qid": "torn')
+    result = _merge(*copies, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_run(tmp_path / "merged", runs["whole"])
+
+
 def test_longmemeval_haystacks_shard_and_merge(server, tmp_path):
     # LongMemEval's unit of ingestion is a question's haystack; its own figures merge like LOCOMO's.
     data = Path(__file__).parent / "data" / "longmemeval_s_mini.json"

@@ -17,14 +17,12 @@ LongMemEval file at hand, a file carrying question types and labels is scored on
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
 from mem0bench.cli.errors import describe_hydra_error, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.paths import data_home
 
 
 def import_main(argv: list[str]) -> int:
@@ -55,18 +53,10 @@ def _import(args: argparse.Namespace) -> int:
 
     from mem0bench.cli.config import plain
     from mem0bench.cli.run import CONFIG_DIR
-    from mem0bench.data import load_dataset, resolve_dataset_path
-    from mem0bench.data.answer_key import apply_answer_key, read_answer_key
     from mem0bench.importing.import_run import write_imported_run
-    from mem0bench.importing.imported import match_records, parse_fields, read_records
-    from mem0bench.importing.imported_suites import (
-        dataset_from_records,
-        match_suite_records,
-        read_suite_rows,
-        suite_records,
-    )  # fmt: skip
-    from mem0bench.importing.unkeyed import match_unkeyed
-    from mem0bench.pipeline.experiment import dataset_request, dataset_suite, public_config, select_questions
+    from mem0bench.importing.imported import parse_fields
+    from mem0bench.importing.match_file import match_file, source_sha256
+    from mem0bench.pipeline.experiment import public_config
     from mem0bench.pipeline.spec import ExperimentSpec
     from mem0bench.pipeline.statistics import BootstrapSettings
     from mem0bench.rundir.directory import RunDirectory
@@ -91,51 +81,9 @@ def _import(args: argparse.Namespace) -> int:
             raise ConfigurationError(describe_hydra_error(exc)) from None
     resolved = plain(cfg)
     scope = ExperimentSpec.from_mapping(resolved).scope
-    suite = dataset_suite(scope)
-    notes: list[str] = []
-    records = None
-    dataset = None
-    if suite.name != "locomo":
-        rows, notes = read_suite_rows(args.file, suite.name)
-        records = suite_records(str(args.file), rows, suite.name, fields)
-        held = data_home(scope.data_dir) / suite.sources[0].filename if suite.sources else None
-        if scope.path is None and held is not None and not held.is_file() and not args.answer_key:
-            # The dataset lives on the hub and no copy is here: a file that carries what scoring needs
-            # (question ids, types, labels) is scored on its own labels rather than fetched against.
-            dataset = dataset_from_records(records, suite.name, fields, str(args.file))
-            if dataset is not None:
-                notes.append(
-                    f"no {suite.title} file at hand ({held}): nothing was matched against the dataset; the "
-                    "file's own question ids, types and labels are scored as they are (dataset.path=FILE "
-                    "matches and checks every id)"
-                )
-    if suite.name == "locomo":  # as it always was (the file named in --dataset's words)
-        dataset = load_dataset(
-            resolve_dataset_path(scope.path, data_home(scope.data_dir), option="--dataset FILE")
-        )
-    elif dataset is None:
-        dataset = suite.load(dataset_request(scope))
-    if args.answer_key:
-        dataset = apply_answer_key(dataset, read_answer_key(args.answer_key, dataset), "replace")
-    questions = {
-        c.sample_id: select_questions(
-            c, include_adversarial=args.include_adversarial, max_questions=None, suite=suite
-        )
-        for c in dataset.conversations
-    }
-    if records is None:
-        records = read_records(args.file, fields)
-        # records that name no conversation (memU's list) are matched by question text and order
-        unkeyed = bool(records) and all(r.conversation is None for r in records)
-        result = (match_unkeyed if unkeyed else match_records)(records, dataset, fields, questions)
-    else:
-        result = match_suite_records(records, dataset, fields, questions, graded=suite.grading == "graded")
-    result.notes[:0] = notes
-    if not result.answers:
-        raise ConfigurationError(
-            f"{args.file}: no record matched a {suite.title} question of {dataset.path} ({result.counts}); "
-            f"is it a file of another suite or variant? (dataset={suite.name} here)"
-        )
+    suite, dataset, result = match_file(
+        args.file, scope, fields, answer_key=args.answer_key, include_adversarial=args.include_adversarial
+    )
     config = public_config(resolved)
     # The method block describes where the answers came from: there is no system to instantiate.
     config["method"] = {"name": system, "imported_file": str(args.file.resolve())}
@@ -147,7 +95,7 @@ def _import(args: argparse.Namespace) -> int:
     metrics = write_imported_run(
         rundir, result, system, BootstrapSettings(args.bootstrap_replicates), gold=bool(dataset.sha256)
     )
-    file_sha = _sha256(args.file)
+    file_sha = source_sha256(args.file)
     rundir.finish(RunState.COMPLETE, imported={"file": str(args.file), "sha256": file_sha, **result.counts})
     rundir.close()
     for line in [*result.problems, *result.notes]:
@@ -176,16 +124,6 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"F1 {100 * overall['f1']:.2f}, BLEU-1 {100 * overall['bleu1']:.2f} (ours)")
     return 0
-
-
-def _sha256(path: Path) -> str:
-    """The file's sha256; a folder's: of its files' names and contents, in name order."""
-    if not path.is_dir():
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.iterdir() if p.is_file()):
-        digest.update(file.name.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
-    return digest.hexdigest()
 
 
 if __name__ == "__main__":  # pragma: no cover

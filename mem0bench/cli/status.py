@@ -73,6 +73,7 @@ def _show(paths: list[Path], *, as_json: bool) -> int:
 
 def _jsonable(status: RunStatus) -> dict[str, Any]:
     data = asdict(status)
+    del data["part"]  # the text block's shard line; --json has kept to its fields
     data["open_failures"] = [
         {"stage": stage, "kind": kind, "n": n} for (stage, kind), n in status.open_failures.items()
     ]
@@ -103,32 +104,12 @@ def _stage_line(status: RunStatus, index: int) -> str:
     return text
 
 
-def _part_of(run: Path) -> str | None:
-    """Which part of a sharded run a folder is (run.json's `shard`), or which shards a merged one holds."""
-    try:
-        manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    shard, merged = manifest.get("shard"), manifest.get("merged_from")
-    if isinstance(shard, dict):
-        whole = shard.get("whole") or {}
-        return (
-            f"{shard.get('index')}/{shard.get('of')}: {len(shard.get('conversations') or [])} of the whole's "
-            f"{len(whole.get('conversations') or [])} conversations (when all are complete: "
-            "python -m mem0bench merge SWEEP --out DIR)"
-        )
-    if isinstance(merged, list):
-        return f"merged from {len(merged)} shards"
-    return None
-
-
 def render(status: RunStatus, base: Path | None = None) -> str:
     """A block of lines a person reads: one per stage, then failures, money, process and resume."""
     name = status.path.relative_to(base) if base is not None else status.path
     lines = [f"{name}  {status.method}  (run.json status: {status.recorded})"]
-    part = _part_of(status.path)
-    if part:
-        lines.append(f"  shard     {part}")
+    if status.part:
+        lines.append(f"  shard     {status.part}")
     lines.append(f"  process   {status.process.detail}")
     for i, stage in enumerate(status.stages):
         lines.append(f"  {stage.stage:<9} {_stage_line(status, i)}")

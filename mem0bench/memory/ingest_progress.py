@@ -15,8 +15,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
-from mem0bench.memory.base import ingest_units_of
-
 Listener = Callable[[int], None]
 
 _listener: ContextVar[Listener | None] = ContextVar("mem0bench_ingest_listener", default=None)
@@ -37,8 +35,3 @@ def listening(listener: Listener) -> Iterator[None]:
         yield
     finally:
         _listener.reset(token)
-
-
-ingest_units = ingest_units_of
-"""The units a system will report for a conversation (memory.base.ingest_units_of, where the optional
-members are read)."""

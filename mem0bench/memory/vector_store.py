@@ -29,6 +29,16 @@ RECORDS_FILE = "records.json"
 VECTORS_FILE = "vectors.npy"
 
 
+def read_saved_records(directory: Path) -> list[MemoryRecord] | None:
+    """The records a snapshot in `directory` holds (RECORDS_FILE's `entries`, the layout `save` writes),
+    read without the vectors or an index; None when the folder has no snapshot."""
+    try:
+        doc = json.loads((Path(directory) / RECORDS_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return [MemoryRecord.from_dict(entry["record"]) for entry in doc.get("entries", [])]
+
+
 class FaissVectorStore(Generic[R]):
     """add / update / delete / get / search over (string id, vector, record) entries."""
 

@@ -24,6 +24,7 @@ import yaml
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.files import atomic_write
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.ledger import UsageLedger
 from mem0bench.pipeline.attempt import Attempt
@@ -183,9 +184,11 @@ def check_shards(shards: Sequence[Shard]) -> list[Shard]:
     return ordered
 
 
-def _jsonl_lines(path: Path) -> str:
+def _whole_lines(path: Path) -> str:
+    """The file's text up to its last newline: a torn last line (a write cut short by a kill, which every
+    reader skips, `common.jsonl`) is left out, where another shard's rows after it would make it damage."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    return text if not text or text.endswith("\n") else text + "\n"
+    return text[: text.rfind("\n") + 1]
 
 
 def _copy_files(shards: Sequence[Shard], out: Path) -> None:
@@ -211,11 +214,15 @@ def _copy_files(shards: Sequence[Shard], out: Path) -> None:
             top = len(rel.parts) == 1
             if top and rel.name == JOURNAL:
                 _append_journal(item, out / rel, shard)
-            elif top and (item.suffix == ".jsonl" or rel.name == "run.log"):
+            elif top and rel.name == "run.log":
+                text = item.read_text(encoding="utf-8", errors="replace")
                 with (out / rel).open("a", encoding="utf-8") as f:
-                    if rel.name == "run.log":
-                        f.write(f"== {shard.name} ==\n")
-                    f.write(_jsonl_lines(item))
+                    f.write(
+                        f"== {shard.name} ==\n{text}" + ("\n" if text and not text.endswith("\n") else "")
+                    )
+            elif top and item.suffix == ".jsonl":
+                with (out / rel).open("a", encoding="utf-8") as f:
+                    f.write(_whole_lines(item))
             else:
                 target = out / rel if holders[rel] == 1 else out / "shards" / str(shard.index) / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -224,11 +231,9 @@ def _copy_files(shards: Sequence[Shard], out: Path) -> None:
 
 def _append_journal(item: Path, target: Path, shard: Shard) -> None:
     with target.open("a", encoding="utf-8") as f:
-        for line in item.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                row["session"] = _session(row.get("session"), shard)
-                f.write(json.dumps(row) + "\n")
+        for row in read_jsonl(item):
+            row["session"] = _session(row.get("session"), shard)
+            f.write(json.dumps(row) + "\n")
 
 
 def _usage_sessions(shards: Sequence[Shard]) -> list[dict[str, Any]]:

@@ -36,8 +36,8 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
-from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context
-from mem0bench.memory.ingest_progress import ingest_units, listening
+from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
+from mem0bench.memory.ingest_progress import listening
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
@@ -82,7 +82,7 @@ class Runner:
         self.system = system
         self.options = options
         # Ingest progress counts the units a system reports (message pairs per stream), not conversations.
-        self.ingest_units = {c.sample_id: ingest_units(system, c) for c in dataset.conversations}
+        self.ingest_units = {c.sample_id: ingest_units_of(system, c) for c in dataset.conversations}
         self.attempt = Attempt(
             rundir=rundir, client=client, judge=judge, options=options, method_name=method_name,
             questions=questions, ingest_units=sum(self.ingest_units.values()),

@@ -75,6 +75,8 @@ class RunStatus:
     cached_prompt: dict[str, dict[str, int]] = field(default_factory=dict)
     """stage -> {prompt, cached_prompt}: prompt tokens paid for and those the server served from its
     prompt cache (billed at the cached rate), over every process."""
+    part: str | None = None
+    """Which part of a sharded run the folder is (run.json's `shard`), or which shards a merged one holds."""
 
     @property
     def finished(self) -> bool:
@@ -115,6 +117,7 @@ def read_status(run_dir: Path) -> RunStatus:
         scope_error=scope_error,
         price_note=_price_note(manifest),
         cached_prompt=cached_prompt_by_stage(previous.usage_sessions),
+        part=_part(manifest),
     )
 
 
@@ -123,6 +126,20 @@ def _price_note(manifest: dict[str, Any]) -> str | None:
     if not isinstance(server, dict) or server.get("priced") is not False:
         return None
     return unpriced_server_note(str(server.get("base_url") or ""))
+
+
+def _part(manifest: dict[str, Any]) -> str | None:
+    shard, merged = manifest.get("shard"), manifest.get("merged_from")
+    if isinstance(shard, dict):
+        whole = shard.get("whole") or {}
+        return (
+            f"{shard.get('index')}/{shard.get('of')}: {len(shard.get('conversations') or [])} of the whole's "
+            f"{len(whole.get('conversations') or [])} conversations (when all are complete: "
+            "python -m mem0bench merge SWEEP --out DIR)"
+        )
+    if isinstance(merged, list):
+        return f"merged from {len(merged)} shards"
+    return None
 
 
 # -- reading ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mem0bench.common.files import atomic_write
+from mem0bench.common.jsonl import read_jsonl
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
 from mem0bench.llm.timing import measure
@@ -60,6 +61,16 @@ _T = TypeVar("_T")
 _WORKERS = 16  # library threads (one conversation uses one at a time); more conversations wait for one
 _FORMAT = 1  # bump when the state layout or the note content changes
 _QUERIES = ("keywords", "question")
+_NOTES = "notes.jsonl"
+"""The conversation's notes, written beside the library's store for `saved_memories` (not for resume)."""
+
+
+def _folder(state_dir: Path, sample_id: str) -> Path:
+    return conversation_folder(state_dir, sample_id, "amem")
+
+
+def _marker_in(folder: Path) -> DoneMarker:
+    return DoneMarker(folder / "done.json", _FORMAT)
 
 
 def note_content(turn: Turn) -> str:
@@ -140,24 +151,20 @@ class AMem(SystemBase):
     @classmethod
     def saved_memories(cls, state_dir: Path, sample_id: str) -> list[SavedStore] | None:
         """The conversation's notes (one shared store), from the notes.jsonl the ingest writes for reading."""
-        folder = conversation_folder(state_dir, sample_id, "amem")
-        try:
-            lines = (folder / "notes.jsonl").read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
+        folder = _folder(state_dir, sample_id)
+        if not (folder / _NOTES).is_file():
             return []
-        rows = [json.loads(line) for line in lines if line.strip()]
         memories = tuple(
             MemoryRecord(str(r["id"]), str(r["content"]), "shared", str(r["timestamp"]), str(r["timestamp"]))
-            for r in rows
+            for r in read_jsonl(folder / _NOTES)
         )
-        complete = DoneMarker(folder / "done.json", _FORMAT).written() is not None
-        return [SavedStore("shared", "amem", complete, memories)]
+        return [SavedStore("shared", "amem", _marker_in(folder).written() is not None, memories)]
 
     def state_path(self, sample_id: str) -> Path:
-        return conversation_folder(self.context.state_dir, sample_id, "amem")
+        return _folder(self.context.state_dir, sample_id)
 
     def _marker(self, sample_id: str) -> DoneMarker:
-        return DoneMarker(self.state_path(sample_id) / "done.json", _FORMAT)
+        return _marker_in(self.state_path(sample_id))
 
     def _done(self, conversation: Conversation) -> dict[str, Any] | None:
         """The done marker's contents when it stands for this conversation as it is now."""
@@ -258,7 +265,7 @@ class AMem(SystemBase):
     ) -> None:
         folder = self.state_path(conversation.sample_id)
         rows = [json.dumps(n.__dict__, ensure_ascii=False) for n in sorted(notes, key=lambda n: n.id)]
-        atomic_write(folder / "notes.jsonl", "".join(r + "\n" for r in rows))  # for reading, not for resume
+        atomic_write(folder / _NOTES, "".join(r + "\n" for r in rows))  # for reading, not for resume
         meta = {"memory_tokens": memory_tokens, "details": details}
         self._marker(conversation.sample_id).write(self._fingerprint(conversation), meta)  # last
 

@@ -18,6 +18,7 @@ from typing import Any
 from mem0bench.common.files import atomic_write
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.saved_state import DoneMarker
+from mem0bench.memory.vector_store import RECORDS_FILE
 
 __all__ = [
     "FORMAT",
@@ -25,7 +26,6 @@ __all__ = [
     "is_finished",
     "mark_done",
     "read_meta",
-    "read_records",
     "reset_folder",
     "write_meta",
     "write_records",
@@ -36,7 +36,7 @@ META = "meta.json"
 DONE = "done.json"
 LEGACY_DONE = "done"
 """Where versions before issue 31 wrote the same marker (named after Mem0's, which `memories` read)."""
-RECORDS = "records.json"
+RECORDS = RECORDS_FILE  # a vector-store snapshot's records file: `read_saved_records` reads it
 
 
 def is_done(folder: Path, stamp: str) -> bool:
@@ -65,8 +65,8 @@ def read_meta(folder: Path) -> dict[str, Any]:
 
 
 def write_records(folder: Path, speaker: str, memories: list[dict[str, Any]]) -> None:
-    """The speaker's final memories, {"entries": [{"record": MemoryRecord}]} (`read_records`), dated with
-    the session date mem0 kept in their metadata."""
+    """The speaker's final memories, {"entries": [{"record": MemoryRecord}]} (the layout vector_store's
+    `read_saved_records` reads), dated with the session date mem0 kept in their metadata."""
     entries = []
     for item in memories:
         metadata = item.get("metadata") or {}
@@ -81,15 +81,6 @@ def write_records(folder: Path, speaker: str, memories: list[dict[str, Any]]) ->
         )
         entries.append({"record": record.to_dict()})
     atomic_write(folder / RECORDS, json.dumps({"entries": entries}, ensure_ascii=False, indent=1))
-
-
-def read_records(folder: Path) -> list[MemoryRecord] | None:
-    """The memories `write_records` saved, or None when the folder has none (an unfinished stream)."""
-    try:
-        doc = json.loads((folder / RECORDS).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    return [MemoryRecord.from_dict(entry["record"]) for entry in doc.get("entries", [])]
 
 
 def reset_folder(folder: Path, state_dir: Path) -> None:

@@ -39,6 +39,7 @@ from mem0bench.memory.base import (
 from mem0bench.memory.costs import CostPlan, MethodConfig
 from mem0bench.memory.ingest_progress import report_ingested
 from mem0bench.memory.saved_state import ConversationLocks
+from mem0bench.memory.vector_store import read_saved_records
 from mem0bench.systems.external.bridge import LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.mem0_oss import failures as libfail
@@ -149,7 +150,7 @@ class Mem0OSS(SystemBase):
         folder = Path(state_dir) / sample_id
         stores = []
         for speaker in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
-            memories = state.read_records(speaker)
+            memories = read_saved_records(speaker)
             if memories is None:
                 continue
             name = str(state.read_meta(speaker).get("speaker") or speaker.name)

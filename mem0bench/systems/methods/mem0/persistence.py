@@ -24,7 +24,7 @@ from mem0bench.common.files import atomic_write
 from mem0bench.memory.base import SavedStore
 from mem0bench.memory.records import MemoryOp, MemoryRecord
 from mem0bench.memory.saved_state import DoneMarker
-from mem0bench.memory.vector_store import RECORDS_FILE, FaissVectorStore
+from mem0bench.memory.vector_store import FaissVectorStore, read_saved_records
 from mem0bench.systems.methods.mem0.streams import StreamState
 
 __all__ = [
@@ -140,12 +140,13 @@ def saved_stores(state_dir: Path, sample_id: str) -> list[SavedStore]:
     if not folder.is_dir():
         return []
     stores = []
-    for directory in sorted(p for p in folder.iterdir() if (p / RECORDS_FILE).is_file()):
+    for directory in sorted(p for p in folder.iterdir() if p.is_dir()):
+        memories = read_saved_records(directory)
+        if memories is None:
+            continue
         meta = read_meta(directory) if (directory / META_FILE).is_file() else {}
-        doc = json.loads((directory / RECORDS_FILE).read_text(encoding="utf-8"))
-        memories = tuple(MemoryRecord.from_dict(e["record"]) for e in doc.get("entries", []))
         log = OpsLog(ops_log_path(state_dir, sample_id, directory.name))
         history = log.path if log.path.is_file() else (log.partial if log.partial.is_file() else None)
         name = str(meta.get("key") or meta.get("user") or directory.name)
-        stores.append(SavedStore(name, directory.name, is_done(directory), memories, history=history))
+        stores.append(SavedStore(name, directory.name, is_done(directory), tuple(memories), history=history))
     return stores
