@@ -194,12 +194,23 @@ def burst(server: StandinServer, n: int, **settings: Any) -> tuple[float, LLMCli
     return time.monotonic() - started, client
 
 
-def test_burst_under_an_enforced_budget_stays_under_it_and_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 100 requests of ~290 tokens (prompt + max_tokens 50) against 8,000 tokens "a minute" refilled in 2 s:
-    # 27 requests' worth at once, then 14 a second. A run has tiktoken's encoding loaded by then (its
-    # preflight's embedding probe counts tokens), so prompts are counted exactly, as here.
-    # Both bounds follow from the budget, not from how fast this machine is: a slow client (a loaded CI
-    # runner) finds the bucket fuller, so it is refused less and the pacer sleeps less.
+@pytest.mark.parametrize(
+    ("n", "ratelimit"),
+    [
+        # 100 requests of ~290 tokens (prompt + max_tokens 50) against 8,000 tokens "a minute" refilled in 2 s:
+        # 27 requests' worth at once, then 14 a second.
+        (100, (600, 8_000)),
+        # 200 requests against 60 requests "a minute" refilled in 2 s: 60 at once, then 30 a second.
+        (200, (60, 10_000_000)),
+    ],
+    ids=["tokens", "requests"],
+)
+def test_burst_under_an_enforced_budget_stays_under_it_and_uses_it(
+    n: int, ratelimit: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run has tiktoken's encoding loaded by then (its preflight's embedding probe counts tokens), so prompts
+    # are counted exactly, as here. Both bounds follow from the budget, not from how fast this machine is: a
+    # slow client (a loaded CI runner) finds the bucket fuller, so it is refused less and the pacer sleeps less.
     from mem0bench import tokens
 
     tokens.encoding()
@@ -213,22 +224,22 @@ def test_burst_under_an_enforced_budget_stays_under_it_and_uses_it(monkeypatch: 
         return wait
 
     monkeypatch.setattr(Pacer, "delay", recorded)
-    window_s, tpm = 2.0, 8_000
-    with StandinServer(ratelimit=(600, tpm), ratelimit_window_s=window_s, latency_ms=20) as server:
-        elapsed, client = burst(server, 100)
+    window_s = 2.0
+    with StandinServer(ratelimit=ratelimit, ratelimit_window_s=window_s, latency_ms=20) as server:
+        elapsed, client = burst(server, n)
         answered_429 = server.count("chat", 429)
         sent = server.count("chat")
         assert server.budget is not None
-        charged = server.budget.charged[1]
+        charged = server.budget.charged
         use = server.budget_use()
     # The least time the budget allows for what was charged: the full bucket, then the rest at its refill rate.
-    needed_s = (charged - tpm) * window_s / tpm
+    needed_s = max((used - limit) * window_s / limit for used, limit in zip(charged, ratelimit))
     share = answered_429 / sent
     print(
         f"429 share {share:.3f} ({answered_429}/{sent}), budget use {use}, {elapsed:.1f} s; "
         f"the pacer slept {sum(slept):.2f} s where the budget needs {needed_s:.2f} s"
     )
-    assert server.count("chat", 200) == 100
+    assert server.count("chat", 200) == n
     assert share <= 0.05  # stays under it
     # The burst is over the bucket, and the pacer read the budget from the replies (whether it then had to
     # sleep depends on how fast this machine sends: not asserted).
