@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,18 @@ def request_stage(endpoint: str, body: dict[str, Any]) -> str:
         text = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
         return "answer" if "How to answer:" in text and "<context>" in text else "ingest"
     return "ingest"
+
+
+class StageCount:
+    """A stand-in handler that counts the paid requests per pipeline stage (`request_stage`) and answers
+    them as usual."""
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+
+    def __call__(self, endpoint: str, body: dict[str, Any]) -> None:
+        if endpoint in PAID:
+            self.seen[request_stage(endpoint, body)] += 1
 
 
 class Gate:

@@ -6,7 +6,7 @@ server fails to start.
 
 The server asks for a password, as a run's own does. Runs the tests start with `graph.host` treat it as a
 server of the user's own, which takes its password from `FALKORDB_PASSWORD`: the fixture sets that for
-the session (the CLI subprocesses inherit it); a test's own client passes `password=server.password`.
+the session (the CLI subprocesses inherit it); a test's own client is `server.client()`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,16 @@ class FalkorDBServer:
     def graph_config(self) -> dict[str, object]:
         """A `graph` config group pointing at this server."""
         return {"backend": "falkordb", "host": self.host, "port": self.port, "prefix": "mem0bench_test"}
+
+    def client(self) -> Any:
+        """A falkordb client of this server, with its password."""
+        from falkordb import FalkorDB
+
+        return FalkorDB(host=self.host, port=self.port, password=self.password)
+
+    def rows(self, graph: str, cypher: str) -> list[list[Any]]:
+        """The result rows of `cypher` on `graph`."""
+        return self.client().select_graph(graph).query(cypher).result_set
 
 
 def _free_port() -> int:

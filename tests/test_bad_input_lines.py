@@ -21,38 +21,15 @@ from mem0bench.data import load_dataset
 from mem0bench.data.answer_key import read_answer_key
 from mem0bench.data.errors import DatasetError
 from mem0bench.suites import DatasetRequest, get_suite
+from tests.dataset_files import LME_S, LOCOMO_MINI, PLUS, edited, load_suite, one_line
 
-DATA = Path(__file__).parent / "data"
-LOCOMO_MINI = DATA / "locomo_mini.json"
-LME_S = DATA / "longmemeval_s_mini.json"
-PLUS = DATA / "locomo_plus_mini.json"
 DEEP = "[" * 200_000 + "]" * 200_000
-
-
-def _one_line(err: BaseException, file: Path) -> str:
-    text = str(err)
-    assert "\n" not in text and text.startswith(f"{file}: "), text
-    return text
-
-
-def _locomo(tmp_path: Path, change: Callable[[dict[str, Any]], Any]) -> Path:
-    data = json.loads(LOCOMO_MINI.read_text())
-    change(data[0])
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data))  # a lone surrogate is written as the escape '\ud800', as a file would
-    return path
 
 
 def _locomo_error(path: Path) -> str:
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
-    return _one_line(info.value, path)
-
-
-def _lme(tmp_path: Path, path: Path) -> Any:
-    return get_suite("longmemeval_s").load(
-        DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf")
-    )
+    return one_line(info.value, path)
 
 
 def _lme_error(
@@ -66,8 +43,8 @@ def _lme_error(
         text = json.dumps(data)
     path.write_text(text)
     with pytest.raises(DatasetError) as info:
-        _lme(tmp_path, path)
-    return _one_line(info.value, path)
+        load_suite("longmemeval_s", path, tmp_path)
+    return one_line(info.value, path)
 
 
 def _plus_error(tmp_path: Path, text: str) -> str:
@@ -76,7 +53,7 @@ def _plus_error(tmp_path: Path, text: str) -> str:
     request = DatasetRequest(path=str(path), data_dir=tmp_path, host_path=str(LOCOMO_MINI))
     with pytest.raises(DatasetError) as info:
         get_suite("locomo_plus").load(request)
-    return _one_line(info.value, path)
+    return one_line(info.value, path)
 
 
 # ---- a lone surrogate: refused at load, not a crash mid-ingest ----------------------------------------------
@@ -97,7 +74,7 @@ def _plus_error(tmp_path: Path, text: str) -> str:
     ],
 )
 def test_locomo_lone_surrogate(tmp_path: Path, change: Any, field: str) -> None:
-    path = _locomo(tmp_path, change)
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, change)
     assert "\\ud8" in path.read_text() or "\\udf" in path.read_text()
     line = _locomo_error(path)
     assert line.startswith(f"{path}: sample mini-1: {field}: ") and "surrogate" in line
@@ -117,7 +94,7 @@ def test_longmemeval_and_locomo_plus_lone_surrogate(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("category", [6, 11, 17, 0])
 def test_locomo_category_of_another_suite(tmp_path: Path, category: int) -> None:
-    path = _locomo(tmp_path, lambda s: s["qa"][3].update(category=category))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s["qa"][3].update(category=category))
     line = _locomo_error(path)
     assert line.startswith(f"{path}: sample mini-1: qa[3].category: unknown category {category} ")
 
@@ -127,7 +104,7 @@ def test_locomo_category_of_another_suite(tmp_path: Path, category: int) -> None
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_locomo_non_finite_answer(tmp_path: Path, constant: str) -> None:
-    path = _locomo(tmp_path, lambda s: s["qa"][0].update(answer="PLACEHOLDER"))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s["qa"][0].update(answer="PLACEHOLDER"))
     path.write_text(path.read_text().replace('"PLACEHOLDER"', constant, 1))
     line = _locomo_error(path)
     assert line.startswith(f"{path}: sample mini-1: qa[0].answer: ") and "NaN or Infinity" in line
@@ -142,13 +119,13 @@ def test_longmemeval_and_answer_key_non_finite(tmp_path: Path) -> None:
     key.write_text('{"mini-1:q0": NaN}')
     with pytest.raises(DatasetError) as info:
         read_answer_key(key, load_dataset(LOCOMO_MINI))
-    assert _one_line(info.value, key).startswith(f"{key}: mini-1:q0: ")
+    assert one_line(info.value, key).startswith(f"{key}: mini-1:q0: ")
 
 
 # ---- a deeply nested file: one line, not a RecursionError -----------------------------------------------------
 
 
-def test_deeply_nested_files_are_one_line(tmp_path: Path) -> None:
+def test_deeply_nested_files_areone_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text(DEEP)
     assert "nested too deeply" in _locomo_error(path)
@@ -181,10 +158,10 @@ def test_non_utf8_dataset_files(tmp_path: Path) -> None:
     lme = tmp_path / "lme.json"
     lme.write_bytes(LME_S.read_bytes().replace(b"e47becba", b"e47becb\xe9"))  # one Latin-1 byte
     with pytest.raises(DatasetError, match="not UTF-8"):
-        _lme(tmp_path, lme)
+        load_suite("longmemeval_s", lme, tmp_path)
 
 
-def test_non_utf8_import_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_non_utf8_import_isone_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     answers = tmp_path / "answers.json"
     record = {"conversation": "mini-1", "question": "x", "prediction": "caf\xe9"}
     answers.write_bytes(json.dumps([record], ensure_ascii=False).encode("latin-1"))
@@ -215,7 +192,7 @@ def test_damaged_middle_row_is_typed_and_a_torn_tail_is_not(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_every_command_reports_a_damaged_run_file_in_one_line(tmp_path: Path) -> None:
+def test_every_command_reports_a_damaged_run_file_inone_line(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         env = cli_env(server.base_url, tmp_path / "cache")

@@ -8,13 +8,12 @@ reaches; a setting that changes no result passes and is recorded in run.json.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from devtools.e2e import FAST, TEST_KEY, cli_env, run_cli
-from devtools.reliability import paid, request_stage, small_sample
+from devtools.reliability import StageCount, paid, small_sample
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.pipeline.config_change import Reach, compare_configs, is_neutral, reach_of
@@ -66,18 +65,6 @@ def test_only_listed_settings_are_result_neutral_and_each_change_reaches_its_sta
     assert priced.reach is None and set(priced.changes) == {"llm.prices.gpt-4o-mini.prompt"}
 
 
-class _Stages:
-    """Counts the stand-in's requests per pipeline stage."""
-
-    def __init__(self) -> None:
-        self.seen: Counter[str] = Counter()
-
-    def __call__(self, endpoint: str, body: dict):
-        if endpoint in ("chat", "embeddings"):
-            self.seen[request_stage(endpoint, body)] += 1
-        return None
-
-
 def _run(dataset: Path, run_dir: Path, env: dict, *extra: str, exp: str = "rag"):
     return run_cli(
         ["run", f"+exp={exp}", f"dataset.path={dataset}", "judge.runs=1", f"hydra.run.dir={run_dir}",
@@ -95,7 +82,7 @@ def _metrics(run_dir: Path) -> dict:
 def test_a_rerun_with_other_results_settings_stops_or_recomputes_what_they_reach(tmp_path, locomo_mini):
     dataset = small_sample(tmp_path, locomo_mini, questions=3)
     run_dir = tmp_path / "R"
-    stages = _Stages()
+    stages = StageCount()
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(stages)
         env = cli_env(server.base_url, tmp_path / "cache")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,11 +16,7 @@ from mem0bench.data import load_dataset
 from mem0bench.data.errors import MAX_ID_CHARS, DatasetError, check_path_id
 from mem0bench.suites import DatasetRequest, get_suite
 from mem0bench.systems.external.mem0_oss.state import reset_folder
-
-DATA = Path(__file__).parent / "data"
-LOCOMO_MINI = DATA / "locomo_mini.json"
-LME_S = DATA / "longmemeval_s_mini.json"
-PLUS = DATA / "locomo_plus_mini.json"
+from tests.dataset_files import LME_S, LOCOMO_MINI, PLUS, edited, load_suite, one_line
 
 BAD_IDS = [
     "../../../escaped",
@@ -43,22 +38,6 @@ BAD_IDS = [
 GOOD_IDS = ["conv-26", "gpt4_2f8be40d_abs", "plus-3", "José Ñúñez", "a.b", "..a", "name with spaces"]
 
 
-def _one_line(err: DatasetError, file: Path) -> str:
-    text = str(err)
-    assert "\n" not in text and "\r" not in text and "\x00" not in text
-    assert text.startswith(f"{file}: ")
-    text.encode("utf-8")  # printable on any console: a lone surrogate is shown escaped
-    return text
-
-
-def _locomo(tmp_path: Path, change: Any) -> Path:
-    data = json.loads(LOCOMO_MINI.read_text())
-    change(data[0])
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.parametrize("bad", BAD_IDS)
 def test_the_checker_refuses_names_that_are_not_one_plain_folder(bad: str) -> None:
     with pytest.raises(DatasetError) as info:
@@ -73,71 +52,59 @@ def test_the_checker_keeps_plain_names(good: str) -> None:
 
 @pytest.mark.parametrize("bad", BAD_IDS)
 def test_locomo_sample_id(tmp_path: Path, bad: str) -> None:
-    path = _locomo(tmp_path, lambda s: s.update(sample_id=bad))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s.update(sample_id=bad))
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
-    assert _one_line(info.value, path).startswith(f"{path}: sample #0: sample_id: ")
+    assert one_line(info.value, path).startswith(f"{path}: sample #0: sample_id: ")
 
 
 @pytest.mark.parametrize("key", ["speaker_a", "speaker_b"])
 @pytest.mark.parametrize("bad", ["../up", "/abs", "..", "tab\there"])
 def test_locomo_speaker_names(tmp_path: Path, key: str, bad: str) -> None:
-    path = _locomo(tmp_path, lambda s: s["conversation"].update({key: bad}))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s["conversation"].update({key: bad}))
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
-    assert _one_line(info.value, path).startswith(f"{path}: sample mini-1: conversation.{key}: ")
+    assert one_line(info.value, path).startswith(f"{path}: sample mini-1: conversation.{key}: ")
 
 
 def test_locomo_plain_ids_still_load(tmp_path: Path) -> None:
-    path = _locomo(tmp_path, lambda s: s.update(sample_id="José 1"))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s.update(sample_id="José 1"))
     assert load_dataset(path).conversations[0].sample_id == "José 1"
     assert load_dataset(LOCOMO_MINI).conversations[0].sample_id == "mini-1"
 
 
 @pytest.mark.parametrize("bad", ["../../escaped", "/tmp/elsewhere", "..", "ctl\x07"])
 def test_longmemeval_question_id(tmp_path: Path, bad: str) -> None:
-    data = json.loads(LME_S.read_text())
-    data[2]["question_id"] = bad
-    path = tmp_path / "lme.json"
-    path.write_text(json.dumps(data))
+    path = edited(LME_S, tmp_path / "lme.json", 2, lambda q: q.update(question_id=bad))
     with pytest.raises(DatasetError) as info:
-        get_suite("longmemeval_s").load(
-            DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf")
-        )
-    assert _one_line(info.value, path).startswith(f"{path}: sample #2: question_id: ")
+        load_suite("longmemeval_s", path, tmp_path)
+    assert one_line(info.value, path).startswith(f"{path}: sample #2: question_id: ")
 
 
 def test_ids_differing_only_in_case_are_duplicates(tmp_path: Path) -> None:
     # One folder on a case-insensitive file system (macOS, Windows): two conversations' memories would mix.
-    data = json.loads(LOCOMO_MINI.read_text())
-    data[1]["sample_id"] = "MINI-1"
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 1, lambda s: s.update(sample_id="MINI-1"))
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
-    assert _one_line(info.value, path) == (
+    assert one_line(info.value, path) == (
         f"{path}: sample MINI-1: sample_id: sample_id differs only in case from sample #0's"
     )
-    lme = json.loads(LME_S.read_text())
-    lme[3]["question_id"] = lme[0]["question_id"].upper()
-    path = tmp_path / "lme.json"
-    path.write_text(json.dumps(lme))
+    first_id = json.loads(LME_S.read_text())[0]["question_id"]
+    path = edited(LME_S, tmp_path / "lme.json", 3, lambda q: q.update(question_id=first_id.upper()))
     with pytest.raises(DatasetError) as info:
-        get_suite("longmemeval_s").load(
-            DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf")
-        )
-    assert _one_line(info.value, path).endswith(
+        load_suite("longmemeval_s", path, tmp_path)
+    assert one_line(info.value, path).endswith(
         ": question_id: duplicate question_id (differing only in case)"
     )
 
 
 def test_locomo_plus_hosts_are_checked(tmp_path: Path) -> None:
     # Locomo-Plus names its conversations after the host's sample id ('<host>+plus0' in grouped mode).
-    host = _locomo(tmp_path, lambda s: s.update(sample_id="../host"))
+    host = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s.update(sample_id="../host"))
     request = DatasetRequest(path=str(PLUS), data_dir=tmp_path, host_path=str(host), mode="grouped")
     with pytest.raises(DatasetError) as info:
         get_suite("locomo_plus").load(request)
-    assert _one_line(info.value, host).startswith(f"{host}: sample #0: sample_id: ")
+    assert one_line(info.value, host).startswith(f"{host}: sample #0: sample_id: ")
 
 
 # ---- mem0_oss clears only inside the run's state folder (defence in depth) ---------------------------------
@@ -171,13 +138,13 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 @pytest.mark.parametrize(
     ("exp", "sample_id"), [("mem0", "../../../escaped"), ("mem0_oss", "ABSOLUTE"), ("rag", "..")]
 )
-def test_a_climbing_sample_id_stops_the_run_in_one_line(tmp_path: Path, exp: str, sample_id: str) -> None:
+def test_a_climbing_sample_id_stops_the_run_inone_line(tmp_path: Path, exp: str, sample_id: str) -> None:
     victim = tmp_path / "victim"
     for slug in ("maya", "tomas"):  # mem0_oss's speaker folders, as an absolute sample id would name them
         (victim / slug).mkdir(parents=True)
         (victim / slug / "precious.txt").write_text("keep")
     sample_id = str(victim) if sample_id == "ABSOLUTE" else sample_id
-    path = _locomo(tmp_path, lambda s: s.update(sample_id=sample_id))
+    path = edited(LOCOMO_MINI, tmp_path / "locomo.json", 0, lambda s: s.update(sample_id=sample_id))
     run_dir = tmp_path / "a" / "b" / "c" / "run"
     before = _tree(tmp_path)
     with StandinServer(api_key=TEST_KEY) as server:

@@ -15,24 +15,11 @@ from tests.falkordb_server import FalkorDBServer
 pytestmark = [pytest.mark.slow, pytest.mark.falkordb]
 
 
-def _rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list]:
-    from falkordb import FalkorDB
-
-    return (
-        FalkorDB(host=server.host, port=server.port, password=server.password)
-        .select_graph(graph)
-        .query(cypher)
-        .result_set
-    )
-
-
 def test_cli_run_leaves_its_graphs_in_falkordb(
     tmp_path: Path,
     falkordb_server: FalkorDBServer,  # noqa: F811
     locomo_mini: Path,
 ) -> None:
-    from falkordb import FalkorDB
-
     run_dir = tmp_path / "falkordb-e2e-run"
     args = [
         "run", "+exp=mem0g_falkordb", f"graph.host={falkordb_server.host}", f"graph.port={falkordb_server.port}",
@@ -48,20 +35,15 @@ def test_cli_run_leaves_its_graphs_in_falkordb(
     # The run's graphs: one per speaker stream of mini-1, named in graph_stream.json, held by the server.
     streams = sorted((run_dir / "state" / "mini-1").glob("*/graph/graph_stream.json"))
     assert [p.parent.parent.name for p in streams] == ["maya", "tomas"]
-    on_server = set(
-        FalkorDB(
-            host=falkordb_server.host, port=falkordb_server.port, password=falkordb_server.password
-        ).list_graphs()
-    )
+    on_server = set(falkordb_server.client().list_graphs())
     totals = {"nodes": 0, "relations": 0}
     for path in streams:
         meta = json.loads(path.read_text())
         name = meta["graph_name"]
         assert meta["backend"] == "falkordb" and name in on_server
         assert name.startswith(f"mem0bench_{run_dir.name}_mini-1_")  # <prefix>_<run id>_<sample>_<speaker>
-        nodes = _rows(falkordb_server, name, "MATCH (n:Entity) RETURN n.id, n.name ORDER BY n.seq")
-        edges = _rows(
-            falkordb_server,
+        nodes = falkordb_server.rows(name, "MATCH (n:Entity) RETURN n.id, n.name ORDER BY n.seq")
+        edges = falkordb_server.rows(
             name,
             # Edges hold the names as extracted (a reused node may be spelled differently).
             "MATCH (a:Entity)-[r:REL]->(b:Entity) RETURN r.id, r.source_name, r.relation, r.destination_name, "

@@ -34,14 +34,7 @@ def make(falkordb_server: FalkorDBServer) -> Iterator[cases.Factory]:  # noqa: F
 
 
 def _count(server: FalkorDBServer, name: str, cypher: str) -> int:
-    from falkordb import FalkorDB
-
-    return int(
-        FalkorDB(host=server.host, port=server.port, password=server.password)
-        .select_graph(name)
-        .query(cypher)
-        .result_set[0][0]
-    )
+    return int(server.rows(name, cypher)[0][0])
 
 
 def test_node_reuse_at_and_below_threshold(make: cases.Factory) -> None:
@@ -103,14 +96,10 @@ def test_recurring_event_keeps_the_first_date(falkordb_server: FalkorDBServer, t
 def test_nodes_written_before_the_key_index_get_their_key(
     falkordb_server: FalkorDBServer,  # noqa: F811
 ) -> None:
-    from falkordb import FalkorDB
-
     from mem0bench.memory.graph.falkordb_store import FalkorDBGraphStore
 
     name = f"test_{next(_names)}"
-    FalkorDB(
-        host=falkordb_server.host, port=falkordb_server.port, password=falkordb_server.password
-    ).select_graph(name).query(
+    falkordb_server.client().select_graph(name).query(
         "CREATE (:Entity {id: 'n1', seq: 1, name: 'Caroline', type: 'person', created_at: 'd', "
         "embedding: vecf32([1.0, 0.0])})"
     )

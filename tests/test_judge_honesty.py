@@ -55,6 +55,11 @@ def test_a_run_without_judgements_is_left_out_and_the_count_is_given():
     assert judge["mean"] == pytest.approx(1 / 3) and judge["judgements"] == 2
 
 
+def _rag_args(dataset, run_dir, judge_runs: int) -> list[str]:
+    return ["run", "+exp=rag", f"dataset.path={dataset}", f"judge.runs={judge_runs}",
+            f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+
+
 class _JudgeFails:
     """Every judge call gets arguments that are not JSON (repairs included), and the first answer call is
     refused (so one question has no prediction, scored WRONG by rule); everything else is normal."""
@@ -79,15 +84,7 @@ def test_all_failed_judge_reads_na_in_summary_metrics_and_report(tmp_path, locom
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(_JudgeFails())
         env = cli_env(server.base_url, tmp_path / "cache")
-        args = [
-            "run",
-            "+exp=rag",
-            f"dataset.path={dataset}",
-            "judge.runs=2",
-            f"hydra.run.dir={run_dir}",
-            *FAST,
-        ]
-        result = run_cli(args, env)
+        result = run_cli(_rag_args(dataset, run_dir, judge_runs=2), env)
     assert "Traceback" not in result.stderr
     judge = json.loads((run_dir / "metrics.json").read_text())["overall"]["judge"]
     assert judge["mean"] is None and judge["std"] is None and judge["kappa"] is None
@@ -113,15 +110,7 @@ def test_second_judge_keeps_its_metrics_apart(tmp_path, locomo_mini):
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         env = cli_env(server.base_url, tmp_path / "cache")
-        args = [
-            "run",
-            "+exp=rag",
-            f"dataset.path={dataset}",
-            "judge.runs=2",
-            f"hydra.run.dir={run_dir}",
-            *FAST,
-        ]
-        first = run_cli(args, env)
+        first = run_cli(_rag_args(dataset, run_dir, judge_runs=2), env)
         assert first.returncode == 0, first.stderr[-3000:]
         own_metrics = (run_dir / "metrics.json").read_bytes()
         own_predictions = (run_dir / "predictions.jsonl").read_bytes()
@@ -153,15 +142,7 @@ def test_fewer_judge_runs_than_the_figures_stand_on_is_refused_unless_meant(tmp_
     run_dir = tmp_path / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         env = cli_env(server.base_url, tmp_path / "cache")
-        args = [
-            "run",
-            "+exp=rag",
-            f"dataset.path={dataset}",
-            "judge.runs=3",
-            f"hydra.run.dir={run_dir}",
-            *FAST,
-        ]
-        first = run_cli(args, env)
+        first = run_cli(_rag_args(dataset, run_dir, judge_runs=3), env)
         assert first.returncode == 0, first.stderr[-3000:]
         before = {n: (run_dir / n).read_bytes() for n in ("metrics.json", "predictions.jsonl", "config.yaml")}
         refused = run_cli(["judge", str(run_dir), "judge.runs=1", *FAST[-1:]], env)

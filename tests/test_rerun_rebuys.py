@@ -5,6 +5,9 @@ the first attempt was answered is answered from the response cache: none is boug
 buys is the failed step, and the later calls of its stream whose prompts differ because that step now
 succeeds (they hold the memories it changes): new requests, not the old ones again. A failure near the end
 of a stream costs the rerun that one call.
+
+This pins what the README promises; it does not test a fix: the response cache behaved so before issue 32
+too, and the test passes on that code.
 """
 
 from __future__ import annotations

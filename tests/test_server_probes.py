@@ -132,6 +132,7 @@ def _failing(status: int, times: int, *, mode: str | None = None):
 def test_a_passing_429_or_5xx_at_preflight_is_asked_again_not_blamed_on_the_mode(standin, status):
     standin.set_handler(_failing(status, 1))
     _probe(_client(standin, structured="json_schema"))  # no error, and no advice to change the mode
+    assert standin.count("chat", status) == 1  # the probe did meet the failure
 
 
 @pytest.mark.parametrize(("status", "kind"), [(429, "rate-limited"), (503, "server error")])
@@ -147,3 +148,4 @@ def test_a_lasting_429_or_5xx_is_reported_as_the_servers_without_mode_advice(sta
 def test_a_5xx_outage_that_ends_while_other_modes_are_asked_is_no_mode_advice(standin):
     standin.set_handler(_failing(503, 2, mode="json_schema"))  # the first ask and its second attempt
     _probe(_client(standin, structured="json_schema"))
+    assert standin.count("chat", 503) == 2

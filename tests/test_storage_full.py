@@ -7,14 +7,13 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 
 from devtools.e2e import TEST_KEY
-from devtools.reliability import request_stage, small_sample
+from devtools.reliability import StageCount, small_sample
 from devtools.standin.server import StandinServer
 from mem0bench.cli.config import plain
 from mem0bench.cli.errors import report_errors
@@ -65,22 +64,13 @@ def _run(dataset: Path, run_dir: Path) -> int:
     return report_errors(lambda: main_from_config(plain(cfg), run_dir))
 
 
-class _Stages:
-    def __init__(self) -> None:
-        self.seen: Counter[str] = Counter()
-
-    def __call__(self, endpoint: str, body: dict):
-        if endpoint in ("chat", "embeddings"):
-            self.seen[request_stage(endpoint, body)] += 1
-
-
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS])
 def test_a_full_disk_stops_the_run_in_one_line_and_loses_nothing_paid(
     code, tmp_path, locomo_mini, monkeypatch, capsys
 ):
     dataset = small_sample(tmp_path, locomo_mini, questions=QUESTIONS)
     run_dir = tmp_path / "run"
-    stages = _Stages()
+    stages = StageCount()
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(stages)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

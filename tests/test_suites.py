@@ -20,7 +20,7 @@ from mem0bench.pipeline import aggregate
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.prompts.judge import GRADED_JUDGE_SPEC
 from mem0bench.rundir.records import AnswerRecord, Judgement
-from mem0bench.suites import SUITES, DatasetRequest, get_suite, suite_of
+from mem0bench.suites import SUITES, get_suite, suite_of
 from mem0bench.suites.base import check_counts
 from mem0bench.suites.locomo import ADVERSARIAL, MULTI_HOP, OPEN_DOMAIN, SINGLE_HOP, TEMPORAL
 from mem0bench.suites.locomo_plus import COGNITIVE, format_locomo_date, gap_days, host_choice
@@ -31,17 +31,9 @@ from mem0bench.suites.longmemeval import (
     SINGLE_SESSION_USER,
     TEMPORAL_REASONING,
 )
+from tests.dataset_files import DATA, LOCOMO_MINI, PLUS, edited, load_suite
 
-DATA = Path(__file__).parent / "data"
 LME = DATA / "longmemeval_mini.json"
-PLUS = DATA / "locomo_plus_mini.json"
-LOCOMO_MINI = DATA / "locomo_mini.json"
-
-
-def _load(name: str, path: Path, tmp_path: Path, **kw: Any):
-    return get_suite(name).load(
-        DatasetRequest(path=str(path), data_dir=tmp_path, cache_dir=tmp_path / "hf", **kw)
-    )
 
 
 # ---- the registry --------------------------------------------------------------------------------------
@@ -77,7 +69,7 @@ def test_categories_name_their_suite() -> None:
 
 
 def test_longmemeval_haystacks_become_one_conversation_per_question(tmp_path: Path) -> None:
-    ds = _load("longmemeval_s", LME, tmp_path)
+    ds = load_suite("longmemeval_s", LME, tmp_path)
     assert ds.suite == "longmemeval_s"
     assert [c.sample_id for c in ds.conversations] == ["e47becba", "gpt4_2f8be40d_abs", "6a1eabeb"]
     first = ds.conversations[0]
@@ -97,7 +89,7 @@ def test_longmemeval_haystacks_become_one_conversation_per_question(tmp_path: Pa
 
 
 def test_longmemeval_abstention_and_unsorted_sessions(tmp_path: Path) -> None:
-    ds = _load("longmemeval_oracle", LME, tmp_path)
+    ds = load_suite("longmemeval_oracle", LME, tmp_path)
     abstention = ds.conversations[1].questions[0]
     assert abstention.category is ABSTENTION  # question_type temporal-reasoning, id ends in _abs
     update = ds.conversations[2]
@@ -110,12 +102,12 @@ def test_longmemeval_abstention_and_unsorted_sessions(tmp_path: Path) -> None:
 
 
 def test_longmemeval_selection_and_counts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    ds = _load("longmemeval_s", LME, tmp_path, conversations=["6a1eabeb"])
+    ds = load_suite("longmemeval_s", LME, tmp_path, conversations=["6a1eabeb"])
     assert [c.sample_id for c in ds.conversations] == ["6a1eabeb"]
     with pytest.raises(DatasetError, match="unknown question id"):
-        _load("longmemeval_s", LME, tmp_path, conversations=["nope"])
+        load_suite("longmemeval_s", LME, tmp_path, conversations=["nope"])
     with caplog.at_level("INFO", logger="mem0bench.suites"):
-        _load("longmemeval_s", LME, tmp_path)
+        load_suite("longmemeval_s", LME, tmp_path)
     # A whole file of another size is noted against the released counts, per category (in the log only:
     # a warning is for a file of the release's size whose counts differ).
     assert "1 single_session_user questions where the release of LongMemEval_S has 70" in caplog.text
@@ -138,12 +130,9 @@ def test_longmemeval_selection_and_counts(tmp_path: Path, caplog: pytest.LogCapt
     ],
 )
 def test_longmemeval_bad_input_is_one_line(tmp_path: Path, change: Any, message: str) -> None:
-    data = json.loads(LME.read_text())
-    change(data[0])
-    bad = tmp_path / "lme.json"
-    bad.write_text(json.dumps(data))
+    bad = edited(LME, tmp_path / "lme.json", 0, change)
     with pytest.raises(DatasetError) as err:
-        _load("longmemeval_s", bad, tmp_path)
+        load_suite("longmemeval_s", bad, tmp_path)
     text = str(err.value)
     assert "\n" not in text and text.startswith(f"{bad}: sample e47becba: ") and message in text
 
@@ -169,7 +158,7 @@ def test_time_gaps_follow_the_reference_rule() -> None:
 
 
 def test_faithful_stitching_times_speakers_and_placement(tmp_path: Path) -> None:
-    ds = _load("locomo_plus", PLUS, tmp_path, host_path=str(_host_file(tmp_path)))
+    ds = load_suite("locomo_plus", PLUS, tmp_path, host_path=str(_host_file(tmp_path)))
     assert ds.suite == "locomo_plus" and [c.sample_id for c in ds.conversations] == [
         f"plus-{i}" for i in range(5)
     ]
@@ -206,7 +195,7 @@ def test_faithful_stitching_times_speakers_and_placement(tmp_path: Path) -> None
 
 
 def test_grouped_mode_puts_colliding_cues_in_separate_copies(tmp_path: Path) -> None:
-    ds = _load("locomo_plus", PLUS, tmp_path, host_path=str(_host_file(tmp_path)), mode="grouped")
+    ds = load_suite("locomo_plus", PLUS, tmp_path, host_path=str(_host_file(tmp_path)), mode="grouped")
     # Items 0 and 4 are both "one week later": same cue time, so two copies of mini-1.
     assert [c.sample_id for c in ds.conversations] == ["mini-1+plus0", "mini-1+plus1"]
     first, second = ds.conversations
@@ -224,27 +213,24 @@ def test_grouped_mode_puts_colliding_cues_in_separate_copies(tmp_path: Path) -> 
 
 def test_host_choice_is_seeded(tmp_path: Path) -> None:
     def hosts(seed: int) -> list[str]:
-        ds = _load("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), seed=seed)
+        ds = load_suite("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), seed=seed)
         return [c.speaker_a for c in ds.conversations]
 
     assert hosts(0) == hosts(0)
     assert [host_choice(i, 3, 0) for i in range(5)] == [host_choice(i, 3, 0) for i in range(5)]
     assert any(hosts(seed) != hosts(0) for seed in (1, 2, 3))
     # Selecting conversations never moves the others' hosts.
-    some = _load("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), conversations=["plus-3"])
+    some = load_suite("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), conversations=["plus-3"])
     assert some.conversations[0].speaker_a == hosts(0)[3]
 
 
 def test_locomo_plus_bad_item_is_one_line(tmp_path: Path) -> None:
-    data = json.loads(PLUS.read_text())
-    data[2]["trigger_query"] = "no speaker prefix here"
-    bad = tmp_path / "plus.json"
-    bad.write_text(json.dumps(data))
+    bad = edited(PLUS, tmp_path / "plus.json", 2, lambda q: q.update(trigger_query="no speaker prefix here"))
     with pytest.raises(DatasetError) as err:
-        _load("locomo_plus", bad, tmp_path, host_path=str(LOCOMO_MINI))
+        load_suite("locomo_plus", bad, tmp_path, host_path=str(LOCOMO_MINI))
     assert str(err.value) == f"{bad}: sample #2: trigger_query: no 'A:' or 'B:' line"
     with pytest.raises(DatasetError, match="dataset.mode must be one of faithful, grouped"):
-        _load("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), mode="stitched")
+        load_suite("locomo_plus", PLUS, tmp_path, host_path=str(LOCOMO_MINI), mode="stitched")
 
 
 # ---- grading and scores --------------------------------------------------------------------------------
@@ -350,7 +336,7 @@ def test_session_recall_counts_sessions_with_a_retrieved_turn() -> None:
 def test_locomo_counts_are_checked_only_on_a_whole_file(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    ds = _load("locomo", LOCOMO_MINI, tmp_path)
+    ds = load_suite("locomo", LOCOMO_MINI, tmp_path)
     with caplog.at_level("INFO", logger="mem0bench.suites"):
         lines = check_counts("locomo", ds, whole_file=True)
     assert len(lines) == 5 and "multi_hop questions where the release of LOCOMO has 282" in lines[0]
@@ -365,7 +351,7 @@ def test_locomo_counts_are_checked_only_on_a_whole_file(
 
 
 def test_the_real_locomo_file_matches_its_release_counts(locomo_path: Path, tmp_path: Path) -> None:
-    ds = _load("locomo", locomo_path, tmp_path)
+    ds = load_suite("locomo", locomo_path, tmp_path)
     assert check_counts("locomo", ds, whole_file=True) == []
 
 

@@ -77,17 +77,6 @@ def _facts(context: str) -> list[str]:
     return [line.split("] ", 1)[1] for line in block.strip().splitlines()]
 
 
-def _graph_rows(server: FalkorDBServer, graph: str, cypher: str) -> list[list[Any]]:
-    from falkordb import FalkorDB
-
-    return (
-        FalkorDB(host=server.host, port=server.port, password=server.password)
-        .select_graph(graph)
-        .query(cypher)
-        .result_set
-    )
-
-
 def _true_probability(standin: StandinServer, body: dict[str, Any]) -> float:
     """graphiti's reranker score of the stand-in's reply to `body`: the probability of its most likely
     first token if that is True, else one minus it."""
@@ -203,7 +192,6 @@ def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
 ) -> None:
     """graphiti's exact-name lookup with a stopword name segfaults FalkorDB; the guarded driver skips it."""
     clients = library.load()
-    from falkordb import FalkorDB
     from graphiti_core.nodes import EntityNode
 
     async def main() -> tuple[list[Any], int]:
@@ -222,9 +210,7 @@ def test_stopword_entity_names_do_not_reach_the_crashing_lookup(
 
     nodes, skipped = asyncio.run(main())
     assert nodes == [] and skipped == 2
-    assert FalkorDB(
-        host=falkordb_server.host, port=falkordb_server.port, password=falkordb_server.password
-    ).connection.ping()
+    assert falkordb_server.client().connection.ping()
 
 
 @pytest.mark.falkordb
@@ -380,10 +366,8 @@ def test_cli_run_end_to_end_then_rerun_from_the_cache(
     graph = marker["group_id"]
     assert graph.startswith(f"mem0bench_{run_dir.name.replace('-', '_')}_mini_1_")
     assert len(marker["episodes"]) == MINI_1_TURNS
-    assert _graph_rows(falkordb_server, graph, "MATCH (e:Episodic) RETURN count(e)") == [[MINI_1_TURNS]]
-    names = _graph_rows(
-        falkordb_server, graph, "MATCH (e:Episodic) RETURN e.name, e.valid_at ORDER BY e.name"
-    )
+    assert falkordb_server.rows(graph, "MATCH (e:Episodic) RETURN count(e)") == [[MINI_1_TURNS]]
+    names = falkordb_server.rows(graph, "MATCH (e:Episodic) RETURN e.name, e.valid_at ORDER BY e.name")
     assert {n for n, _ in names} >= {"D1:1", "D2:1"}
     rerun_marker = json.loads((rerun_dir / "state" / "mini-1" / "zep_graphiti" / "graphiti.json").read_text())
     assert rerun_marker["group_id"] != graph

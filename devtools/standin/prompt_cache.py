@@ -23,9 +23,6 @@ class PromptCache:
     def __init__(self) -> None:
         self._seen: set[bytes] = set()
 
-    def clear(self) -> None:
-        self._seen.clear()
-
     def lookup_and_add(self, tokens: Sequence[int]) -> int:
         """The cached tokens to report for a prompt of `tokens` (0 below 1,024 shared), then remember it."""
         h = hashlib.blake2b(digest_size=16)
