@@ -1,7 +1,9 @@
-"""`import` of memU's LOCOMO shape, on a small file of that shape written here: a `detailed_results` list
-of records that name no conversation, `qa_index` restarting per conversation, speakers renamed in two
-conversations' questions, and two adversarial records its headline counts. The figures are worked out by
-hand below from the records as written, never read back from our output."""
+"""`import` of memU's LOCOMO shape, on small files of that shape written here: as NevaMind-AI/memU publishes
+it (scripts/evals/locomo/result.json), `{success, summary, detailed_results}` where `detailed_results` is a
+list of records `{qa_index, question, generated_answer, standard_answer, category, is_correct,
+explanation}` that name no conversation, `qa_index` restarting per conversation, speakers renamed in two
+conversations' questions (and golds), and two adversarial records its headline counts. The figures are
+worked out by hand below from the records as written, never read back from our output."""
 
 from __future__ import annotations
 
@@ -13,28 +15,40 @@ import pytest
 from mem0bench.cli.import_answers import import_main
 from mem0bench.rundir.schema import read_metrics, read_predictions
 
-# (qa_index, question as memU wrote it, category, is_correct): locomo_mini's mini-1 then mini-2.
+# (qa_index, question as memU wrote it, category, standard_answer, is_correct): locomo_mini's mini-1 then
+# mini-2; the golds are LOCOMO's.
 MEMU = [
-    (0, "What breed is Maya's dog Biscuit?", 4, True),  # exact: mini-1:q0
-    (1, "  when did maya adopt biscuit  ", 2, False),  # normalised: mini-1:q1
-    (2, "What class did Tom start and where is it held?", 1, True),  # Tomas -> Tom: mini-1:q2
-    (3, "What colour was the first bowl Tom made?", 4, True),  # Tomas -> Tom: mini-1:q3
-    (4, "In what year was the half marathon run?", 2, False),  # reworded: by position, mini-1:q4
-    (11, "What breed is Tomas's dog?", 5, True),  # adversarial: mini-1:q11
-    (0, "Where did Priya get a job?", 4, True),  # qa_index restarts: mini-2:q0
-    (1, "What does Samuel's bakery sell out of?", 4, False),  # Sam -> Samuel: mini-2:q1
-    (3, "Who did Sam hire and who did Priya go kayaking with?", 1, True),  # mini-2:q3
-    (5, "Which animals did Sam see at Pebble Bay?", 5, True),  # adversarial: mini-2:q5
-]
+    (0, "What breed is Maya's dog Biscuit?", 4, "A beagle mix", True),  # exact: mini-1:q0
+    (1, "  when did maya adopt biscuit  ", 2, "The weekend before 8 May 2023", False),  # normalised: mini-1:q1
+    (2, "What class did Tom start and where is it held?", 1, "Pottery, at the community studio on Elm Street",
+     True),  # Tomas -> Tom: mini-1:q2
+    (3, "What colour was the first bowl Tom made?", 4, "Dark blue", True),  # Tomas -> Tom: mini-1:q3
+    (4, "In what year was the half marathon run?", 2, "2022", False),  # reworded: by position, mini-1:q4
+    (11, "What breed is Tomas's dog?", 5, "No", True),  # adversarial: mini-1:q11
+    (0, "Where did Priya get a job?", 4, "At the aquarium", True),  # qa_index restarts: mini-2:q0
+    (1, "What does Samuel's bakery sell out of?", 4, "Cardamom buns", False),  # Sam -> Samuel: mini-2:q1
+    (3, "Who did Sam hire and who did Priya go kayaking with?", 1, "Lena, Dev", True),  # mini-2:q3
+    (5, "Which animals did Sam see at Pebble Bay?", 5, "No", True),  # adversarial: mini-2:q5
+]  # fmt: skip
+
+
+def _memu(records: list[dict]) -> dict:
+    correct = sum(r["is_correct"] for r in records)
+    summary = {
+        "total_questions": len(records),
+        "total_correct": correct,
+        "overall_accuracy": correct / len(records),
+    }
+    return {"success": True, "summary": summary, "detailed_results": records}
 
 
 def _memu_file(path: Path) -> Path:
     records = [
-        {"qa_index": i, "question": q, "category": c, "expected_answer": "x", "generated_answer": f"answer {n}",
-         "is_correct": ok, "success": True}
-        for n, (i, q, c, ok) in enumerate(MEMU)
+        {"qa_index": i, "question": q, "generated_answer": f"answer {n}", "standard_answer": gold, "category": c,
+         "is_correct": ok, "explanation": "..."}
+        for n, (i, q, c, gold, ok) in enumerate(MEMU)
     ]  # fmt: skip
-    path.write_text(json.dumps({"success": True, "accuracy": 0.7, "detailed_results": records}))
+    path.write_text(json.dumps(_memu(records)))
     return path
 
 
@@ -65,6 +79,7 @@ def test_records_without_conversation_match_by_text_and_order(imported: tuple[Pa
     counts = json.loads((out / "run.json").read_text())["imported"]
     assert (counts["records"], counts["matched"], counts["adversarial"], counts["unmatched"]) == (10, 8, 2, 0)
     assert counts["renamed_speakers"] == 2 and counts["category_differs"] == 0
+    assert counts["gold_differs"] == 0  # standard_answer is read as the gold and checked
     # In scope (categories 1-4): mini-1 has 11 questions (5 answered), mini-2 has 5 (3 answered).
     assert counts["missing"] == 6 + 2
 
@@ -106,3 +121,48 @@ def test_records_without_qa_index_run_on_and_problems_are_reported(
     counts = json.loads((out / "run.json").read_text())["imported"]
     # In scope: mini-1 11, mini-2 5, mini-3 2 questions, one answered in each.
     assert (counts["duplicate"], counts["unmatched"], counts["missing"]) == (1, 1, 10 + 4 + 1)
+
+
+# Five records of memU's result.json (detailed_results[599, 600, 601, 614, 762], conv-43, where memU writes
+# "Juan" for LOCOMO's speaker John), copied as published with answers and explanations shortened. LOCOMO
+# writes "Johns's" in q176; memU's "Juans's" is the same rename. Its q28 gold renames the composer John
+# Williams too, and its judge then failed the answer "John Williams".
+REAL = [
+    (13, "What does Tim do to escape reality?", "Read fantasy books.", 1, True),
+    (14, "What kind of writing does Tim do?",
+     "comments on favorite books in a fantasy literature forum, articles on fantasy novels, studying characters, "
+     "themes, and making book recommendations, writing a fantasy novel", 1, True),
+    (15, "Who is Anthony?", "likely Juan's friend, colleague or family", 3, True),
+    (28, "Which popular music composer's tunes does Tim enjoy playing on the piano?", "Juan Williams", 3, False),
+    (176, "What was Juans's reaction to sealing the deal with the beverage company?",
+     "crazy feeling, sense of accomplishment", 4, True),
+]  # fmt: skip
+
+
+def test_real_memu_records_with_a_renamed_speaker(tmp_path: Path, locomo_path: Path, capsys) -> None:
+    records = [
+        {"qa_index": i, "question": q, "generated_answer": "...", "standard_answer": gold, "category": c,
+         "is_correct": ok, "explanation": "..."}
+        for i, q, gold, c, ok in REAL
+    ]  # fmt: skip
+    file = tmp_path / "result.json"
+    file.write_text(json.dumps(_memu(records)))
+    out = tmp_path / "run"
+    assert (
+        import_main(
+            [str(file), "--out", str(out), "--dataset", str(locomo_path), "--bootstrap-replicates", "20"]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "4 exact, 0 normalised, 1 renamed speaker, 0 by position, 0 unmatched" in printed
+    assert "renamed speaker: conv-43: the file writes 'juan' for 'john' (1 questions)" in printed
+    # q15's and q28's golds differ from LOCOMO's by the rename only: not reported as golds that differ.
+    assert "renamed speaker: 2 of the file's golds differ from LOCOMO's only by a renamed speaker" in printed
+    counts = json.loads((out / "run.json").read_text())["imported"]
+    assert (counts["matched"], counts["gold_differs"], counts["gold_renamed"]) == (5, 0, 2)
+    assert {r.qid for r in read_predictions(out / "predictions.jsonl")} == {
+        "conv-43:q13", "conv-43:q14", "conv-43:q15", "conv-43:q28", "conv-43:q176",
+    }  # fmt: skip
+    metrics = read_metrics(out / "metrics.json")
+    assert metrics.overall.judge["mean"] == pytest.approx(4 / 5)  # all but q28

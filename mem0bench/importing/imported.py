@@ -38,8 +38,17 @@ __all__ = [
 
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "question": ("question", "query"),
-    "prediction": ("prediction", "response", "answer", "generated_answer"),
-    "gold": ("golden_answer", "gold", "gold_answer", "answer", "ground_truth", "expected_answer"),
+    # memU writes generated_answer / standard_answer, Backboard ai_response / expected_answer.
+    "prediction": ("prediction", "response", "answer", "generated_answer", "ai_response"),
+    "gold": (
+        "golden_answer",
+        "gold",
+        "gold_answer",
+        "answer",
+        "ground_truth",
+        "expected_answer",
+        "standard_answer",
+    ),
     "category": ("category", "category_id"),
     # A nested verdict is read through its dotted path (records are flattened one level on reading).
     "judge": (
@@ -51,10 +60,12 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
         "llm_judgments",
         "is_correct",
         "evaluation.is_correct",
-    ),  # fmt: skip
+    ),
     "conversation": ("conversation", "sample_id", "conversation_id", "conv_id"),
 }
-_CATEGORY_NAMES = ("category_name", "category_label", "category_type")
+# Backboard writes its names in question_type (single_hop beside LOCOMO's 1, temporal_reasoning beside 2).
+_CATEGORY_NAMES = ("category_name", "category_label", "category_type", "question_type")
+_NAME_SUFFIXES = ("_reasoning",)
 _TRAILING_INT = re.compile(r"(\d+)$")
 _RESULT_WRAPPER = (
     "detailed_results"  # EverMemOS / MemOS: {..., detailed_results: {conv: [...]}}; memU: a list
@@ -284,7 +295,10 @@ def _same_category(value: Any, category: Category) -> bool:
     name (single_hop). Another source's label ("multi-hop" meaning category 3, as the Mem0 paper uses it)
     is not trusted: it differs and is reported."""
     text = str(value).strip()
-    return text == str(int(category)) or text.casefold().replace("-", "_") == category.label
+    name = text.casefold().replace("-", "_").replace(" ", "_")
+    for suffix in _NAME_SUFFIXES:  # 'temporal_reasoning' is LOCOMO's temporal
+        name = name.removesuffix(suffix)
+    return text == str(int(category)) or name == category.label
 
 
 def _run_order(key: str) -> tuple[int, str]:
