@@ -137,6 +137,7 @@ def match_suite_records(
     answers: list[ImportedAnswer] = []
     taken: dict[str, str] = {}
     other_models: Counter[str] = Counter()
+    unnamed = 0  # labels that name no judge model (a plain labels file)
     scope = [q for qs in questions.values() for q in qs]
     by_id = {q.sample_id: q for q in scope} if kind == "longmemeval" else {}
     by_trigger: dict[str, list[Question]] = {}
@@ -187,8 +188,11 @@ def match_suite_records(
         prediction = data[_pick(data, fields.prediction, _PREDICTION[kind]) or ""]
         judge = _pick(data, fields.judge, _JUDGE[kind])
         given = None if judge is None else data.get(judge)
-        if kind == "longmemeval" and isinstance(given, Mapping) and given.get("model") != LME_JUDGE_MODEL:
-            other_models[str(given.get("model"))] += 1
+        model = _judge_model(data, given) if kind == "longmemeval" and given is not None else LME_JUDGE_MODEL
+        if model is None:
+            unnamed += 1
+        elif model != LME_JUDGE_MODEL:
+            other_models[model] += 1
         label, understood = _grade(given, graded)
         if not understood:
             problem("bad_judge", record, f"{given!r} is not a label")
@@ -204,7 +208,24 @@ def match_suite_records(
             f"judge model: labels {models}, not {LME_JUDGE_MODEL} (the only model LongMemEval's "
             "print_qa_metrics.py accepts): not comparable with the authors' figures"
         )
+    if unnamed:
+        counts["unnamed_judge_model"] = unnamed
+        notes.append(
+            f"judge model: {unnamed} labels name no judge model (no autoeval_label.model, judge_model): not "
+            f"checked against {LME_JUDGE_MODEL}, the only model LongMemEval's print_qa_metrics.py accepts"
+        )
     return ImportResult(answers, problems, dict(counts), notes)
+
+
+def _judge_model(data: Mapping[str, Any], given: Any) -> str | None:
+    """The model that gave a LongMemEval label: the official log's `autoeval_label.model`, else the row's
+    `judge_model_resolved` (the dated snapshot), else its `judge_model`; None when the row names none."""
+    if isinstance(given, Mapping):
+        return None if given.get("model") is None else str(given.get("model"))
+    for key in ("judge_model_resolved", "judge_model"):
+        if isinstance(data.get(key), str):
+            return str(data[key])
+    return None
 
 
 def _same_type(value: Any, question: Question) -> bool:
@@ -216,25 +237,39 @@ def _same_type(value: Any, question: Question) -> bool:
 
 
 def read_suite_rows(path: Path, suite: str) -> tuple[Any, list[str]]:
-    """The rows of a suite's file (its JSON or JSONL), or of a LongMemEval folder holding a hypotheses file
-    and a separate labels file ({question_id, question_type, correct}), joined on question_id; with the
-    notes saying how the join went."""
+    """The rows of a suite's file (its JSON or JSONL; a results object's `results` list), or of a LongMemEval
+    folder holding hypotheses files (a plain one, the official log, or both: the same answers merged) and
+    labels files ({question_id, question_type, correct}), joined on question_id; with the notes saying how
+    the join went."""
     if not path.is_dir():
-        return read_data(path), []
+        return _results_rows(read_data(path)), []
     name = str(path)
     if family(suite) != "longmemeval":
         raise DatasetError(
             f"a folder imports as one run on LOCOMO and LongMemEval only (dataset={suite})", file=name
         )
-    hypotheses: list[Mapping[str, Any]] = []
+    hypotheses: dict[str, dict[str, Any]] = {}
+    where: dict[str, str] = {}
     labels: dict[str, Mapping[str, Any]] = {}
-    for file in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".log")):
-        rows = read_data(file)
+    files: list[str] = []  # the hypotheses files, in the order read
+    for file in sorted(p for p in path.iterdir() if p.is_file() and _suite_file(p)):
+        rows = _results_rows(read_data(file))
         rows = [rows] if isinstance(rows, Mapping) else rows
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) and "question_id" in r for r in rows):
             raise DatasetError("not rows with a question_id (a hypotheses or a labels file)", file=str(file))
         if any("hypothesis" in r for r in rows):
-            hypotheses += rows
+            files.append(file.name)
+            for row in rows:
+                qid = str(row["question_id"])
+                known = hypotheses.get(qid)
+                # The authors' evaluate_qa.py writes its log beside the hypotheses file it read: the same
+                # answer in both is one answer (the log adds its label); two different answers are refused.
+                if known is not None and known.get("hypothesis") != row.get("hypothesis"):
+                    raise DatasetError(
+                        f"two different hypotheses for {qid}: {where[qid]} and {file.name}", file=name
+                    )
+                hypotheses[qid] = {**(known or {}), **row}
+                where.setdefault(qid, file.name)
             continue
         for i, row in enumerate(rows):
             if "correct" not in row and "autoeval_label" not in row:
@@ -246,17 +281,41 @@ def read_suite_rows(path: Path, suite: str) -> tuple[Any, list[str]]:
         raise DatasetError(
             "no hypotheses file (rows with question_id and hypothesis) in the folder", file=name
         )
-    joined = [{**labels.get(str(h["question_id"]), {}), **h} for h in hypotheses]
-    ids = {str(h["question_id"]) for h in hypotheses}
-    unlabelled = len(ids - set(labels))
+    joined = [{**labels.get(qid, {}), **h} for qid, h in hypotheses.items()]
+    ids = set(hypotheses)
+    labelled = {qid for qid, h in hypotheses.items() if "autoeval_label" in h} | (ids & set(labels))
     orphans = sorted(set(labels) - ids)
     notes = [
-        f"joined {len(hypotheses)} hypotheses with {len(labels)} labels on question_id: "
-        f"{len(ids & set(labels))} labelled, {unlabelled} hypotheses without a label, {len(orphans)} labels "
+        f"joined {len(hypotheses)} hypotheses ({', '.join(files)}) with {len(labels)} labels on question_id: "
+        f"{len(labelled)} labelled, {len(ids - labelled)} hypotheses without a label, {len(orphans)} labels "
         f"without a hypothesis (skipped, as LongMemEval's scripts skip a missing answer"
         + (f": {', '.join(orphans[:5])})" if orphans else ")")
     ]
     return joined, notes
+
+
+def _suite_file(path: Path) -> bool:
+    """A JSON / JSONL file, or the official log evaluate_qa.py names `<hypotheses>.eval-results-<model>`."""
+    return path.suffix in (".json", ".jsonl", ".log") or ".eval-results-" in path.name
+
+
+def _results_rows(data: Any) -> Any:
+    """A results object's rows: `{..., results: [{question_id, ...}]}` (a harness's eval_results.json, its
+    headline beside the per-question rows) is its `results` list; the object's `judge_model_resolved` (the
+    dated snapshot its judge alias served) goes onto each row that does not name its own."""
+    if not isinstance(data, Mapping) or "question_id" in data:
+        return data
+    rows = data.get("results")
+    if (
+        not isinstance(rows, list)
+        or not rows
+        or not all(isinstance(r, Mapping) and "question_id" in r for r in rows)
+    ):
+        return data
+    resolved = data.get("judge_model_resolved")
+    if not isinstance(resolved, str):
+        return rows
+    return [r if "judge_model_resolved" in r else {**r, "judge_model_resolved": resolved} for r in rows]
 
 
 def dataset_from_records(
