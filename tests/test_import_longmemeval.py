@@ -171,6 +171,7 @@ def test_official_log_beside_its_hypotheses_file_is_one_answer_each(tmp_path: Pa
         f"joined 8 hypotheses (hypotheses_baseline-shared_q0-500.jsonl, {LOG_NAME}) with 8 labels" in printed
     )
     assert "judge model:" not in printed  # the log's model is the authors'
+    assert "LongMemEval: overall 62.50, task-averaged 66.67, abstention 66.67" in printed
     overall = metrics["overall"]
     assert overall["lme_overall"] == pytest.approx(5 / 8)
     # ssu 2/3 (the _abs one inside), multi-session 1/2, temporal 1/2, knowledge-update 1/1.

@@ -1,5 +1,6 @@
 """`import` of the EverMemOS / MemOS result shape, on the real published files in ../shared (never skipped):
-the locomo-audit full-context run with three judgments per answer gives exactly the README's figures."""
+the locomo-audit full-context run with three judgments per answer gives exactly the README's figures; and,
+on a small file of that shape written here, the spread `import` prints is the population one."""
 
 from __future__ import annotations
 
@@ -100,3 +101,29 @@ def test_zeps_published_grades_give_its_figures(tmp_path, locomo_path):
     per_category = {name: round(100 * b.judge["mean"], 2) for name, b in metrics.categories.items()}
     # Zep's README prints temporal and open-domain under each other's names; LOCOMO's numbers decide.
     assert per_category == {"multi_hop": 74.11, "temporal": 66.04, "open_domain": 67.71, "single_hop": 79.79}
+
+
+def test_the_printed_spread_is_the_population_one(tmp_path: Path, locomo_mini: Path, capsys) -> None:
+    # The same shape, four records with three judgments each, written here: runs 3/4, 2/4 and 4/4 correct.
+    judgments = [(True, True, True), (True, True, True), (True, False, True), (False, False, True)]
+    questions = [
+        ("What breed is Maya's dog Biscuit?", "A beagle mix", "4"),
+        ("When did Maya adopt Biscuit?", "The weekend before 8 May 2023", "2"),
+        (
+            "What class did Tomas start and where is it held?",
+            "Pottery, at the community studio on Elm Street",
+            "1",
+        ),
+        ("What colour was the first bowl Tomas made?", "Dark blue", "4"),
+    ]
+    records = [
+        {"question_id": f"locomo_0_qa{i}", "question": q, "golden_answer": gold, "generated_answer": "x",
+         "llm_judgments": {f"judgment_{k + 1}": v for k, v in enumerate(runs)}, "category": c}
+        for i, ((q, gold, c), runs) in enumerate(zip(questions, judgments, strict=True))
+    ]  # fmt: skip
+    file = tmp_path / "evermemos.json"
+    file.write_text(json.dumps({"total_questions": 4, "detailed_results": {"locomo_exp_user_0": records}}))
+    assert import_main([str(file), "--out", str(tmp_path / "run"), "--dataset", str(locomo_mini)]) == 0
+    printed = capsys.readouterr().out
+    # Mean 75; deviations 0, -25, +25: population std sqrt(1250 / 3) = 20.41 (the sample std would be 25).
+    assert "J = 75.00% ± 20.41 (population std over 3 runs: 75.00 / 50.00 / 100.00)" in printed

@@ -112,13 +112,27 @@ def _import(args: argparse.Namespace) -> int:
     labelled = sum(1 for a in result.answers if any(v is not None for v in a.labels))
     if judge and judge.get("mean") is not None:
         runs = judge.get("per_run") or []
+        # The spread as the reference harnesses give it (mem0's, EverMemOS's: the population deviation),
+        # so "92.62 ± 0.13" in a paper reads against the same number here.
         spread = (
-            f" (runs {' / '.join(f'{100 * v:.2f}' for v in runs if v is not None)})" if len(runs) > 1 else ""
+            f" ± {100 * judge['std']:.2f} (population std over {len(runs)} runs: "
+            f"{' / '.join(f'{100 * v:.2f}' for v in runs if v is not None)})"
+            if len(runs) > 1 and judge.get("std") is not None
+            else ""
         )
         print(
             f"imported judge ({system}): J = {100 * judge['mean']:.2f}%{spread} over {labelled} labelled answers"
         )
     overall = metrics["overall"]
+    # LongMemEval's three figures, as its print_qa_metrics.py gives them
+    names = (
+        ("overall", "lme_overall"),
+        ("task-averaged", "lme_task_averaged"),
+        ("abstention", "lme_abstention"),
+    )
+    figures = [f"{name} {100 * overall[key]:.2f}" for name, key in names if overall.get(key) is not None]
+    if figures:
+        print("LongMemEval: " + ", ".join(figures))
     if overall.get("f1") is None:  # no reference answer (Locomo-Plus): the lexical scores do not apply
         print("F1 n/a, BLEU-1 n/a (no reference answer)")
     else:

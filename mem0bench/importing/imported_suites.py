@@ -266,7 +266,9 @@ def read_suite_rows(path: Path, suite: str) -> tuple[Any, list[str]]:
                 # answer in both is one answer (the log adds its label); two different answers are refused.
                 if known is not None and known.get("hypothesis") != row.get("hypothesis"):
                     raise DatasetError(
-                        f"two different hypotheses for {qid}: {where[qid]} and {file.name}", file=name
+                        f"two different hypotheses for {qid}: {where[qid]} and {file.name}; import the one "
+                        "whose labels you mean (a log holds the answers its labels judged)",
+                        file=name,
                     )
                 hypotheses[qid] = {**(known or {}), **row}
                 where.setdefault(qid, file.name)
