@@ -85,13 +85,18 @@ def _rename(words: list[str], question: Question, speakers: set[str]) -> dict[st
 
 
 def _renamed_pair(ours: str, file: str, speakers: set[str]) -> tuple[str, str] | None:
-    """(speaker, the file's name for it) if `ours` is a speaker's name, or one with a suffix that `file`
-    ends with too; else None."""
+    """(speaker, the file's name for it) if `ours` is a speaker's name, or one with a short suffix (a
+    possessive's "s") that `file` ends with too; else None."""
     if ours in speakers:
         return ours, file
     for name in speakers:
         suffix = ours[len(name) :]
-        if ours.startswith(name) and suffix and file.endswith(suffix) and len(file) > len(suffix):
+        if (
+            ours.startswith(name)
+            and 0 < len(suffix) <= 2
+            and file.endswith(suffix)
+            and len(file) > len(suffix)
+        ):
             return name, file[: -len(suffix)]
     return None
 
