@@ -1,0 +1,91 @@
+"""BEAM end to end: one 100K conversation of the released files (shared data) through rag and mem0 on the
+stand-in, with the rubric judge's calls counted (one per rubric item, plus event ordering's alignment)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.server import StandinServer
+from mem0bench.suites.beam import ABILITIES
+
+pytestmark = pytest.mark.slow
+
+BEAM = Path(os.environ.get("MEM0BENCH_BEAM_DATA", "/work/shared/data/beam"))
+CONVERSATION = "100K-1"
+JUDGE_HEAD = "You are checking one reply against ONE requirement"
+SAME_HEAD = "You decide whether two snippets describe the same event"
+
+
+def _judge_handler(seen: dict[str, int]) -> Any:
+    """Rubric items scored 1, 0.5, 0 in turn (by the item's text), alignment answered NO; anything else to
+    the stand-in's default (None)."""
+
+    def handler(endpoint: str, body: dict[str, Any]) -> Any:
+        if endpoint != "chat":
+            return None
+        text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+        if text.lstrip().startswith(JUDGE_HEAD):
+            seen["items"] += 1
+            score = (1.0, 0.5, 0.0)[len(text) % 3]
+            return json.dumps({"score": score, "reason": "stand-in"})
+        if text.startswith(SAME_HEAD):
+            seen["same"] += 1
+            return "NO"
+        return None
+
+    return handler
+
+
+@pytest.mark.parametrize("exp", ["rag", "mem0"])
+def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path) -> None:
+    assert (BEAM / "chats" / "100K" / "1" / "chat.json").is_file(), f"BEAM's 100K files are missing at {BEAM}"
+    run_dir = tmp_path / "run"
+    args = [
+        "run", f"+exp={exp}", "dataset=beam", f"dataset.path={BEAM}", "dataset.scale=100K",
+        f"dataset.conversations=[{CONVERSATION}]", "judge.runs=1", "eval.latency=inline",
+        f"hydra.run.dir={run_dir}", *FAST,
+    ]  # fmt: skip
+    seen = {"items": 0, "same": 0}
+    with StandinServer(api_key=TEST_KEY) as server:
+        server.set_handler(_judge_handler(seen))
+        result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    rows = read_jsonl(run_dir / "predictions.jsonl")
+    assert len(rows) == 20 and {r["conversation"] for r in rows} == {CONVERSATION}
+    assert all(not r.get("failure") for r in rows), [r.get("failure") for r in rows]
+    # One judge call per rubric item of every question (the gold is the rubric), nothing more or less.
+    items = sum(len(json.loads(r["gold"])) for r in rows)
+    assert seen["items"] == items
+    judgements = read_jsonl(run_dir / "judgements.jsonl")
+    assert len(judgements) == 20 and all(j["failure"] is None for j in judgements)
+    # Event ordering's alignment asked about (line, item) pairs; every NO leaves each line itself.
+    ordering = [
+        j
+        for j in judgements
+        if j["qid"] in {r["qid"] for r in rows if r["category"] == "beam_event_ordering"}
+    ]
+    assert len(ordering) == 2 and all("tau_norm" in j["detail"] for j in ordering)
+    assert seen["same"] > 0
+    # The rows carry the exact rubric scores; the suite's figures are computed from them.
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert set(metrics["categories"]) == {c.name for c in ABILITIES.values()}
+    scores = {r["qid"]: r["judge_scores"][0] for r in rows}
+    overall = metrics["overall"]
+    assert overall["beam_per_question"] == pytest.approx(sum(scores.values()) / 20)
+    # One conversation: the authors' figure is the mean of the ten abilities' means (two questions each).
+    by_ability: dict[str, list[float]] = {}
+    for r in rows:
+        by_ability.setdefault(r["category"], []).append(scores[r["qid"]])
+    expected = sum(sum(v) / len(v) for v in by_ability.values()) / len(by_ability)
+    assert overall["beam_authors"] == pytest.approx(expected)
+    assert overall["beam_authors_ci95_low"] is None  # one conversation: no interval over conversations
+    if exp == "rag":  # evidence message ids reach evidence recall
+        assert metrics["evidence_recall"] is not None
