@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
         help="locomo_plus: how cues are stitched (default: faithful)",
     )
     stats.add_argument(
+        "--scale", default=None, metavar="SCALE", help="beam: 100K, 500K, 1M or 10M (default: 100K)"
+    )
+    stats.add_argument(
         "--no-captions",
         action="store_true",
         help="count tokens without the image captions folded into the turns' text",
@@ -138,6 +141,7 @@ def _suite_stats(args: argparse.Namespace) -> int:
         fold_captions=not args.no_captions,
         host_path=args.host_path,
         mode=args.mode,
+        scale=args.scale,
     )
     stats = suite_stats(
         suite.load(request),

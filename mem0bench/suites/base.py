@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mem0bench.data.model import Category, Dataset
+from mem0bench.data.model import Category, Dataset, Question
 
 __all__ = [
     "CATEGORIES",
@@ -120,6 +120,8 @@ class Suite:
     judge: str | None = None
     """'module:attribute' of the suite's own judge, `async (client, settings, answer, run) -> Judgement`,
     in place of the one-call judge (BEAM: one call per rubric item). Named, not imported, for the layers."""
+    judge_calls: Callable[[Question], int] | None = None
+    """Judge calls one run makes on `question`, for the dry run's plan, where not one (BEAM: per item)."""
     sources: tuple[SourceFile, ...] = ()
     notes: str = ""
     """One line the dry run and `data download` print (cost warnings, departures from the reference)."""

@@ -120,6 +120,14 @@ def _read_options(options: Mapping[str, object]) -> JudgeOptions:
     return JudgeOptions(**values)
 
 
+def judge_calls(question: Question) -> int:
+    """The rubric judge's calls on one answer: one per rubric item; event ordering adds its alignment, about
+    n(n+1)/2 for n items when the reply's lines follow the items one to one (each line asked against the
+    items left until it matches)."""
+    n = len(json.loads(question.answer))
+    return n + n * (n + 1) // 2 if question.category == EVENT_ORDERING else n
+
+
 def beam_authors_file_names(answers_file: str) -> dict[str, str]:
     """The authors' evaluation output for `answers_file` as each of their scripts names it: the parallel
     mode of run_evaluation.py (the one they run), its sequential mode, and what report_results.py reads
@@ -144,6 +152,7 @@ def beam_authors_file_names(answers_file: str) -> dict[str, str]:
     answer_prompt="mem0bench.prompts.beam:build_answer_messages",
     answer_max_tokens=1024,
     judge="mem0bench.pipeline.beam_judge:judge_beam",
+    judge_calls=judge_calls,
     notes="BEAM: one judge call per rubric item (~2.6 a question; event ordering adds its alignment calls); "
     "chats of 100K to 10M tokens per conversation",
 )
