@@ -45,6 +45,7 @@ from mem0bench.data.errors import DatasetError, check_path_id
 from mem0bench.data.model import Category, Conversation, Dataset, Question, Session, Turn
 from mem0bench.metrics.registry import Metric, register_metric
 from mem0bench.suites.base import DatasetRequest, register_suite
+from mem0bench.suites.beam_hub import RawConversation, read_hub
 from mem0bench.suites.beam_scoring import (
     authors_average,
     beam_rows,
@@ -164,8 +165,6 @@ def load_beam(request: DatasetRequest) -> Dataset:
         raise DatasetError(f"dataset.scale must be one of {', '.join(SCALES)}, not {scale!r}")
     root = Path(request.path).expanduser() if request.path else request.data_dir / "beam"
     if _is_hub(root):
-        from mem0bench.suites.beam_hub import read_hub
-
         items, sha256, file = read_hub(root, scale, request.cache_dir)
     else:
         items, sha256, file = _read_repository(root, scale, request.conversations)
@@ -183,18 +182,6 @@ def load_beam(request: DatasetRequest) -> Dataset:
         for n, item in enumerate(chosen)
     )  # fmt: skip
     return Dataset(path=file, sha256=sha256, conversations=conversations, suite="beam")
-
-
-@dataclass(frozen=True)
-class RawConversation:
-    """One conversation as read, before it is checked: its id, its chat and its questions, and where each
-    came from (for the errors)."""
-
-    cid: str
-    chat: Any
-    questions: Any
-    chat_file: str
-    questions_file: str
 
 
 def _is_hub(root: Path) -> bool:

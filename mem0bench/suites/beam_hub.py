@@ -14,14 +14,26 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mem0bench.data.download import file_sha256
 from mem0bench.data.errors import DatasetError
-from mem0bench.suites.beam import RawConversation
 
-__all__ = ["read_hub", "repository_chat"]
+__all__ = ["RawConversation", "read_hub", "repository_chat"]
+
+
+@dataclass(frozen=True)
+class RawConversation:
+    """One conversation as read, before it is checked: its id, its chat and its questions, and where each
+    came from (for the errors)."""
+
+    cid: str
+    chat: Any
+    questions: Any
+    chat_file: str
+    questions_file: str
 
 
 def read_hub(root: Path, scale: str, cache_dir: Path | None) -> tuple[list[RawConversation], str, str]:
