@@ -235,3 +235,35 @@ def test_the_question_placeholder_switch_and_reading_a_score() -> None:
     assert read_item_score('Here: {"score": 0, "reason": "r"} done') == 0.0
     assert read_item_score('{"score": 1.0, "reason": "unterminated') == 1.0  # as their json_repair does
     assert read_item_score('{"score": 0.7}') is None and read_item_score("no idea") is None
+
+
+# ---- the hub's files, through `datasets` (written here, no network) ----
+
+
+def _hub_row(cid: str) -> dict[str, Any]:
+    # The hub's shape: each batch a flat list of messages; questions a Python literal of the JSON object.
+    batches = [
+        [_message(0, time_anchor="March-15-2024", question_type="main_question"), _message(1, "assistant")],
+        [_message(2, time_anchor="April-01-2024", question_type="main_question"), _message(3, "assistant"),
+         _message(4, question_type="main_question"), _message(5, "assistant")],
+    ]  # fmt: skip
+    return {"conversation_id": cid, "chat": json.dumps(batches), "probing_questions": repr(GOOD_QUESTIONS)}
+
+
+def test_the_hub_files_are_read_through_datasets(tmp_path: Path) -> None:
+    import datasets
+
+    rows = [_hub_row("1"), _hub_row("2")]
+    # `chat` goes in as JSON text and is decoded by a map: Arrow wants one type per column, as the hub has.
+    table = datasets.Dataset.from_list(rows).map(lambda r: {"chat": json.loads(r["chat"])})
+    datasets.DatasetDict({"100K": table}).save_to_disk(str(tmp_path / "saved"))
+    dataset = _load(tmp_path / "saved")
+    assert [c.sample_id for c in dataset.conversations] == ["100K-1", "100K-2"]
+    conv = dataset.conversations[0]
+    assert [s.date_text for s in conv.sessions] == ["March-15-2024", "April-01-2024"]
+    assert [t.dia_id for t in conv.sessions[1].turns] == ["D2:2", "D2:3", "D2:4", "D2:5"]
+    assert conv.questions[0].evidence == ("D1:0", "D2:2")
+    table.to_parquet(str(tmp_path / "100K.parquet"))
+    assert len(_load(tmp_path / "100K.parquet").conversations) == 2
+    with pytest.raises(DatasetError, match=r"saved: no split 1M \(it has 100K\)"):
+        _load(tmp_path / "saved", scale="1M")
