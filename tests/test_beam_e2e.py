@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
+from devtools.standin.beam_replies import JUDGE_HEAD, SAME_HEAD, beam_replies
 from devtools.standin.server import StandinServer
 from mem0bench.suites.beam import ABILITIES
 
@@ -18,26 +19,18 @@ pytestmark = pytest.mark.slow
 
 BEAM = Path(os.environ.get("MEM0BENCH_BEAM_DATA", "/work/shared/data/beam"))
 CONVERSATION = "100K-1"
-JUDGE_HEAD = "You are checking one reply against ONE requirement"
-SAME_HEAD = "You decide whether two snippets describe the same event"
 
 
 def _judge_handler(seen: dict[str, int]) -> Any:
-    """Rubric items scored 1, 0.5, 0 in turn (by the item's text), alignment answered NO; anything else to
-    the stand-in's default (None)."""
+    """The stand-in's BEAM replies (devtools/standin/beam_replies.py), each rubric item and alignment call
+    counted."""
 
     def handler(endpoint: str, body: dict[str, Any]) -> Any:
-        if endpoint != "chat":
-            return None
-        text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
-        if text.lstrip().startswith(JUDGE_HEAD):
-            seen["items"] += 1
-            score = (1.0, 0.5, 0.0)[len(text) % 3]
-            return json.dumps({"score": score, "reason": "stand-in"})
-        if text.startswith(SAME_HEAD):
-            seen["same"] += 1
-            return "NO"
-        return None
+        if endpoint == "chat":
+            text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+            seen["items"] += text.lstrip().startswith(JUDGE_HEAD)
+            seen["same"] += text.startswith(SAME_HEAD)
+        return beam_replies(endpoint, body)
 
     return handler
 
@@ -73,7 +66,12 @@ def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path)
         if j["qid"] in {r["qid"] for r in rows if r["category"] == "beam_event_ordering"}
     ]
     assert len(ordering) == 2 and all("tau_norm" in j["detail"] for j in ordering)
-    assert seen["same"] > 0
+    # (each reply line asked against the items until one matches: every NO asks all of them)
+    lines = [len(r["prediction"].split("\n")) for r in rows if r["category"] == "beam_event_ordering"]
+    assert seen["same"] == sum(
+        n * len(json.loads(r["gold"]))
+        for n, r in zip(lines, [r for r in rows if r["category"] == "beam_event_ordering"], strict=True)
+    )
     # The rows carry the exact rubric scores; the suite's figures are computed from them.
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert set(metrics["categories"]) == {c.name for c in ABILITIES.values()}
