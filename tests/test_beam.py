@@ -267,3 +267,95 @@ def test_the_hub_files_are_read_through_datasets(tmp_path: Path) -> None:
     assert len(_load(tmp_path / "100K.parquet").conversations) == 2
     with pytest.raises(DatasetError, match=r"saved: no split 1M \(it has 100K\)"):
         _load(tmp_path / "saved", scale="1M")
+
+
+# ---- the rubric judge itself, on a fake client: calls, switches, scores ----
+
+
+class _Reply:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _FakeClient:
+    """Scores rubric items from a list in order; answers the alignment by substring."""
+
+    def __init__(self, scores: list[float]) -> None:
+        self.scores = list(scores)
+        self.prompts: list[str] = []
+        self.salts: list[str] = []
+
+    async def chat(self, messages: list[dict[str, str]], *, stage: str, salt: str = "", **_: Any) -> _Reply:
+        assert stage == "judge"
+        text = messages[-1]["content"]
+        self.prompts.append(text)
+        self.salts.append(salt)
+        if text.startswith("First snippet: "):
+            first, second = text.removeprefix("First snippet: ").split("\nSecond snippet: ")
+            return _Reply("YES" if first.lower() in second.lower() else "NO")
+        return _Reply(json.dumps({"score": self.scores.pop(0), "reason": "r"}))
+
+
+def _answer(category: str, rubric: list[str], prediction: str) -> Any:
+    from mem0bench.rundir.records import AnswerRecord
+
+    return AnswerRecord(
+        qid="100K-1:q0", conversation="100K-1", question="Which order?", gold=json.dumps(rubric),
+        category=f"beam_{category}", category_id=int(ABILITIES[category]), prediction=prediction,
+        context_tokens=1, search_latency_s=0.0, total_latency_s=0.0,
+    )  # fmt: skip
+
+
+def _judge(client: _FakeClient, answer: Any, **options: str) -> Any:
+    from mem0bench.pipeline.beam_judge import judge_beam
+    from mem0bench.pipeline.judge import JudgeSettings
+    from mem0bench.suites.beam import configure_judge
+
+    configure_judge(options)
+    try:
+        return asyncio.run(judge_beam(client, JudgeSettings(model="judge-model", runs=1), answer, 0))
+    finally:
+        configure_judge({})
+
+
+def test_the_rubric_judge_asks_once_per_item_and_applies_the_switches() -> None:
+    answer = _answer("summarization", ["covers a", "covers b", "covers c"], "a and b")
+    ours = _FakeClient([1.0, 0.5, 0.0])
+    judged = _judge(ours, answer)
+    assert len(ours.prompts) == 3 and len(set(ours.salts)) == 3  # one call, one cache key, per item
+    assert "Which order?" in ours.prompts[0]
+    assert (
+        judged.score == pytest.approx(0.5)
+        and judged.label == "PARTIAL"
+        and judged.detail["items"] == [1.0, 0.5, 0.0]
+    )
+    authors = _FakeClient([1.0, 0.5, 0.0])
+    judged = _judge(authors, answer, judge_question="unfilled", partial_credit="authors")
+    assert judged.score == pytest.approx(1 / 3)  # int(0.5) == 0
+    assert "Which order?" not in authors.prompts[0] and "<question>" in authors.prompts[0]
+
+
+def test_event_ordering_is_scored_by_tau_and_keeps_half_credit() -> None:
+    rubric = ["alpha", "beta", "gamma"]
+    answer = _answer("event_ordering", rubric, "1. beta\n2. alpha\n3. gamma")
+    client = _FakeClient([1.0, 0.5, 1.0])
+    judged = _judge(client, answer, partial_credit="authors")
+    # beta, alpha, gamma against alpha, beta, gamma: tau 1/3, normalised 2/3 (the authors' report figure)
+    assert judged.score == pytest.approx(2 / 3) and judged.detail["tau_norm"] == pytest.approx(2 / 3)
+    assert judged.detail["rubric"] == pytest.approx(2.5 / 3)  # event ordering keeps the 0.5
+    # alignment: line 1 tries alpha then beta; line 2 alpha; line 3 gamma: 4 calls after the 3 items
+    assert len(client.prompts) == 3 + 4
+    rubric_scored = _judge(_FakeClient([1.0, 0.5, 1.0]), answer, event_ordering_score="rubric")
+    assert rubric_scored.score == pytest.approx(2.5 / 3)
+
+
+def test_an_unreadable_item_is_a_judge_failure_not_a_zero() -> None:
+    class Mute(_FakeClient):
+        async def chat(
+            self, messages: list[dict[str, str]], *, stage: str, salt: str = "", **_: Any
+        ) -> _Reply:
+            return _Reply("I think it is fine")
+
+    judged = _judge(Mute([]), _answer("abstention", ["declines"], "I cannot know"))
+    assert judged.label is None and judged.score is None
+    assert judged.failure.startswith("malformed: no score of 1, 0.5 or 0 in the reply to rubric item 0")

@@ -120,6 +120,8 @@ class Suite:
     judge: str | None = None
     """'module:attribute' of the suite's own judge, `async (client, settings, answer, run) -> Judgement`,
     in place of the one-call judge (BEAM: one call per rubric item). Named, not imported, for the layers."""
+    configure_judge: Callable[[Mapping[str, object]], None] | None = None
+    """Gives the suite's own judge its `dataset.*` switches where no load does it (`judge RUN_DIR`)."""
     judge_calls: Callable[[Question], int] | None = None
     """Judge calls one run makes on `question`, for the dry run's plan, where not one (BEAM: per item)."""
     sources: tuple[SourceFile, ...] = ()

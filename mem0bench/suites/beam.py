@@ -121,6 +121,13 @@ def _read_options(options: Mapping[str, object]) -> JudgeOptions:
     return JudgeOptions(**values)
 
 
+def configure_judge(options: Mapping[str, object]) -> None:
+    """Set the rubric judge's switches from `dataset.*` (a load does it; `judge RUN_DIR` calls this with the
+    run's config, which loads nothing)."""
+    global _OPTIONS
+    _OPTIONS = _read_options(options)
+
+
 def judge_calls(question: Question) -> int:
     """The rubric judge's calls on one answer: one per rubric item; event ordering adds its alignment, about
     n(n+1)/2 for n items when the reply's lines follow the items one to one (each line asked against the
@@ -154,12 +161,12 @@ def beam_authors_file_names(answers_file: str) -> dict[str, str]:
     answer_max_tokens=1024,
     judge="mem0bench.pipeline.beam_judge:judge_beam",
     judge_calls=judge_calls,
+    configure_judge=configure_judge,
     notes="BEAM: one judge call per rubric item (~2.6 a question; event ordering adds its alignment calls); "
     "chats of 100K to 10M tokens per conversation",
 )
 def load_beam(request: DatasetRequest) -> Dataset:
-    global _OPTIONS
-    _OPTIONS = _read_options(request.options)
+    configure_judge(request.options)
     scale = request.scale or "100K"
     if scale not in SCALES:
         raise DatasetError(f"dataset.scale must be one of {', '.join(SCALES)}, not {scale!r}")
