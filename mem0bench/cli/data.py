@@ -164,6 +164,12 @@ def _download_suite(name: str, folder: Path) -> int:
     except ValueError as exc:
         print(f"error: --suite: {exc}", file=sys.stderr)
         return 2
+    if not suite.sources:  # BEAM: a repository folder or the hub's dataset, fetched by the user
+        print(
+            f"error: --suite {name}: the harness downloads none of its files; {suite.download_hint}",
+            file=sys.stderr,
+        )
+        return 2
     for source in suite.sources:
         print(f"{source.filename}  from {source.url}")
         print(f"  licence: {source.licence}")

@@ -125,6 +125,8 @@ class Suite:
     judge_calls: Callable[[Question], int] | None = None
     """Judge calls one run makes on `question`, for the dry run's plan, where not one (BEAM: per item)."""
     sources: tuple[SourceFile, ...] = ()
+    download_hint: str = ""
+    """Where to get the files of a suite without `sources` (`data download` says it)."""
     notes: str = ""
     """One line the dry run and `data download` print (cost warnings, departures from the reference)."""
 

@@ -162,6 +162,9 @@ def beam_authors_file_names(answers_file: str) -> dict[str, str]:
     judge="mem0bench.pipeline.beam_judge:judge_beam",
     judge_calls=judge_calls,
     configure_judge=configure_judge,
+    download_hint="clone github.com/mohammadtavakoli78/BEAM (chats/100K, 500K and 9 of 1M) or save the hub's "
+    "Mohammadta/BEAM and Mohammadta/BEAM-10M with datasets, then set dataset.path to the folder; the hub "
+    "cards state CC BY-SA 4.0, the repository no licence",
     notes="BEAM: one judge call per rubric item (~2.6 a question; event ordering adds its alignment calls); "
     "chats of 100K to 10M tokens per conversation",
 )
