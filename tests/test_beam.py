@@ -359,3 +359,19 @@ def test_an_unreadable_item_is_a_judge_failure_not_a_zero() -> None:
     judged = _judge(Mute([]), _answer("abstention", ["declines"], "I cannot know"))
     assert judged.label is None and judged.score is None
     assert judged.failure.startswith("malformed: no score of 1, 0.5 or 0 in the reply to rubric item 0")
+
+
+def test_locomo_only_judge_and_answer_settings_are_refused_for_beam() -> None:
+    from mem0bench.common.errors import ConfigurationError
+    from mem0bench.pipeline.spec import check_suite
+
+    scope: Any = type("Scope", (), {"suite": "beam"})()
+    check_suite(scope, "default", "lenient")  # the defaults: the suite's own judge and answer prompt
+    with pytest.raises(
+        ConfigurationError, match="judge.prompt=paper is a LOCOMO grading; beam is graded by its own"
+    ):
+        check_suite(scope, "default", "paper")
+    with pytest.raises(ConfigurationError, match="judge.prompt=longmemeval is LongMemEval's"):
+        check_suite(scope, "default", "longmemeval")
+    with pytest.raises(ConfigurationError, match="answer.prompt=paper is the Mem0 paper's LOCOMO wording"):
+        check_suite(scope, "paper", "lenient")

@@ -137,8 +137,9 @@ class Suite:
 
     @property
     def own_judge(self) -> bool:
-        """True when every scored category has the suite's own grading (judge.prompt does not apply)."""
-        return all(c in self.rubrics for c in (*self.scored, *self.optional))
+        """True when every scored category has the suite's own grading, or the suite brings its own judge
+        (judge.prompt does not apply)."""
+        return self.judge is not None or all(c in self.rubrics for c in (*self.scored, *self.optional))
 
 
 SUITES: dict[str, Suite] = {}
