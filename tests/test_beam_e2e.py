@@ -13,7 +13,8 @@ import pytest
 from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.standin.beam_replies import JUDGE_HEAD, SAME_HEAD, beam_replies
 from devtools.standin.server import StandinServer
-from mem0bench.suites.beam import ABILITIES
+from mem0bench.prompts.beam import ANSWER_SYSTEM
+from mem0bench.suites.beam import ABILITIES, ANSWER_MAX_TOKENS
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +31,9 @@ def _judge_handler(seen: dict[str, int]) -> Any:
             text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
             seen["items"] += text.lstrip().startswith(JUDGE_HEAD)
             seen["same"] += text.startswith(SAME_HEAD)
+            if text.startswith(ANSWER_SYSTEM):  # the suite's own answer prompt, with its max_tokens
+                seen["answers"] += 1
+                seen["answer_max_tokens"] = body.get("max_tokens", 0)
         return beam_replies(endpoint, body)
 
     return handler
@@ -44,7 +48,7 @@ def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path)
         f"dataset.conversations=[{CONVERSATION}]", "judge.runs=1", "eval.latency=inline",
         f"hydra.run.dir={run_dir}", *FAST,
     ]  # fmt: skip
-    seen = {"items": 0, "same": 0}
+    seen = {"items": 0, "same": 0, "answers": 0, "answer_max_tokens": 0}
     with StandinServer(api_key=TEST_KEY) as server:
         server.set_handler(_judge_handler(seen))
         result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"), timeout=900)
@@ -54,6 +58,7 @@ def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path)
     rows = read_jsonl(run_dir / "predictions.jsonl")
     assert len(rows) == 20 and {r["conversation"] for r in rows} == {CONVERSATION}
     assert all(not r.get("failure") for r in rows), [r.get("failure") for r in rows]
+    assert seen["answers"] == 20 and seen["answer_max_tokens"] == ANSWER_MAX_TOKENS
     # One judge call per rubric item of every question (the gold is the rubric), nothing more or less.
     items = sum(len(json.loads(r["gold"])) for r in rows)
     assert seen["items"] == items

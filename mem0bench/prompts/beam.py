@@ -22,7 +22,7 @@ from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import Message
 
 __all__ = [
-    "ANSWER_MAX_TOKENS",
+    "ANSWER_SYSTEM",
     "UNFILLED_QUESTION",
     "build_answer_messages",
     "build_equivalence_messages",
@@ -31,9 +31,6 @@ __all__ = [
     "said_same",
 ]
 
-ANSWER_MAX_TOKENS = 1024
-"""BEAM's replies are summaries, orderings and followed instructions, not a few words; the authors set no
-cap (their client's default). 1,024 tokens holds their longest ideal summaries (~400 words) with room."""
 UNFILLED_QUESTION = "<question>"
 """What the authors' judge sees in place of the question: their code never replaces the placeholder."""
 
@@ -72,7 +69,7 @@ _SAME_SYSTEM = (
     "not: one word, no explanation."
 )
 
-_ANSWER_SYSTEM = (
+ANSWER_SYSTEM = (
     "You answer questions about a long chat between a user and an AI assistant, only from what you are given."
 )
 _CONTEXT: dict[ContextKind, str] = {
@@ -153,4 +150,4 @@ def build_answer_messages(question: str, context: RetrievedContext) -> list[Mess
         f"{_CONTEXT[context.kind]}\n\n<context>\n{context.text}\n</context>\n\n{_ANSWER_RULES}\n\n"
         f"Question: {question}\nAnswer:"
     )
-    return [{"role": "system", "content": _ANSWER_SYSTEM}, {"role": "user", "content": body}]
+    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": body}]

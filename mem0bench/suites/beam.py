@@ -56,6 +56,7 @@ from mem0bench.suites.files import read_json
 
 __all__ = [
     "ABILITIES",
+    "ANSWER_MAX_TOKENS",
     "CATEGORIES",
     "SCALES",
     "JudgeOptions",
@@ -80,6 +81,9 @@ EVENT_ORDERING = ABILITIES["event_ordering"]
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 QUESTIONS_FILE = Path("probing_questions") / "probing_questions.json"
 
+ANSWER_MAX_TOKENS = 1024
+"""BEAM's replies are summaries, orderings and followed instructions, not a few words; the authors set no
+cap (their client's default). 1,024 tokens holds their longest ideal summaries (~400 words) with room."""
 JUDGE_QUESTION = ("filled", "unfilled")
 PARTIAL_CREDIT = ("kept", "authors")
 EVENT_ORDERING_SCORE = ("tau_norm", "rubric", "final_score")
@@ -158,7 +162,7 @@ def beam_authors_file_names(answers_file: str) -> dict[str, str]:
     grading="graded",
     lexical=False,
     answer_prompt="mem0bench.prompts.beam:build_answer_messages",
-    answer_max_tokens=1024,
+    answer_max_tokens=ANSWER_MAX_TOKENS,
     judge="mem0bench.pipeline.beam_judge:judge_beam",
     judge_calls=judge_calls,
     configure_judge=configure_judge,
