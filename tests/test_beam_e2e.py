@@ -4,7 +4,6 @@ stand-in, with the rubric judge's calls counted (one per rubric item, plus event
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ from devtools.standin.beam_replies import JUDGE_HEAD, SAME_HEAD, beam_replies
 from devtools.standin.server import StandinServer
 from mem0bench.prompts.beam import ANSWER_SYSTEM
 from mem0bench.suites.beam import ABILITIES, ANSWER_MAX_TOKENS
+from tests.test_beam import beam_folder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.realdata]
 
-BEAM = Path(os.environ.get("MEM0BENCH_BEAM_DATA", "/work/shared/data/beam"))
 CONVERSATION = "100K-1"
 
 
@@ -41,10 +40,10 @@ def _judge_handler(seen: dict[str, int]) -> Any:
 
 @pytest.mark.parametrize("exp", ["rag", "mem0"])
 def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path) -> None:
-    assert (BEAM / "chats" / "100K" / "1" / "chat.json").is_file(), f"BEAM's 100K files are missing at {BEAM}"
+    beam = beam_folder()
     run_dir = tmp_path / "run"
     args = [
-        "run", f"+exp={exp}", "dataset=beam", f"dataset.path={BEAM}", "dataset.scale=100K",
+        "run", f"+exp={exp}", "dataset=beam", f"dataset.path={beam}", "dataset.scale=100K",
         f"dataset.conversations=[{CONVERSATION}]", "judge.runs=1", "eval.latency=inline",
         f"hydra.run.dir={run_dir}", *FAST,
     ]  # fmt: skip
