@@ -91,3 +91,13 @@ def test_a_100k_conversation_runs_through_rag_and_mem0(exp: str, tmp_path: Path)
     assert overall["beam_authors_ci95_low"] is None  # one conversation: no interval over conversations
     if exp == "rag":  # evidence message ids reach evidence recall
         assert metrics["evidence_recall"] is not None
+        # `judge RUN_DIR` adds a second run of the rubric judge (the switches from the run's config.yaml)
+        with StandinServer(api_key=TEST_KEY) as server:
+            server.set_handler(_judge_handler(seen))
+            again = run_cli(
+                ["judge", str(run_dir), "judge.runs=2", *FAST], cli_env(server.base_url, tmp_path / "cache")
+            )
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert seen["items"] == 2 * items
+        rows = read_jsonl(run_dir / "predictions.jsonl")
+        assert all(len(r["judge_scores"]) == 2 and None not in r["judge_scores"] for r in rows)
