@@ -398,3 +398,14 @@ def test_locomo_only_judge_and_answer_settings_are_refused_for_beam() -> None:
         check_suite(scope, "default", "longmemeval")
     with pytest.raises(ConfigurationError, match="answer.prompt=paper is the Mem0 paper's LOCOMO wording"):
         check_suite(scope, "paper", "lenient")
+
+
+@pytest.mark.realdata
+def test_data_stats_counts_a_scale(capsys: pytest.CaptureFixture[str]) -> None:
+    from mem0bench.cli.data import data_main
+
+    assert data_main(["stats", "--suite", "beam", "--path", str(beam_folder()), "--scale", "100K"]) == 0
+    out = capsys.readouterr().out
+    assert "conversations     20" in out and "questions        400" in out and "beam_event_ordering" in out
+    assert data_main(["stats", "--suite", "beam", "--path", str(beam_folder()), "--scale", "1M"]) == 2
+    assert "1M/1/chat.json: sample 1M-1: missing chat.json" in capsys.readouterr().err
