@@ -45,7 +45,7 @@ def test_every_dataset_config_names_a_registered_suite() -> None:
     assert (
         names
         == set(SUITES)
-        == {"locomo", "locomo_plus", "longmemeval_s", "longmemeval_m", "longmemeval_oracle"}
+        == {"locomo", "locomo_plus", "longmemeval_s", "longmemeval_m", "longmemeval_oracle", "beam"}
     )
     for path in configs.glob("*.yaml"):
         suite_line = [line for line in path.read_text().splitlines() if line.startswith("suite:")]
@@ -61,8 +61,8 @@ def test_categories_name_their_suite() -> None:
     assert locomo.scored == (MULTI_HOP, TEMPORAL, OPEN_DOMAIN, SINGLE_HOP) and locomo.optional == (
         ADVERSARIAL,
     )
-    with pytest.raises(ValueError, match="unknown suite 'beam'.*locomo_plus"):
-        get_suite("beam")
+    with pytest.raises(ValueError, match="unknown suite 'nosuch'.*locomo_plus"):
+        get_suite("nosuch")
 
 
 # ---- LongMemEval ---------------------------------------------------------------------------------------
@@ -382,8 +382,10 @@ def test_download_suite_shows_licences_and_checks_pinned_hashes(
     assert captured.err.count("\n") == 1 and "expected af2fc6e5" in captured.err
     assert not (folder / "locomo_plus.json").exists()
 
-    assert data_main(["download", "--suite", "beam", "--dir", str(folder)]) == 2
-    assert capsys.readouterr().err.startswith("error: --suite: unknown suite 'beam'")
+    assert data_main(["download", "--suite", "nosuch", "--dir", str(folder)]) == 2
+    assert capsys.readouterr().err.startswith("error: --suite: unknown suite 'nosuch'")
+    assert data_main(["download", "--suite", "beam", "--dir", str(folder)]) == 2  # fetched by the user
+    assert "downloads none of its files; clone github.com/mohammadtavakoli78/BEAM" in capsys.readouterr().err
 
 
 def test_hub_download_is_checked_against_the_hubs_sha256(

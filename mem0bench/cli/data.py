@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
         help="locomo_plus: how cues are stitched (default: faithful)",
     )
     stats.add_argument(
+        "--scale", default=None, metavar="SCALE", help="beam: 100K, 500K, 1M or 10M (default: 100K)"
+    )
+    stats.add_argument(
         "--no-captions",
         action="store_true",
         help="count tokens without the image captions folded into the turns' text",
@@ -138,6 +141,7 @@ def _suite_stats(args: argparse.Namespace) -> int:
         fold_captions=not args.no_captions,
         host_path=args.host_path,
         mode=args.mode,
+        scale=args.scale,
     )
     stats = suite_stats(
         suite.load(request),
@@ -159,6 +163,12 @@ def _download_suite(name: str, folder: Path) -> int:
         suite = get_suite(name)
     except ValueError as exc:
         print(f"error: --suite: {exc}", file=sys.stderr)
+        return 2
+    if not suite.sources:  # BEAM: a repository folder or the hub's dataset, fetched by the user
+        print(
+            f"error: --suite {name}: the harness downloads none of its files; {suite.download_hint}",
+            file=sys.stderr,
+        )
         return 2
     for source in suite.sources:
         print(f"{source.filename}  from {source.url}")

@@ -128,8 +128,12 @@ async def _rejudge_locked(
     from mem0bench.pipeline.summary import print_summary
     from mem0bench.rundir.directory import RunDirectory
     from mem0bench.rundir.status import RunState
+    from mem0bench.suites import get_suite
 
     judge = spec.judge
+    configure = get_suite(spec.scope.suite).configure_judge
+    if configure is not None:  # a suite judge's switches live in dataset.*, which no load reads here (BEAM)
+        configure(dict(spec.scope.options))
     client = build_client(spec)
     client.retry_cached_failures = spec.run.retry_failed
     try:

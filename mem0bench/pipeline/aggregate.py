@@ -47,6 +47,9 @@ def judge_labels(judgements: Iterable[Judgement], signature: str, runs: int) -> 
     for j in judgements:
         if j.signature != signature or not 0 <= j.run < runs or j.label is None:
             continue
+        if j.score is not None:  # a suite's own judge (BEAM's rubric): its exact score
+            labels[j.qid][j.run] = float(j.score)
+            continue
         score = label_score(j.label)
         labels[j.qid][j.run] = score if score == 0.5 else j.label == "CORRECT"
     return labels
@@ -70,6 +73,11 @@ def prediction_rows(
             extra["session_recall"] = (
                 None if unknown else session_recall(a.evidence_sessions, a.context_dia_ids)
             )
+        if suite_of(a.category_id).judge is not None:
+            # A suite's own judge scores in [0, 1] (BEAM: the mean over rubric items): the exact scores ride
+            # along for the suite's figures; the labels J reads are their nearest of 1 / 0.5 / 0.
+            extra["judge_scores"] = [None if v is None else float(v) for v in judged]
+            judged = [None if v is None else round(float(v) * 2) / 2 for v in judged]
         rows.append(
             PredictionRow(
                 qid=a.qid,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from mem0bench.common.errors import ConfigurationError, exception_line
 from mem0bench.data.model import Conversation, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
-from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.types import LLMCallError, Message
 from mem0bench.memory.base import MemorySystem
 from mem0bench.pipeline.budget import cut_context
 from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
@@ -17,6 +18,7 @@ from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.prompts.files import PromptFile
 from mem0bench.rundir.records import AnswerRecord, keep_context
 from mem0bench.suites import suite_of
+from mem0bench.suites.base import import_named
 from mem0bench.systems.external.failure_kinds import bridged_kind
 
 
@@ -68,11 +70,15 @@ async def answer_question(
                 )  # fmt: skip
             context = cut_context(context, context_tokens_max)
             with measure() as timing:
-                if template is None:
+                if template is None and suite.answer_prompt is not None:  # the suite's own (BEAM)
+                    build = cast(Callable[..., list[Message]], import_named(suite.answer_prompt))
+                    messages = build(question.question, context)
+                    reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
+                elif template is None:
                     messages = build_answer_messages(
                         question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
                     )
-                    reply = await client.chat(messages, stage="answer")
+                    reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
                 else:
                     messages = template.render(question=question.question, context=context.text)
                     reply = await client.chat(messages, stage="answer", salt=template.salt)

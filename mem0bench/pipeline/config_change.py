@@ -83,6 +83,10 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     ("run.shard", Reach.INGEST),  # another part of the conversations: never resumed as this one's
     ("judge.", Reach.JUDGE),
     ("dataset.answer_key", Reach.JUDGE),
+    # BEAM's judge switches (suites/beam.py): how the rubric judge asks and scores, nothing upstream.
+    ("dataset.judge_question", Reach.JUDGE),
+    ("dataset.partial_credit", Reach.JUDGE),
+    ("dataset.event_ordering_score", Reach.JUDGE),
     ("prompt_files.judge.", Reach.JUDGE),
     ("answer.", Reach.ANSWER),
     ("eval.context_tokens_max", Reach.ANSWER),

@@ -232,6 +232,8 @@ def dataset_request(scope: ScopeSpec) -> DatasetRequest:
         host_path=scope.host_path,
         mode=scope.mode,
         seed=scope.dataset_seed,
+        scale=scope.scale,
+        options=dict(scope.options),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
@@ -33,6 +33,7 @@ from mem0bench.prompts.lme_judge import (
 )
 from mem0bench.rundir.records import AnswerRecord, Judgement, Label
 from mem0bench.suites import suite_of
+from mem0bench.suites.base import import_named
 
 LME_PROMPT = "longmemeval"
 """`judge.prompt=longmemeval`: LongMemEval's authors' per-type prompts (prompts/lme_judge.py)."""
@@ -150,6 +151,9 @@ async def judge_once(client: LLMClient, settings: JudgeSettings, answer: AnswerR
     prompt file replaces both."""
     adversarial = answer.category == "adversarial"
     suite = suite_of(answer.category_id)
+    if suite.judge is not None and settings.template is None:  # the suite's own judge (BEAM's rubric)
+        own = cast(Callable[..., Awaitable[Judgement]], import_named(suite.judge))
+        return await own(client, settings, answer, run)
     rubric = next((r for c, r in suite.rubrics.items() if int(c) == answer.category_id), None)
     graded = suite.grading == "graded"
     template = settings.template

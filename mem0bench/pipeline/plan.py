@@ -60,11 +60,14 @@ def plan_lines(
     *,
     timed_questions: int = 0,
     conversations: int | None = None,
+    judge_calls: float | None = None,
 ) -> list[PlanLine]:
     """The system's lines, then the query embeddings, answers and judge runs of `n_questions` (each
     judge.panel member priced at its own model), then the isolated latency pass: every search call again,
     live (the cache neither answers nor keeps them), for `timed_questions` of them. `conversations`: how
-    many conversations the questions come from (None: as many as questions, so nothing is cached)."""
+    many conversations the questions come from (None: as many as questions, so nothing is cached).
+    `judge_calls`: the judge calls of one run over all the questions, where a suite's own judge makes more
+    than one a question (BEAM: one per rubric item); None: one a question."""
     lines = list(system.lines)
     if system.embeds_queries:
         lines.append(PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0))
@@ -75,11 +78,12 @@ def plan_lines(
     lines.append(PlanLine("answer", "answers", n_questions, n_questions * (INSTRUCTION_TOKENS + system.context_tokens),
                           n_questions * REPLY_TOKENS["answer"], cached_prompt=cached))  # fmt: skip
     verdict = min(REPLY_TOKENS["judge"], judge.reply_tokens_max or REPLY_TOKENS["judge"])  # yes/no: <= 10
-    lines.append(PlanLine("judge", f"judge x{judge.runs}", n_questions * judge.runs,
-                          n_questions * judge.runs * (INSTRUCTION_TOKENS + 60), n_questions * judge.runs * verdict))  # fmt: skip
+    per_run = n_questions if judge_calls is None else judge_calls
+    lines.append(PlanLine("judge", f"judge x{judge.runs}", per_run * judge.runs,
+                          per_run * judge.runs * (INSTRUCTION_TOKENS + 60), per_run * judge.runs * verdict))  # fmt: skip
     for other in judge.panel_judges():
-        lines.append(PlanLine("judge", f"panel {other.model} x{other.runs}"[:22], n_questions * other.runs,
-                              n_questions * other.runs * (INSTRUCTION_TOKENS + 60), n_questions * other.runs * verdict, other.model))  # fmt: skip
+        lines.append(PlanLine("judge", f"panel {other.model} x{other.runs}"[:22], per_run * other.runs,
+                              per_run * other.runs * (INSTRUCTION_TOKENS + 60), per_run * other.runs * verdict, other.model))  # fmt: skip
     share = min(timed_questions, n_questions) / n_questions if n_questions else 0.0
     if share > 0:
         lines += [
@@ -103,9 +107,12 @@ def _plan(
     timed = 0 if options.latency == "inline" else options.latency_questions or n_questions
     system = system_cost_plan(spec.system, dataset, n_questions)
     conversations = sum(1 for qs in questions.values() if qs)
+    count = get_suite(spec.scope.suite).judge_calls
+    judge_calls = None if count is None else float(sum(count(q) for qs in questions.values() for q in qs))
     return system, plan_lines(
-        system, n_questions, spec.judge, timed_questions=timed, conversations=conversations
-    )
+        system, n_questions, spec.judge, timed_questions=timed, conversations=conversations,
+        judge_calls=judge_calls,
+    )  # fmt: skip
 
 
 def assumptions_note(plan: CostPlan) -> str:

@@ -69,6 +69,10 @@ class ScopeSpec:
     """`dataset.module`: a user's suite module to import (it registers `suite`); None: a built-in suite."""
     shard: Shard | None = None
     """`run.shard`: (K, N), the K-th of N cost-balanced parts of the conversations; None: all of them."""
+    scale: str | None = None
+    """`dataset.scale`: BEAM's 100K, 500K, 1M or 10M (None: the suite's default)."""
+    options: tuple[tuple[str, Any], ...] = ()
+    """The suite's own other `dataset.*` keys (BEAM's judge switches), as (key, value), for its loader."""
 
 
 @dataclass(frozen=True)
@@ -315,7 +319,16 @@ def _scope(dataset: Mapping[str, Any], evaluation: Mapping[str, Any], run: Mappi
         dataset_seed=dataset_seed,
         module=_suite_module(dataset.get("module")),
         shard=shard,
+        scale=_optional_str(dataset.get("scale")),
+        options=tuple(sorted((str(k), v) for k, v in dataset.items() if k not in _DATASET_KEYS)),
     )
+
+
+_DATASET_KEYS = frozenset(
+    ("path", "data_dir", "conversations", "fold_captions", "answer_key", "answer_key_mode", "suite",
+     "host_path", "mode", "seed", "module", "scale")
+)  # fmt: skip
+"""The `dataset.*` keys the harness reads itself; any other is the suite's own (`ScopeSpec.options`)."""
 
 
 def _suite_module(value: Any) -> str | None:

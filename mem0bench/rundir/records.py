@@ -169,6 +169,11 @@ class Judgement:
     session: str | None = None
     answer_session: str | None = None
     """The `session` of the answer row judged: labels of an answer that was later made again do not count."""
+    score: float | None = None
+    """A suite's own judge (BEAM's rubric, one call per item): the question's exact score in [0, 1], of
+    which `label` is the nearest of 1 / 0.5 / 0. None for every other judge."""
+    detail: dict[str, Any] | None = None
+    """That judge's workings (each rubric item's score, the ordering's Kendall tau), kept for inspection."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,4 +1,4 @@
-"""Benchmark suites behind one seam (see `base`): LOCOMO (the default), Locomo-Plus, LongMemEval.
+"""Benchmark suites behind one seam (see `base`): LOCOMO (the default), Locomo-Plus, LongMemEval, BEAM.
 
 Importing the package registers every suite; a new one is a module here (imported below) plus a
 `configs/dataset/<name>.yaml` naming it, or a module of one's own, importable (run from its folder, or on
@@ -7,7 +7,7 @@ PYTHONPATH), that a dataset yaml names as `module:` (`import_suite_module`; exam
 
 import importlib
 
-from mem0bench.suites import locomo, locomo_plus, longmemeval  # noqa: F401  (each registers itself)
+from mem0bench.suites import beam, locomo, locomo_plus, longmemeval  # noqa: F401  (each registers itself)
 from mem0bench.suites.base import (
     CATEGORIES,
     SUITES,

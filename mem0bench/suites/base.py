@@ -9,6 +9,7 @@ one module that decorates its loader with `@register_suite(...)`, plus one `conf
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mem0bench.data.model import Category, Dataset
+from mem0bench.data.model import Category, Dataset, Question
 
 __all__ = [
     "CATEGORIES",
@@ -29,6 +30,7 @@ __all__ = [
     "all_categories",
     "category",
     "check_counts",
+    "import_named",
     "register_categories",
     "register_suite",
 ]
@@ -54,6 +56,10 @@ class DatasetRequest:
     """Locomo-Plus: `faithful` (one stitched copy of a host per item) or `grouped` (many cues per copy)."""
     seed: int = 0
     """Locomo-Plus: the seed of the host choice."""
+    scale: str | None = None
+    """BEAM: which scale (100K, 500K, 1M, 10M); None: the suite's default."""
+    options: Mapping[str, object] = field(default_factory=dict)
+    """A suite's own `dataset.*` switches (BEAM's judge quirks), as the config gives them."""
     cache_dir: Path | None = None
     """Where `datasets` keeps the Arrow tables it builds from a suite's JSON (LongMemEval); None: the
     `datasets` folder of the harness's cache (`paths.cache_home()`)."""
@@ -105,7 +111,22 @@ class Suite:
     """A paragraph the answer prompt adds after its description of the context ({asked_on} is filled)."""
     answer_style: str | None = None
     """Replaces the answer prompt's "under 5 to 6 words" rule where a suite wants another kind of reply."""
+    answer_prompt: str | None = None
+    """'module:attribute' of the suite's own answer prompt, `(question, context) -> messages`, in place of
+    the default prompt (BEAM asks for summaries, orderings and instructions followed, not a few words).
+    Named, not imported: prompts sit beside suites in the layers, and the pipeline imports it."""
+    answer_max_tokens: int | None = None
+    """The answer's token cap where the suite wants one (None: the model's)."""
+    judge: str | None = None
+    """'module:attribute' of the suite's own judge, `async (client, settings, answer, run) -> Judgement`,
+    in place of the one-call judge (BEAM: one call per rubric item). Named, not imported, for the layers."""
+    configure_judge: Callable[[Mapping[str, object]], None] | None = None
+    """Gives the suite's own judge its `dataset.*` switches where no load does it (`judge RUN_DIR`)."""
+    judge_calls: Callable[[Question], int] | None = None
+    """Judge calls one run makes on `question`, for the dry run's plan, where not one (BEAM: per item)."""
     sources: tuple[SourceFile, ...] = ()
+    download_hint: str = ""
+    """Where to get the files of a suite without `sources` (`data download` says it)."""
     notes: str = ""
     """One line the dry run and `data download` print (cost warnings, departures from the reference)."""
 
@@ -116,8 +137,9 @@ class Suite:
 
     @property
     def own_judge(self) -> bool:
-        """True when every scored category has the suite's own grading (judge.prompt does not apply)."""
-        return all(c in self.rubrics for c in (*self.scored, *self.optional))
+        """True when every scored category has the suite's own grading, or the suite brings its own judge
+        (judge.prompt does not apply)."""
+        return self.judge is not None or all(c in self.rubrics for c in (*self.scored, *self.optional))
 
 
 SUITES: dict[str, Suite] = {}
@@ -155,6 +177,12 @@ def register_suite(**spec: object) -> Callable[[Callable[[DatasetRequest], Datas
         return load
 
     return wrap
+
+
+def import_named(path: str) -> object:
+    """The object a 'module:attribute' path names (a suite's own answer prompt or judge)."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def category(category_id: int) -> Category:
