@@ -70,7 +70,12 @@ async def answer_question(
             with measure() as timing:
                 if template is None:
                     messages = build_answer_messages(
-                        question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
+                        question.question,
+                        context,
+                        prompt=prompt,
+                        intro=intro,
+                        style=suite.answer_style,
+                        category=int(question.category),
                     )
                     reply = await client.chat(messages, stage="answer")
                 else:
