@@ -254,10 +254,7 @@ class Mem0OSS(SystemBase):
         rows: list[StepFailure] = []
         async with self.bridge.scope(stream.route, stage=INGEST_STAGE, stamped=True):
             for batch in speaker_batches(conversation, spec.user, self.batch_size):
-                when = batch.session_date if self.extraction_date == "session" else None
-                memory.config.custom_fact_extraction_prompt = library.extraction_prompt(
-                    when, self.harness_instructions
-                )
+                memory.config.custom_fact_extraction_prompt = self.extraction_prompt(batch)
                 seed = f"{sid}:{spec.user}:{','.join(batch.dia_ids)}"
                 outcome = await self.bridge.run_blocking(
                     _call_library, _add_call(memory, spec.user, batch), seed
@@ -278,6 +275,24 @@ class Mem0OSS(SystemBase):
             "relation_dates": [[*key, date] for key, date in stream.relation_dates.items()],
         }
         await self.bridge.run_blocking(state.write_meta, stream.folder, stream.meta)
+
+    def extraction_prompt(self, batch: Batch) -> str:
+        """mem0's fact-extraction prompt for one add: "Today's date" is the batch's session date
+        (`extraction_date: session`) or the library's own (`today`)."""
+        when = batch.session_date if self.extraction_date == "session" else None
+        return library.extraction_prompt(when, self.harness_instructions)
+
+    def render(
+        self,
+        speakers: list[str],
+        memories: list[list[dict[str, Any]]],
+        relations: Any,
+        streams: list[_Stream],
+    ) -> str:
+        """The answer context. relation_dates=none: relations undated, as the library gives them (its Kuzu
+        store keeps the machine's clock only); first_seen: the session date the adapter kept (our help)."""
+        dates = [s.relation_dates for s in streams] if self.relation_dates == "first_seen" else None
+        return render_sections(speakers, memories, relations, dates)
 
     def _count_results(self, value: Any, batch: Batch, stream: _Stream, counts: Counter[str]) -> None:
         if not isinstance(value, dict):
@@ -390,10 +405,7 @@ class Mem0OSS(SystemBase):
         with timing.measure() as rendering:
             memories = [r[0] for r in results]
             relations = [r[1] for r in results] if self.graph else None
-            # relation_dates=none: relations undated, as the library gives them (its Kuzu store keeps the
-            # machine's clock only); first_seen: the session date the adapter kept (our help).
-            dates = [s.relation_dates for s in streams] if self.relation_dates == "first_seen" else None
-            text = render_sections([s.spec.user for s in streams], memories, relations, dates)
+            text = self.render([s.spec.user for s in streams], memories, relations, streams)
         dia_ids = dict.fromkeys(d for items in memories for m in items for d in memory_dia_ids(m))
         n_items = sum(len(m) for m in memories) + sum(len(r) for r in relations or [])
         return RetrievedContext(
