@@ -62,7 +62,9 @@ def test_paper_profile_differs_where_the_paper_harness_did(method):
 
 
 def test_unknown_answer_prompt_is_one_clear_error():
-    with pytest.raises(ConfigurationError, match="answer.prompt must be one of default, paper, not 'short'"):
+    with pytest.raises(
+        ConfigurationError, match="answer.prompt must be one of default, paper, zep, amem, not 'short'"
+    ):
         _spec("+exp=rag", "answer.prompt=short")
 
 
@@ -186,20 +188,25 @@ def test_a_paper_profile_with_overrides_is_marked_as_departing_from_it():
 
 
 @pytest.mark.parametrize(
-    ("system", "pinned"),
+    ("system", "shared", "pinned"),
     [
-        ("mem0_oss", {"top_k": 30, "batch_size": 2}),
-        ("zep_graphiti", {}),
-        ("langmem", {"mode": "agent", "retrieval": "agent", "per_speaker": True}),
-        ("amem", {"k": 10, "query": "keywords", "temperature": 0.0}),
-        ("chatgpt_memory_emulation", {"style": "reference"}),
+        ("mem0_oss", ("paper", False, "openai"), {"top_k": 30, "batch_size": 2, "extraction_date": "today"}),
+        ("mem0_oss_graph", ("paper", False, "openai"),
+         {"top_k": 30, "batch_size": 2, "extraction_date": "today", "relation_dates": "none", "graph": True}),
+        ("zep_graphiti", ("zep", False, "openai"), {"fact_dates": "valid_at", "library_temperature": "default"}),
+        ("langmem", ("paper", False, "openai"),
+         {"mode": "agent", "retrieval": "agent", "per_speaker": True, "store_clock": "wall", "temperature": None}),
+        ("amem", ("amem", True, "minilm"), {"k": 10, "query": "keywords", "temperature": 0.0}),
+        ("chatgpt_memory_emulation", ("paper", False, "openai"), {"style": "reference"}),
     ],
-)
-def test_other_systems_have_a_paper_profile(system, pinned):
-    """`+exp=paper/<system>`: the system with the paper harness's shared settings and its own pins."""
+)  # fmt: skip
+def test_other_systems_have_a_paper_profile(system, shared, pinned):
+    """`+exp=paper/<system>`: the system with the paper harness's shared settings and its authors' values
+    (answer prompt, captions, embedder, method pins)."""
     paper = _compose(f"+exp=paper/{system}")
     assert paper.method.name == system
-    assert (paper.answer.prompt, paper.judge.prompt, paper.dataset.fold_captions) == ("paper", "paper", False)
+    assert (paper.answer.prompt, paper.dataset.fold_captions, paper.embedder.backend) == shared
+    assert paper.judge.prompt == "paper"
     assert paper.judge.runs == 10 and paper.llm.model == paper.judge.model == "gpt-4o-mini"
     assert paper.llm.temperature == 0.0
     assert {key: paper.method[key] for key in pinned} == pinned

@@ -204,3 +204,96 @@ def test_metrics_count_invented_ids_and_guarded_and_rejected_updates(tmp_path: P
     graph = {"pairs": 1, "graph.invented_ids": 2}
     assert memory_decision_counts([report.details, graph])["invented_ids"] == 3
     assert memory_decision_counts([{"chunks": 3}]) == dict.fromkeys(counts)
+
+
+# ---- issue 38: the other systems' switches (answer prompts, classification, profiles) ----------------------
+
+
+def _notes(text: str = "- [8 May 2023] Maya adopted a puppy") -> Any:
+    from mem0bench.data.context import RetrievedContext
+
+    return RetrievedContext(kind="notes", text=text, tokens=8, items=1)
+
+
+def _user_text(messages: list[dict[str, Any]]) -> str:
+    return str(messages[-1]["content"])
+
+
+def test_zep_answer_prompt_says_what_zeps_own_prompt_instructs() -> None:
+    from mem0bench.prompts.answer import build_answer_messages
+
+    zep = build_answer_messages("When did Maya adopt a puppy?", _notes(), prompt="zep")
+    paper = build_answer_messages("When did Maya adopt a puppy?", _notes(), prompt="paper")
+    assert zep[0]["role"] == "system" and zep != paper
+    text = _user_text(zep).lower()
+    for instruction in ("most recent", "relative time", "not when someone mentioned it", "show the working",
+                        "vet yesterday", "specific"):  # fmt: skip
+        assert instruction in text, instruction
+    assert "5 to 6 words" not in text  # Zep's prompt asks for no length
+    assert _user_text(zep).endswith("Question: When did Maya adopt a puppy?\nAnswer:")
+
+
+def test_amem_answer_prompt_follows_the_category_as_a_mems_did() -> None:
+    """A-Mem's prompts: temporal questions answered with an approximate date from the conversation's dates;
+    adversarial ones may be "Not mentioned in the conversation"; the rest a short phrase in the context's
+    words. No gold answer reaches the prompt."""
+    from mem0bench.prompts.answer import build_answer_messages
+    from mem0bench.suites.locomo import ADVERSARIAL, MULTI_HOP, OPEN_DOMAIN, SINGLE_HOP, TEMPORAL
+
+    def text(category: Any) -> str:
+        return _user_text(build_answer_messages("Q?", _notes(), prompt="amem", category=int(category)))
+
+    temporal, adversarial = text(TEMPORAL), text(ADVERSARIAL)
+    assert "approximate date" in temporal and "dates of the conversation" in temporal
+    assert "Not mentioned in the conversation" in adversarial and "approximate" not in adversarial
+    plain = {text(c) for c in (MULTI_HOP, OPEN_DOMAIN, SINGLE_HOP)}
+    assert len(plain) == 1 and "exact words of the context" in plain.pop()
+    assert len({temporal, adversarial, text(SINGLE_HOP)}) == 3
+    # The context comes before the instructions, as in A-Mem's prompts; the question last.
+    assert temporal.index("</context>") < temporal.index("approximate date") < temporal.index("Question: Q?")
+
+
+def test_the_answer_stage_passes_the_questions_category_to_the_prompt() -> None:
+    """pipeline.answer_question hands the question's category to the prompt builder (amem reads it)."""
+    import asyncio
+
+    from mem0bench.llm.types import ChatReply, Usage
+    from mem0bench.pipeline.answer import answer_question
+    from mem0bench.suites.locomo import TEMPORAL
+
+    class Notes:
+        async def retrieve(self, conversation: Any, q: Any) -> Any:
+            return _notes()
+
+    class Recording:
+        def __init__(self) -> None:
+            self.sent: list[list[dict[str, Any]]] = []
+
+        async def chat(self, messages: list[dict[str, Any]], **kw: Any) -> ChatReply:
+            self.sent.append(messages)
+            return ChatReply(text="May 2023", usage=Usage())
+
+    client = Recording()
+    temporal = question("When did Maya adopt a puppy?")
+    temporal = type(temporal)(**{**temporal.__dict__, "category": TEMPORAL})
+    conversation = make_conversation(SESSIONS)
+    asyncio.run(answer_question(Notes(), client, conversation, temporal, prompt="amem"))  # type: ignore[arg-type]
+    assert "approximate date" in _user_text(client.sent[0])
+
+
+@pytest.mark.parametrize(
+    ("key", "reach"),
+    [
+        ("method.extraction_date", "INGEST"),
+        ("method.relation_dates", "ANSWER"),
+        ("method.fact_dates", "INGEST"),
+        ("method.library_temperature", "INGEST"),
+        ("method.store_clock", "INGEST"),
+        ("method.temperature", "INGEST"),
+        ("answer.prompt", "ANSWER"),
+    ],
+)
+def test_the_switches_change_results_and_reach_their_stages(key: str, reach: str) -> None:
+    from mem0bench.pipeline.config_change import Reach, is_neutral, reach_of
+
+    assert not is_neutral(key) and reach_of(key) == Reach[reach]

@@ -189,10 +189,15 @@ def test_steps_of_library_calls():
     assert step_of(None) == "llm"
 
 
-@pytest.mark.parametrize(("setting", "sent"), [(0.0, {0.0}), (None, {1.0})], ids=["default_0", "library_1"])
+@pytest.mark.parametrize(
+    ("setting", "sent"),
+    [(0.0, {0.0}), (None, {1.0}), (0.7, {0.7})],
+    ids=["default_0", "library_1", "authors_0_7"],
+)
 def test_library_calls_go_out_at_the_configured_temperature(tmp_path, locomo_mini, setting, sent):
     """The fork asks for 1.0 in its analysis, evolution and keyword calls; the default sends 0 (the paper's
-    A-Mem* rerun), and temperature=null leaves the library's own value."""
+    A-Mem* rerun), temperature=null leaves the library's own value, and 0.7 is the authors' (their
+    LLMController's default)."""
     conversation = next(c for c in load_dataset(locomo_mini).conversations if c.sample_id == "mini-3")
     temperatures: dict[str, set[float]] = {}
 
@@ -224,3 +229,40 @@ def test_library_calls_go_out_at_the_configured_temperature(tmp_path, locomo_min
         asyncio.run(main())
     assert set(temperatures) >= {"analysis", "evolution", "keywords"}, temperatures
     assert all(temperatures[step] == sent for step in ("analysis", "evolution", "keywords")), temperatures
+
+
+@pytest.mark.slow
+def test_the_paper_profile_runs_as_the_authors_harness(tmp_path, locomo_mini):
+    """`+exp=paper/amem`: the notes embedded by the packaged MiniLM (no embedding request reaches the
+    server, nothing is downloaded), the image caption folded into the turn's note, and every question
+    answered with our wording of A-Mem's prompt for its category."""
+    from mem0bench.suites.locomo import TEMPORAL
+
+    with StandinServer(api_key=TEST_KEY) as server:
+        server.set_handler(amem_replies)
+        run_dir = tmp_path / "paper"
+        args = [
+            "run", "+exp=paper/amem", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-3]",
+            "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST, "eval.latency=inline",
+        ]  # fmt: skip
+        result = run_cli(args, cli_env(server.base_url, tmp_path / "cache"))
+        requests = list(server.requests)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not [body for endpoint, body in requests if endpoint == "embeddings"]
+    conversation = next(c for c in load_dataset(locomo_mini).conversations if c.sample_id == "mini-3")
+    captioned = next(t for t in conversation.turns if t.caption)
+    assert any(captioned.caption in prompt_text(body) for endpoint, body in requests if endpoint == "chat")
+    answered = {row["qid"] for row in read_jsonl(run_dir / "answers.jsonl")}
+    asked = [
+        prompt_text(body) for endpoint, body in requests
+        if endpoint == "chat" and not body.get("tools") and not body.get("response_format")
+    ]  # fmt: skip
+    checked = 0
+    for q in conversation.questions:
+        if q.qid not in answered:
+            continue  # category 5 is left out by default
+        (prompt,) = {p for p in asked if p.endswith(f"Question: {q.question}\nAnswer:")}
+        assert ("approximate date" in prompt) == (q.category == TEMPORAL), q.qid
+        assert ("exact words of the context" in prompt) == (q.category != TEMPORAL), q.qid
+        checked += 1
+    assert checked == 2

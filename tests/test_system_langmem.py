@@ -430,3 +430,46 @@ def test_bad_settings_are_one_clear_error(tmp_path):
         LangMem(top_k=0, context=context)
     with pytest.raises(ValueError, match="retrieval"):
         LangMem(retrieval="ask", context=context)
+
+
+# ---- issue 38: method.store_clock ------------------------------------------------------------------------
+
+
+def test_store_clock_wall_leaves_the_store_on_the_machines_clock():
+    """`seeded(seed, None)` (store_clock=wall): ids still repeat, the store's clock is the wall clock."""
+    from datetime import UTC
+
+    from mem0bench.systems.external.langmem import determinism
+    from mem0bench.systems.external.langmem.library import load_library
+
+    load_library()
+    import langgraph.store.memory as store_module
+    import langmem.knowledge.extraction as extraction
+
+    with determinism.seeded("conv:1:D1:1", None):
+        first = extraction.uuid.uuid4()
+        stamp = store_module.datetime.now(UTC)
+    with determinism.seeded("conv:1:D1:1", None):
+        assert extraction.uuid.uuid4() == first
+    assert abs((stamp - datetime.now(UTC)).total_seconds()) < 60
+
+
+@pytest.mark.slow
+def test_store_clock_decides_the_dates_the_agent_sees(tmp_path, standin, locomo_mini):
+    """The paper's agent sees its stored items (with their timestamps) in its prompt: with the default
+    `session` clock they carry the conversation's date (5 August 2023), with `wall` (the reference's) today's."""
+    standin.set_handler(reply)
+    today = f"{datetime.now():%Y-%m-%d}"
+
+    def agent_prompts(name: str, *extra: str) -> list[str]:
+        start = len(standin.requests)
+        result, _ = _tiny(standin, tmp_path, locomo_mini, name, "eval.max_questions=1", *extra)
+        assert result.returncode == 0, result.stderr[-3000:]
+        bodies = [b for ep, b in list(standin.requests)[start:] if ep == "chat" and b.get("tools")]
+        return [str(b["messages"][0]["content"]) for b in bodies if "created_at" in str(b["messages"][0])]
+
+    session = agent_prompts("session")
+    wall = agent_prompts("wall", "method.store_clock=wall")
+    assert session and wall
+    assert any("2023-08-05" in p for p in session) and not any(today in p for p in session)
+    assert any(today in p for p in wall) and not any("2023-08-05" in p for p in wall)

@@ -227,3 +227,53 @@ def test_swallowed_parse_errors_are_counted(tmp_path, locomo_mini):
     assert all(r["message"].startswith("Error in new_retrieved_facts") for r in rows)
     assert {r["detail"]["speaker"] for r in rows} == {"Maya", "Tomas"}
     assert json.loads((run_dir / "metrics.json").read_text())["failures"]["ingest"] == 22
+
+
+# ---- issue 38's switches: the library's own behaviour where our defaults help it --------------------------
+
+
+def _system(tmp_path: Path, **options):
+    from mem0bench.memory.base import SystemContext
+    from mem0bench.systems.external.mem0_oss.system import Mem0OSS
+    from tests.fakes import ScriptedLLM
+
+    return Mem0OSS(context=SystemContext(client=ScriptedLLM(), state_dir=tmp_path), **options)  # type: ignore[arg-type]
+
+
+def test_extraction_date_today_sends_the_librarys_own_date(tmp_path, mini):
+    """method.extraction_date: `session` (default) dates mem0's extraction prompt with the add's session;
+    `today` leaves the library's prompt as mem0 made it (the machine's date at import), as the harness's
+    inputs met it."""
+    import mem0.configs.prompts as prompts
+
+    conversation = mini
+    batch = speaker_batches(conversation, conversation.speaker_a, 2)[0]
+    session = _system(tmp_path).extraction_prompt(batch)
+    today = _system(tmp_path, extraction_date="today").extraction_prompt(batch)
+    assert f"Today's date is {batch.session_date:%Y-%m-%d}." in session
+    library_date = prompts.USER_MEMORY_EXTRACTION_PROMPT.split("Today's date is ", 1)[1][:10]
+    assert library_date != f"{batch.session_date:%Y-%m-%d}"  # else the test could not tell them apart
+    assert f"Today's date is {library_date}." in today and f"{batch.session_date:%Y-%m-%d}" not in today
+    assert today == f"{prompts.USER_MEMORY_EXTRACTION_PROMPT}\n{HARNESS_INSTRUCTIONS}"
+    with pytest.raises(ValueError, match="extraction_date must be one of session, today"):
+        _system(tmp_path, extraction_date="yesterday")
+
+
+def test_relation_dates_none_shows_relations_as_the_library_gives_them(tmp_path):
+    """method.relation_dates: `first_seen` (default) shows the session date the adapter kept beside each
+    relation; `none` shows the relation alone."""
+    from types import SimpleNamespace
+
+    memories = [[{"memory": "Likes pottery", "metadata": {"timestamp": "8 May, 2023"}}], []]
+    relations = [[{"source": "maya", "relationship": "owns", "destination": "biscuit"}], []]
+    streams = [SimpleNamespace(relation_dates={("maya", "owns", "biscuit"): "20 May, 2023"}),
+               SimpleNamespace(relation_dates={})]  # fmt: skip
+    dated = _system(tmp_path, graph=True).render(["Maya", "Tomas"], memories, relations, streams)
+    plain = _system(tmp_path, graph=True, relation_dates="none").render(
+        ["Maya", "Tomas"], memories, relations, streams
+    )
+    assert "- [20 May, 2023] maya -> owns -> biscuit" in dated
+    assert "- maya -> owns -> biscuit" in plain and "20 May, 2023" not in plain
+    assert "- [8 May, 2023] Likes pottery" in plain  # memories keep their session dates either way
+    with pytest.raises(ValueError, match="relation_dates must be one of first_seen, none"):
+        _system(tmp_path, relation_dates="last_seen")

@@ -423,3 +423,104 @@ def test_malformed_library_replies_are_counted_not_silent(
     assert ingest["details"]["facts"] == 0  # no fact survived: counted, not mistaken for an empty memory
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["failures"]["ingest"] == len(failures)
+
+
+# ---- issue 38's switches: Zep's own template, answer prompt and graphiti's temperature ---------------------
+
+
+def test_fact_dates_valid_at_shows_the_event_time_only() -> None:
+    """method.fact_dates=valid_at: each fact with its event time alone, under a header saying so (Zep's
+    template's `(event_time: valid_at)`); `range` (default) shows the period it held."""
+    from mem0bench.systems.external.zep_graphiti.render import VALID_AT_HEADER
+
+    edge = SimpleNamespace(fact="Maya adopted a puppy", valid_at=datetime(2023, 5, 8, tzinfo=UTC),
+                           invalid_at=datetime(2023, 6, 1, tzinfo=UTC))  # fmt: skip
+    lines = render_context([edge], [], "valid_at").splitlines()
+    assert lines == [VALID_AT_HEADER, "- [8 May 2023] Maya adopted a puppy"]
+    assert render_context([edge], []).splitlines()[1] == "- [8 May 2023 - 1 June 2023] Maya adopted a puppy"
+    assert "not when someone spoke of it" in VALID_AT_HEADER and "period" not in VALID_AT_HEADER
+    with pytest.raises(ValueError, match="fact_dates must be one of range, valid_at"):
+        render_context([edge], [], "start")
+
+
+def test_library_temperature_sets_graphitis_own_calls() -> None:
+    """method.library_temperature: `default` leaves graphiti's own temperature (1) on its extraction calls;
+    a number goes out on every one of them."""
+    from graphiti_core.prompts.models import Message
+    from pydantic import BaseModel
+
+    from mem0bench.systems.external.zep_graphiti.system import _library_temperature
+
+    clients = library.load()
+    sent: list[dict[str, Any]] = []
+
+    class Completions:
+        async def create(self, **kwargs: Any) -> Any:
+            sent.append(kwargs)
+            return SimpleNamespace(
+                choices=[SimpleNamespace(message=SimpleNamespace(content='{"name": "x"}'))]
+            )
+
+    class Reply(BaseModel):
+        name: str
+
+    fake = SimpleNamespace(api_key="k", base_url="http://127.0.0.1:9/v1",
+                           chat=SimpleNamespace(completions=Completions()))  # fmt: skip
+    for setting in ("default", 0, "0.3"):
+        llm = clients.BridgeLLMClient(
+            client=fake, model="m", on_error=lambda error: None, temperature=_library_temperature(setting)
+        )
+        asyncio.run(llm.generate_response([Message(role="user", content="hi")], Reply))
+    assert [body["temperature"] for body in sent] == [1, 0.0, 0.3]
+    for bad in ("hot", -1, 3, True):
+        with pytest.raises(ValueError, match="library_temperature must be 'default' or a number"):
+            _library_temperature(bad)
+
+
+@pytest.mark.slow
+def test_zeps_own_template_prompt_and_temperature_through_the_cli(
+    tmp_path: Path,
+    falkordb_server: FalkorDBServer,  # noqa: F811
+    locomo_mini: Path,
+) -> None:
+    """The three switches through a real run: graphiti's extraction requests carry the temperature asked
+    for, the answer context shows event times only and the answer request is Zep's prompt (ours: the
+    shared one with fact periods)."""
+    from mem0bench.prompts.answer import _ZEP_SYSTEM
+    from mem0bench.systems.external.zep_graphiti.render import VALID_AT_HEADER
+
+    extra = ("eval.max_questions=2", "judge.runs=1")
+    switched = ("method.fact_dates=valid_at", "method.library_temperature=0", "answer.prompt=zep")
+    with StandinServer(api_key=TEST_KEY) as llm:
+        env = cli_env(llm.base_url, tmp_path / "cache")
+        ours = run_cli(_args(tmp_path / "ours", falkordb_server, locomo_mini, *extra), env)
+        assert ours.returncode == 0, ours.stderr[-3000:]
+        first = list(llm.requests)
+        args = _args(tmp_path / "zep", falkordb_server, locomo_mini, *extra, *switched)
+        zep = run_cli(args, env)
+        assert zep.returncode == 0, zep.stderr[-3000:]
+        second = list(llm.requests)[len(first) :]
+
+    def library_temperatures(requests: list[tuple[str, dict[str, Any]]]) -> set[Any]:
+        return {
+            body.get("temperature")
+            for endpoint, body in requests
+            if endpoint == "chat" and _schema_name(body)
+        }
+
+    assert library_temperatures(first) == {1} and library_temperatures(second) == {0}
+    answers = [
+        b for ep, b in second if ep == "chat" and not (_schema_name(b) or _is_rerank(ep, b) or b.get("tools"))
+    ]
+    assert answers and all(b["messages"][0] == {"role": "system", "content": _ZEP_SYSTEM} for b in answers)
+    contexts = _answer_contexts(second)
+    assert contexts and all(FACTS_HEADER not in c for c in contexts.values())
+    dated = [c for c in contexts.values() if VALID_AT_HEADER in c]
+    assert dated, "no fact reached an answer context"
+    for context in dated:
+        block = context.split(VALID_AT_HEADER, 1)[1].split("\n\n", 1)[0].strip().splitlines()
+        assert block and all(re.match(r"- \[(\d{1,2} \w+ \d{4}|date unknown)\] ", line) for line in block)
+    ours_contexts = _answer_contexts(first).values()
+    assert any(FACTS_HEADER in c for c in ours_contexts) and not any(
+        VALID_AT_HEADER in c for c in ours_contexts
+    )

@@ -76,7 +76,12 @@ async def answer_question(
                     reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
                 elif template is None:
                     messages = build_answer_messages(
-                        question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
+                        question.question,
+                        context,
+                        prompt=prompt,
+                        intro=intro,
+                        style=suite.answer_style,
+                        category=int(question.category),
                     )
                     reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
                 else:

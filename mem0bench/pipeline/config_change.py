@@ -88,7 +88,12 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     ("dataset.partial_credit", Reach.JUDGE),
     ("dataset.event_ordering_score", Reach.JUDGE),
     ("prompt_files.judge.", Reach.JUDGE),
-    ("answer.", Reach.ANSWER),
+    ("answer.", Reach.ANSWER),  # answer.prompt=zep|amem included
+    # mem0_oss_graph's relation dates change only how the same memories are shown. The other switches of
+    # issue 38 change what is stored, so reach ingestion (the default below): method.extraction_date
+    # (mem0_oss), method.fact_dates (zep_graphiti: the stored memory's size is measured as rendered),
+    # method.library_temperature (zep_graphiti), method.store_clock (langmem), method.temperature (amem).
+    ("method.relation_dates", Reach.ANSWER),
     ("eval.context_tokens_max", Reach.ANSWER),
     ("prompt_files.answer.", Reach.ANSWER),
     ("eval.bootstrap", Reach.AGGREGATE),

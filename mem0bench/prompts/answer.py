@@ -1,9 +1,11 @@
 """The answer prompt: a question answered only from what a system retrieved.
 
-Two wordings (`answer.prompt`): `default`, ours; `paper`, our own wording of the instructions the Mem0
+Four wordings (`answer.prompt`): `default`, ours; `paper`, our own wording of the instructions the Mem0
 paper's harness gave (for memories: timestamps, newest wins, relative dates made absolute, names are not
 speakers, reasoning shown where a calculation is needed, a 5-6 word answer; for chunks and the full
-conversation: the shortest answer in the conversation's words). Either way the whole reply is the
+conversation: the shortest answer in the conversation's words); `zep`, our wording of what Zep's own LOCOMO
+answer prompt instructs (getzep/zep-papers `zep_locomo_responses.py`); `amem`, our wording of A-Mem's
+per-category answer prompts (WujiangXu/A-mem `test_advanced.py`). Every way the whole reply is the
 prediction that is scored, as in the paper's harness.
 """
 
@@ -14,8 +16,8 @@ from typing import Literal
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import Message
 
-AnswerPrompt = Literal["default", "paper"]
-ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper")
+AnswerPrompt = Literal["default", "paper", "zep", "amem"]
+ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper", "zep", "amem")
 
 # What each kind of context is, in the prompt's words.
 _CONTEXT_INTRO: dict[ContextKind, str] = {
@@ -83,6 +85,49 @@ _PAPER_TRANSCRIPT_RULES = """Answer from the conversation only. Give the shortes
 from the conversation where you can. For a question about time, work the date out from the session dates."""
 
 
+# Zep's answer prompt (zep_locomo_responses.py), in our words: its system line, its instructions, its
+# example of an event time that is not the mention's, and its step-by-step approach. It asks for no length.
+_ZEP_SYSTEM = "You are an expert assistant who answers questions from the context you are given."
+_ZEP_RULES = """Instructions:
+1. Read all of the facts and entities below with care.
+2. Look closely at the dates: they decide the answer.
+3. For a question about a particular event or fact, look for direct evidence of it.
+4. When facts contradict each other, go by the most recent one.
+5. Turn every relative time into a specific date, month or year.
+6. Name people, places and events as specifically as you can.
+7. A fact's date is when the event it describes took place, not when someone mentioned it in a message.
+   For example, a fact "I went to the vet yesterday" dated 15 March 2023 means the visit was on
+   15 March 2023, whatever "yesterday" says.
+
+Approach, step by step:
+1. Find every fact that bears on the question.
+2. Check their dates and content carefully.
+3. Look for explicit dates, times, places or events that answer the question.
+4. Where the answer needs a calculation (a relative time made absolute, say), show the working.
+5. Give a precise, concise answer based only on that evidence.
+6. Check that the answer addresses exactly what was asked.
+7. Make the answer specific; no vague times."""
+
+# A-Mem's answer prompts (test_advanced.py), in our words, by LOCOMO category (its numbering: 2 temporal,
+# 5 adversarial). Its adversarial prompt offered a choice between the gold's adversarial answer and "Not
+# mentioned in the conversation"; ours does not put a gold answer in the prompt and states the second.
+_AMEM_PHRASE = (
+    "Answer the question with a short phrase, based on the context above. Use the exact words of the context "
+    "wherever you can."
+)
+_AMEM_RULES: dict[int, str] = {
+    2: (
+        "Answer the question based on the context above. Use the dates of the conversation to answer with an "
+        "approximate date. Give the shortest answer you can, in the conversation's own words where possible, "
+        "and leave out the subject."
+    ),
+    5: (
+        "Answer the question based on the context above, with a short answer. If the context does not "
+        "support any answer, reply: Not mentioned in the conversation."
+    ),
+}
+
+
 def _paper_rules(kind: ContextKind) -> str:
     if kind in ("memories", "notes"):
         return _PAPER_MEMORY_RULES
@@ -98,17 +143,29 @@ def build_answer_messages(
     prompt: AnswerPrompt = "default",
     intro: str | None = None,
     style: str | None = None,
+    category: int | None = None,
 ) -> list[Message]:
     """The chat messages that ask the answer model one question about one retrieved context.
 
     `intro` (a paragraph after the description of the context) and `style` (in place of the rule on a
     5-6 word answer) come from a suite other than LOCOMO (`mem0bench.suites`); LOCOMO passes neither, and
-    its prompt is the same text as before suites existed."""
+    its prompt is the same text as before suites existed. `category` (the question's LOCOMO category)
+    chooses `amem`'s wording; the other prompts do not read it."""
+    if prompt in ("paper", "zep", "amem") and (intro is not None or style is not None):
+        raise ValueError(f"answer.prompt={prompt} is a LOCOMO wording: use answer.prompt=default")
+    block = f"<context>\n{context.text}\n</context>\n\nQuestion: {question}\nAnswer:"
+    if prompt == "zep":
+        text = f"{_CONTEXT_INTRO[context.kind]}\n\n{_ZEP_RULES}\n\n{block}"
+        return [{"role": "system", "content": _ZEP_SYSTEM}, {"role": "user", "content": text}]
+    if prompt == "amem":
+        # A-Mem's order: the context first, then what to do with it, then the question.
+        rules = _AMEM_RULES.get(category or 0, _AMEM_PHRASE)
+        text = (
+            f"{_CONTEXT_INTRO[context.kind]}\n\n<context>\n{context.text}\n</context>\n\n{rules}\n\n"
+            f"Question: {question}\nAnswer:"
+        )
+        return [{"role": "user", "content": text}]
     if prompt == "paper":
-        if intro is not None or style is not None:
-            raise ValueError(
-                "answer.prompt=paper is the Mem0 paper's LOCOMO wording: use answer.prompt=default"
-            )
         text = (
             f"{_CONTEXT_INTRO[context.kind]}\n\n{_paper_rules(context.kind)}\n\n"
             f"<context>\n{context.text}\n</context>\n\n"

@@ -75,10 +75,11 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def seeded(seed: str, when: datetime) -> Iterator[None]:
+def seeded(seed: str, when: datetime | None) -> Iterator[None]:
     """Within this block (and the tasks it starts), ids come from `seed` and the store's clock reads
-    `when` (a naive time is taken as UTC)."""
-    aware = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    `when` (a naive time is taken as UTC); `when` None leaves the store on the wall clock
+    (`method.store_clock=wall`, as the reference ran: its requests then differ from run to run)."""
+    aware = when if when is None or when.tzinfo is not None else when.replace(tzinfo=UTC)
     rng_token = _rng.set(random.Random(seed))
     now_token = _now.set(aware)
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,10 @@ __all__ = ["LangMem"]
 
 MODES = ("manager", "agent")
 RETRIEVALS = ("store", "agent")
+STORE_CLOCKS = ("session", "wall")
+"""`method.store_clock`: what LangGraph's store stamps items with while a message is ingested (and the agent
+sees in its prompt and tool results). `session` (our default): the message's session date; `wall`: the
+machine's clock, as the reference ran (its requests then change from run to run: no LLM cache reuse)."""
 ASK_REPLY_TOKENS = 64
 """Planned tokens of one agent's reply to a question (the paper's Table 2: ~127 for both speakers)."""
 INGEST_STAGE = "langmem_ingest"
@@ -100,8 +104,13 @@ class LangMem(SystemBase):
         temperature: float | None = 0.0,
         agent_recursion_limit: int = 25,
         dates: bool = False,
+        store_clock: str = "session",
         context: SystemContext,
     ) -> None:
+        if store_clock not in STORE_CLOCKS:
+            raise ValueError(
+                f"langmem: store_clock must be one of {', '.join(STORE_CLOCKS)}, got {store_clock!r}"
+            )
         if mode not in MODES:
             raise ValueError(f"langmem: mode must be one of {', '.join(MODES)}, got {mode!r}")
         if retrieval not in RETRIEVALS:
@@ -120,12 +129,17 @@ class LangMem(SystemBase):
         self.temperature = None if temperature is None else float(temperature)
         self.agent_recursion_limit = agent_recursion_limit
         self.dates = bool(dates)
+        self.store_clock = store_clock
         """Show the session date of the message that last wrote each memory: the harness's help (the
         library stores no such date and the paper's harness showed none), an option, off by default."""
         self.context = context
         self.bridge = LLMBridge(context.client)
         self._memories: dict[str, _Memory] = {}
         self._locks = ConversationLocks()
+
+    def _clock(self, session_time: datetime) -> datetime | None:
+        """What the store's clock reads for a message: its session time, or (None) the wall clock."""
+        return session_time if self.store_clock == "session" else None
 
     # ------------------------------------------------------------------ plan
 
@@ -211,6 +225,8 @@ class LangMem(SystemBase):
             "mode": self.mode, "query_limit": self.query_limit, "enable_deletes": self.enable_deletes,
             "per_speaker": self.per_speaker, "temperature": self.temperature,
         }  # fmt: skip
+        if self.store_clock != "session":  # only then: a default ingest keeps its saved store
+            settings["store_clock"] = self.store_clock
         if self.mode == "agent":
             settings["threads"] = True  # agent snapshots keep the threads (older ones did not: rebuilt)
         return conversation.fingerprint(settings)
@@ -277,7 +293,7 @@ class LangMem(SystemBase):
                     key = self._key_of(memory.keys, turn.speaker)
                     before = _versions(memory.store)
                     failed_calls = len(scope.failures)
-                    when = session.date_time + timedelta(seconds=position)
+                    when = self._clock(session.date_time + timedelta(seconds=position))
                     with step() as current, determinism.seeded(f"{sid}:{index}:{turn.dia_id}", when):
                         try:
                             await run(key, message_text(session.date_text, turn.speaker, turn.text))
@@ -423,7 +439,7 @@ class LangMem(SystemBase):
         owner = {key: speaker for speaker, key in memory.keys.items() if key != "shared"}
         last = conversation.sessions[-1]
         # The store's clock while an agent answers (it may write): just after the conversation's last message.
-        when = last.date_time + timedelta(seconds=len(last.turns))
+        when = self._clock(last.date_time + timedelta(seconds=len(last.turns)))
         sections: list[tuple[str | None, list[Note]]] = []
         with measure() as timing:
             async with self.bridge.scope(sid, stage=SEARCH_STAGE) as scope:

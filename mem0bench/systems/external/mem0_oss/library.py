@@ -27,6 +27,7 @@ from mem0bench.common.install import install_hint
 from mem0bench.systems.external.support import import_library
 
 __all__ = [
+    "EXTRACTION_DATES",
     "HARNESS_INSTRUCTIONS",
     "LibraryEndpoint",
     "Speaker",
@@ -91,13 +92,21 @@ def _import_graph_deps() -> None:
             ) from error
 
 
-def extraction_prompt(session_date: datetime, instructions: bool) -> str:
+EXTRACTION_DATES = ("session", "today")
+"""`method.extraction_date`: what mem0's extraction prompt gives as "Today's date". `session` (our help, the
+default): the session's date. `today`: the library's own, the machine's date when mem0 was imported (what
+the harness's inputs met in the library; its prompt, and so the LLM cache, then changes every day)."""
+
+
+def extraction_prompt(session_date: datetime | None, instructions: bool) -> str:
     """mem0's user-memory extraction prompt as the library ships it, with 'Today's date' set to the
     session's date instead of the machine's clock (which would also change the prompt, and miss the LLM
-    cache, every day), and the harness's instructions appended when asked."""
+    cache, every day), or left as the library has it when `session_date` is None
+    (`method.extraction_date=today`), and the harness's instructions appended when asked."""
     prompts = importlib.import_module("mem0.configs.prompts")
-    base: str = prompts.USER_MEMORY_EXTRACTION_PROMPT
-    text = _TODAY.sub(f"Today's date is {session_date.strftime('%Y-%m-%d')}.", base, count=1)
+    text: str = prompts.USER_MEMORY_EXTRACTION_PROMPT
+    if session_date is not None:
+        text = _TODAY.sub(f"Today's date is {session_date.strftime('%Y-%m-%d')}.", text, count=1)
     if instructions:
         text = f"{text}\n{HARNESS_INSTRUCTIONS}"
     return text

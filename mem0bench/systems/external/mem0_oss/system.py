@@ -61,6 +61,9 @@ T = TypeVar("T")
 INGEST_STAGE = "mem0_oss_ingest"
 SEARCH_STAGE = "mem0_oss_search"
 ALL_MEMORIES = 1_000_000  # get_all's limit (mem0's default is 100)
+RELATION_DATES = ("first_seen", "none")
+"""`method.relation_dates` (graph only): each relation shown with the session date of the add that first
+created it (`first_seen`, our help) or, as the library gives it, without one (`none`)."""
 
 
 @dataclass
@@ -122,9 +125,20 @@ class Mem0OSS(SystemBase):
         batch_size: int = 2,
         top_k: int = 30,
         harness_instructions: bool = True,
+        extraction_date: str = "session",
+        relation_dates: str = "first_seen",
         workers: int = 16,
         context: SystemContext,
     ) -> None:
+        if extraction_date not in library.EXTRACTION_DATES:
+            raise ValueError(
+                f"{name}: extraction_date must be one of {', '.join(library.EXTRACTION_DATES)}, "
+                f"got {extraction_date!r}"
+            )
+        if relation_dates not in RELATION_DATES:
+            raise ValueError(
+                f"{name}: relation_dates must be one of {', '.join(RELATION_DATES)}, got {relation_dates!r}"
+            )
         for label, value in (("batch_size", batch_size), ("top_k", top_k), ("workers", workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: {label} must be an integer >= 1, got {value!r}")
@@ -134,6 +148,8 @@ class Mem0OSS(SystemBase):
         self.batch_size = batch_size
         self.top_k = top_k
         self.harness_instructions = bool(harness_instructions)
+        self.extraction_date = extraction_date
+        self.relation_dates = relation_dates
         self.state_dir = Path(context.state_dir)
         self.bridge = LLMBridge(context.client, workers=workers)
         self._streams: dict[str, list[_Stream]] = {}
@@ -158,7 +174,12 @@ class Mem0OSS(SystemBase):
         return stores
 
     def _settings(self) -> dict[str, Any]:
-        return {"graph": self.graph, "batch_size": self.batch_size, "instructions": self.harness_instructions}
+        settings: dict[str, Any] = {
+            "graph": self.graph, "batch_size": self.batch_size, "instructions": self.harness_instructions
+        }  # fmt: skip
+        if self.extraction_date != "session":  # only then: a default ingest keeps its saved state
+            settings["extraction_date"] = self.extraction_date
+        return settings
 
     async def _endpoint(self, route: str, dims: int | None) -> library.LibraryEndpoint:
         """The bridge route's settings; `dims` from a finished stream's meta, so that reopening one makes no
@@ -233,9 +254,7 @@ class Mem0OSS(SystemBase):
         rows: list[StepFailure] = []
         async with self.bridge.scope(stream.route, stage=INGEST_STAGE, stamped=True):
             for batch in speaker_batches(conversation, spec.user, self.batch_size):
-                memory.config.custom_fact_extraction_prompt = library.extraction_prompt(
-                    batch.session_date, self.harness_instructions
-                )
+                memory.config.custom_fact_extraction_prompt = self.extraction_prompt(batch)
                 seed = f"{sid}:{spec.user}:{','.join(batch.dia_ids)}"
                 outcome = await self.bridge.run_blocking(
                     _call_library, _add_call(memory, spec.user, batch), seed
@@ -256,6 +275,24 @@ class Mem0OSS(SystemBase):
             "relation_dates": [[*key, date] for key, date in stream.relation_dates.items()],
         }
         await self.bridge.run_blocking(state.write_meta, stream.folder, stream.meta)
+
+    def extraction_prompt(self, batch: Batch) -> str:
+        """mem0's fact-extraction prompt for one add: "Today's date" is the batch's session date
+        (`extraction_date: session`) or the library's own (`today`)."""
+        when = batch.session_date if self.extraction_date == "session" else None
+        return library.extraction_prompt(when, self.harness_instructions)
+
+    def render(
+        self,
+        speakers: list[str],
+        memories: list[list[dict[str, Any]]],
+        relations: Any,
+        streams: list[_Stream],
+    ) -> str:
+        """The answer context. relation_dates=none: relations undated, as the library gives them (its Kuzu
+        store keeps the machine's clock only); first_seen: the session date the adapter kept (our help)."""
+        dates = [s.relation_dates for s in streams] if self.relation_dates == "first_seen" else None
+        return render_sections(speakers, memories, relations, dates)
 
     def _count_results(self, value: Any, batch: Batch, stream: _Stream, counts: Counter[str]) -> None:
         if not isinstance(value, dict):
@@ -368,9 +405,7 @@ class Mem0OSS(SystemBase):
         with timing.measure() as rendering:
             memories = [r[0] for r in results]
             relations = [r[1] for r in results] if self.graph else None
-            text = render_sections(
-                [s.spec.user for s in streams], memories, relations, [s.relation_dates for s in streams]
-            )
+            text = self.render([s.spec.user for s in streams], memories, relations, streams)
         dia_ids = dict.fromkeys(d for items in memories for m in items for d in memory_dia_ids(m))
         n_items = sum(len(m) for m in memories) + sum(len(r) for r in relations or [])
         return RetrievedContext(

@@ -78,10 +78,18 @@ class BridgeLLMClient(OpenAIGenericClient):
     reported to `on_error` (graphiti swallows some of them)."""
 
     def __init__(
-        self, *, client: openai.AsyncOpenAI, model: str, on_error: Callable[[CallError], None]
+        self,
+        *,
+        client: openai.AsyncOpenAI,
+        model: str,
+        on_error: Callable[[CallError], None],
+        temperature: float | None = None,
     ) -> None:
+        # temperature None: graphiti's own default (LLMConfig's DEFAULT_TEMPERATURE, 1), what graphiti
+        # sends unless told otherwise (`method.library_temperature=default`).
+        settings: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
         config = LLMConfig(
-            api_key=client.api_key, base_url=str(client.base_url), model=model, small_model=model
+            api_key=client.api_key, base_url=str(client.base_url), model=model, small_model=model, **settings
         )
         super().__init__(config=config, client=client)
         self._on_error = on_error

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -43,7 +44,7 @@ from mem0bench.systems.external.bridge import BridgeScope, LLMBridge
 from mem0bench.systems.external.failure_kinds import failure_kind
 from mem0bench.systems.external.support import LibraryLog
 from mem0bench.systems.external.zep_graphiti import library
-from mem0bench.systems.external.zep_graphiti.render import render_context
+from mem0bench.systems.external.zep_graphiti.render import FACT_DATES, render_context
 from mem0bench.tokens import count_tokens
 
 __all__ = ["ZepGraphiti"]
@@ -95,9 +96,15 @@ class ZepGraphiti(SystemBase):
         node_limit: int = 20,
         reranker: str = "cross_encoder",
         mmr_lambda: float = 0.5,
+        fact_dates: str = "range",
+        library_temperature: str | float = "default",
         context: SystemContext,
     ) -> None:
         super().__init__()
+        if fact_dates not in FACT_DATES:
+            raise ValueError(
+                f"zep_graphiti: fact_dates must be one of {', '.join(FACT_DATES)}, not {fact_dates!r}"
+            )
         for label, value in (("edge_limit", edge_limit), ("node_limit", node_limit)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"zep_graphiti: {label} must be an integer >= 0, got {value!r}")
@@ -111,6 +118,9 @@ class ZepGraphiti(SystemBase):
         self.name = name
         self.edge_limit, self.node_limit = edge_limit, node_limit
         self.reranker, self.mmr_lambda = reranker, float(mmr_lambda)
+        self.fact_dates = fact_dates
+        self.library_temperature = _library_temperature(library_temperature)
+        """graphiti's extraction calls' temperature: None, graphiti's own default (1); else this value."""
         self.context = context
         self.bridge = LLMBridge(context.client)
         self.graph_config: dict[str, Any] = dict(context.graph or {})
@@ -162,6 +172,16 @@ class ZepGraphiti(SystemBase):
 
     def _marker(self, sample_id: str) -> DoneMarker:
         return DoneMarker(self.state_path(sample_id) / MARKER, _FORMAT)
+
+    def _fingerprint(self, conversation: Conversation) -> str:
+        """What the saved graph (and its recorded size) was built with; the defaults add nothing, so a
+        default run keeps the graphs it saved before these settings existed."""
+        settings: dict[str, Any] = {}
+        if self.library_temperature is not None:
+            settings["library_temperature"] = self.library_temperature
+        if self.fact_dates != "range":
+            settings["fact_dates"] = self.fact_dates  # the memory's size is measured as rendered
+        return conversation.fingerprint(settings)
 
     def group_id(self, sample_id: str) -> str:
         return library.group_id(self.graph_config, self._tag, sample_id)
@@ -221,6 +241,7 @@ class ZepGraphiti(SystemBase):
                 client=openai_client,
                 model=self.bridge.model,
                 on_error=lambda error: self._call_failed(sample_id, error),
+                temperature=self.library_temperature,
             ),
             embedder=clients.make_embedder(
                 openai_client, self.bridge.embedding_model, await self._embedding_dims()
@@ -246,7 +267,7 @@ class ZepGraphiti(SystemBase):
 
     async def _restore(self, conversation: Conversation) -> IngestReport | None:
         sid = conversation.sample_id
-        meta = self._marker(sid).read(conversation.fingerprint())
+        meta = self._marker(sid).read(self._fingerprint(conversation))
         if meta is None:
             return None
         if not await library.graph_exists(await self._admin_db(), self.group_id(sid)):
@@ -344,7 +365,7 @@ class ZepGraphiti(SystemBase):
         counts["entities"] = len(nodes)
         return IngestReport(
             sample_id=sid,
-            memory_tokens=count_tokens(render_context(edges, nodes)),
+            memory_tokens=count_tokens(render_context(edges, nodes, self.fact_dates)),
             failures=failures,
             details={k: int(v) for k, v in sorted(counts.items())},
         )
@@ -363,7 +384,7 @@ class ZepGraphiti(SystemBase):
             "failures": report.failures,
             "details": report.details,
         }
-        self._marker(conversation.sample_id).write(conversation.fingerprint(), meta, indent=1)
+        self._marker(conversation.sample_id).write(self._fingerprint(conversation), meta, indent=1)
 
     # ---- failures ---------------------------------------------------------------------------------------
 
@@ -433,7 +454,7 @@ class ZepGraphiti(SystemBase):
             async with self.bridge.scope(sid, stage=RERANK_STAGE, stamped=True) as scope:
                 with _failing_in(scope):
                     edges, nodes = await self._search(sid, question.question, vector)
-            text = render_context(edges, nodes)
+            text = render_context(edges, nodes, self.fact_dates)
         episodes = self._episodes.get(sid, {})
         dia_ids = tuple(dict.fromkeys(episodes[u] for e in edges for u in e.episodes if u in episodes))
         return RetrievedContext(
@@ -496,6 +517,21 @@ def _failing_in(scope: BridgeScope) -> Iterator[None]:
         raise
     except Exception as exc:
         raise scope.error(exc, "graphiti search") from exc
+
+
+def _library_temperature(value: str | float) -> float | None:
+    """`method.library_temperature`: "default" (graphiti's own, 1) -> None, else a number in [0, 2]."""
+    if value == "default":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not 0.0 <= number <= 2.0:
+        raise ValueError(
+            f"zep_graphiti: library_temperature must be 'default' or a number in [0, 2], got {value!r}"
+        )
+    return number
 
 
 def _when(value: Any) -> datetime | None:
