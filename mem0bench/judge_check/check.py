@@ -128,6 +128,8 @@ async def run_check(spec: ExperimentSpec, prepared: PreparedCheck) -> dict[str, 
     judge_check.json document."""
     judge = spec.judge
     client = build_client(spec)
+    if spec.llm.batch:  # no run folder: the check's batches are not on record (see llm.batch)
+        client.use_batches()
     try:
         await client.preflight(extra_models=[judge.model])
         result = await judge_all(client, judge, prepared.items, prepared.opinion_answers, prepared.opinion)

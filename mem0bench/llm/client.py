@@ -49,6 +49,7 @@ import numpy as np
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
 from mem0bench.llm import timing
+from mem0bench.llm.batch import BatchLineError, BatchQueue
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.embedders import EmbeddingBackend, OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
@@ -176,6 +177,17 @@ class LLMClient:
         once more, bypassing the cache; the new reply replaces the cached one."""
         self._random = random.Random()
         self._policy = RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
+        self.batch: BatchQueue | None = None
+        """`llm.batch=true`: where the answer and judge stages' requests go (`use_batches`); None: online."""
+
+    def use_batches(
+        self, append: Callable[[dict[str, Any]], None] | None = None, rows: Sequence[dict[str, Any]] = (),
+        *, progress: bool = True,
+    ) -> BatchQueue:  # fmt: skip
+        """Send the batched stages' requests through the Batch API (`llm.batch`); `append` / `rows`: the run
+        folder's `batches.jsonl` writer and earlier rows (see `llm.batch`)."""
+        self.batch = BatchQueue(self, append=append, rows=rows, progress=progress)
+        return self.batch
 
     @property
     def rate_limits(self) -> ServerLimits | None:
@@ -264,6 +276,9 @@ class LLMClient:
                     timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
                     timing.add_cached()
                     return raw, True, 0
+        if self.batch is not None and self.batch.takes(stage) and not _live.get():
+            key = key or request_key(body, salt)
+            return await self._complete_batched(payload, stage, key, body, fresh=bypass_cache)
         pacer = self.pacer
         # Counting a prompt costs ~1 ms per 2,000 tokens: only while a budget is known, or may be soon.
         est = estimate_tokens(payload, pacer.completion_mean) if pacer.active or not pacer.answered else 0
@@ -279,6 +294,19 @@ class LLMClient:
         usage = reply_usage(raw)
         pacer.learn_completion(usage.completion_tokens)
         self.ledger.record(stage, payload["model"], usage, cached=False)
+        timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
+        return raw, False, attempts
+
+    async def _complete_batched(
+        self, payload: dict[str, Any], stage: str, key: str, body: bytes, *, fresh: bool
+    ) -> tuple[dict[str, Any], bool, int]:
+        """`_complete` through the Batch API: the queue caches and prices the reply (`llm.batch`)."""
+        assert self.batch is not None
+        try:
+            raw, attempts = await self.batch.send(stage, payload["model"], key, body, fresh=fresh)
+        except BatchLineError as exc:
+            raise self._failure(stage, exc.kind, exc.message, exc.attempts) from None
+        usage = reply_usage(raw)
         timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
         return raw, False, attempts
 
@@ -482,6 +510,8 @@ class LLMClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connections (and the cache, when this client created it)."""
+        if self.batch is not None:
+            self.batch.close()
         await self._transport.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()

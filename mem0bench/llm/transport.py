@@ -213,8 +213,19 @@ class JsonTransport:
         """GET `path`; -> the parsed JSON body."""
         return await self._request("GET", path, None, timeout_s)
 
-    async def _request(self, method: str, path: str, content: bytes | None, timeout_s: float | None) -> Any:
-        headers = {"content-type": "application/json"} if content is not None else None
+    async def post_form(self, path: str, content: bytes, content_type: str) -> Any:
+        """POST a body that is not JSON (the Batch API's multipart file upload); -> the parsed JSON body."""
+        return await self._request("POST", path, content, None, content_type=content_type)
+
+    async def get_bytes(self, path: str) -> bytes:
+        """GET `path`; -> the raw body (a Batch API file's JSONL content)."""
+        return await self._request("GET", path, None, None, parse=False)  # type: ignore[no-any-return]
+
+    async def _request(
+        self, method: str, path: str, content: bytes | None, timeout_s: float | None,
+        *, content_type: str = "application/json", parse: bool = True,
+    ) -> Any:  # fmt: skip
+        headers = {"content-type": content_type} if content is not None else None
         reply = await send(
             self._client, method, path.lstrip("/"), timeout_s=timeout_s or self.timeout_s, content=content,
             headers=headers,
@@ -224,7 +235,7 @@ class JsonTransport:
             self.rate_limits = limits
         if not reply.is_success:
             raise HTTPStatusError(reply.status_code, error_message(reply.content), reply.headers)
-        return json.loads(reply.content)
+        return json.loads(reply.content) if parse else reply.content
 
     async def aclose(self) -> None:
         await self._client.aclose()
