@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from devtools.e2e import TEST_KEY, run_cli
-from devtools.reliability import env_for, run_args, small_sample
+from devtools.reliability import env_for, run_args, small_sample, start_cli
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.llm.batch import BATCH_FILE, open_batches
@@ -209,3 +210,42 @@ def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_min
     stages = usage["sessions"][-1]["stages"]
     assert stages["answer"]["batch_calls"] > 0 and stages["judge"]["batch_calls"] > 0
     assert stages["ingest"]["batch_calls"] == 0  # ingest stays online
+
+
+def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, locomo_mini):
+    """`run` killed (SIGKILL) while its answer batch is open: the rerun of the same command follows that
+    batch (its id is in batches.jsonl) and sends no answer request again; the results are the online run's."""
+    dataset = small_sample(tmp_path, locomo_mini, sessions=2, questions=4)
+    batch = ("llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1")
+    online = _run(tmp_path, locomo_mini, "online")
+    run_dir = tmp_path / "killed"
+    args = run_args("rag", dataset, run_dir, "judge.runs=2", "llm.price_any_server=true", *batch)
+    env = env_for(server_env := StandinServer(api_key=TEST_KEY).start(), tmp_path / "cache-killed")
+    try:
+        server_env.batches.delays = (0.05, 3.0, 0.05)  # the answer batch stays open long enough to kill
+        proc = start_cli(args, env)
+        deadline = time.monotonic() + 120
+        while not (run_dir / BATCH_FILE).exists() or not open_batches(_rows(run_dir)):
+            assert proc.poll() is None and time.monotonic() < deadline, "no batch was recorded"
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait(timeout=30)
+        assert server_env.count("batches", 200) == 1
+        (opened,) = open_batches(_rows(run_dir))
+        assert opened.stage == "answer"
+        server_env.batches.delays = (0.02, 0.05, 0.02)
+        done = run_cli(args, env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        # The answer batch was picked up, not sent again: the only new batch is the judge's.
+        assert server_env.count("batches", 200) == 2
+    finally:
+        server_env.stop()
+    created = [r for r in _rows(run_dir) if "custom_ids" in r]
+    assert [r["stage"] for r in created] == ["answer", "judge"]
+    assert open_batches(_rows(run_dir)) == []
+    assert _predictions(run_dir) == _predictions(online)
+
+
+def _rows(run_dir: Path) -> list[dict[str, Any]]:
+    text = (run_dir / BATCH_FILE).read_text()
+    return [json.loads(line) for line in text.split("\n")[:-1] if line.strip()]

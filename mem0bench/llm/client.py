@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -302,10 +303,15 @@ class LLMClient:
     ) -> tuple[dict[str, Any], bool, int]:
         """`_complete` through the Batch API: the queue caches and prices the reply (`llm.batch`)."""
         assert self.batch is not None
+        started = time.perf_counter()
         try:
             raw, attempts = await self.batch.send(stage, payload["model"], key, body, fresh=fresh)
         except BatchLineError as exc:
             raise self._failure(stage, exc.kind, exc.message, exc.attempts) from None
+        finally:
+            # Minutes to hours in a queue, not the model's time: counted as waiting, so that latency
+            # figures leave it out (a batched reply has no latency of its own to measure).
+            timing.add_wait(time.perf_counter() - started)
         usage = reply_usage(raw)
         timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
         return raw, False, attempts
