@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,28 @@ def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, loco
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
     text = (run_dir / BATCH_FILE).read_text()
     return [json.loads(line) for line in text.split("\n")[:-1] if line.strip()]
+
+
+def test_the_dry_run_shows_both_prices(tmp_path, locomo_mini):
+    """The plan priced online and batched: the answer and judge stages at half their price, ingestion the
+    same; the table and the total are priced as llm.batch says."""
+    totals = {}
+    for batch in ("false", "true"):
+        args = ["run", "+exp=rag", "run.dry_run=true", f"dataset.path={locomo_mini}", "judge.runs=10",
+                "llm.price_any_server=true", f"llm.batch={batch}", f"hydra.run.dir={tmp_path / batch}"]  # fmt: skip
+        with StandinServer(api_key=TEST_KEY) as server:
+            done = run_cli(args, env_for(server, tmp_path / "cache"))
+            assert server.count() == 0  # nothing asked
+        assert done.returncode == 0, done.stderr[-2000:]
+        (line,) = [x for x in done.stdout.splitlines() if x.startswith("Batch API: ")]
+        found = re.match(r"Batch API: \$([\d.]+) with llm\.batch=true .*, \$([\d.]+) online", line)
+        assert found is not None, line
+        batched, online = float(found[1]), float(found[2])
+        total = float(re.search(r"^total: about [\d,]+ calls, \$([\d.]+)", done.stdout, re.M)[1])  # type: ignore[index]
+        stages = {m[1]: float(m[2]) for m in re.finditer(r"^(answer|judge) .* ([\d.]+)$", done.stdout, re.M)}
+        totals[batch] = (batched, online, total, stages)
+    (b1, o1, t_online, s_online), (b2, o2, t_batched, s_batched) = totals["false"], totals["true"]
+    assert (b1, o1) == (b2, o2) and 0 < b1 < o1
+    assert t_online == o1 and t_batched == b1
+    for stage in ("answer", "judge"):
+        assert s_batched[stage] == pytest.approx(s_online[stage] / 2, abs=0.002)
