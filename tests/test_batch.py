@@ -195,7 +195,9 @@ def _run(tmp_path: Path, locomo_mini: Path, name: str, *extra: str, cache: str |
 
 def _predictions(run_dir: Path) -> list[tuple[str, str, list[str], float]]:
     rows = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
-    return [(r["qid"], r["prediction"], r["judge"], r["f1"]) for r in rows]
+    return sorted(
+        (r["qid"], r["prediction"], r["judge"], r["f1"]) for r in rows
+    )  # rejudging: answers.jsonl order
 
 
 def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_mini):
@@ -275,3 +277,21 @@ def test_the_dry_run_shows_both_prices(tmp_path, locomo_mini):
     assert t_online == o1 and t_batched == b1
     for stage in ("answer", "judge"):
         assert s_batched[stage] == pytest.approx(s_online[stage] / 2, abs=0.002)
+
+
+def test_the_judge_command_sends_its_labels_as_a_batch(tmp_path, locomo_mini):
+    """`judge` on a finished run (more judge runs) goes through the Batch API as the run's judge stage does,
+    with the labels an online `judge` gives."""
+    online = _run(tmp_path, locomo_mini, "online")
+    other = _run(tmp_path, locomo_mini, "other")  # online too; its own cache folder (in its config)
+    batch = ["llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1", "llm.price_any_server=true"]
+    with StandinServer(api_key=TEST_KEY) as server:
+        env = env_for(server, tmp_path / "unused")  # each folder's config names its cache folder
+        done = run_cli(["judge", str(online), "judge.runs=3", "llm.price_any_server=true"], env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        done = run_cli(["judge", str(other), "judge.runs=3", *batch], env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.count("batches", 200) == 1  # the third run's labels, all in one batch
+    assert _predictions(other) == _predictions(online)
+    (created,) = [r for r in _rows(other) if "custom_ids" in r]
+    assert created["stage"] == "judge" and len(created["custom_ids"]) == 4  # 4 answers x the one new run

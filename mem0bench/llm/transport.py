@@ -219,7 +219,7 @@ class JsonTransport:
 
     async def get_bytes(self, path: str) -> bytes:
         """GET `path`; -> the raw body (a Batch API file's JSONL content)."""
-        return await self._request("GET", path, None, None, parse=False)  # type: ignore[no-any-return]
+        return await self._request("GET", path, None, None, parse=False)
 
     async def _request(
         self, method: str, path: str, content: bytes | None, timeout_s: float | None,
