@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -200,9 +201,15 @@ def _predictions(run_dir: Path) -> list[tuple[str, str, list[str], float]]:
     )  # rejudging: answers.jsonl order
 
 
-def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_mini):
+@pytest.fixture(scope="module")
+def online(tmp_path_factory, locomo_mini) -> Path:
+    """One online run of the small sample, the reference every batched run's results are compared with
+    (read only: a test that changes a run copies it)."""
+    return _run(tmp_path_factory.mktemp("online"), locomo_mini, "online")
+
+
+def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_mini, online):
     batch = ("llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1")
-    online = _run(tmp_path, locomo_mini, "online")
     batched = _run(tmp_path, locomo_mini, "batched", *batch)
     assert _predictions(batched) == _predictions(online)
     assert (online / "creates").read_text() == "0" and int((batched / "creates").read_text()) >= 2
@@ -215,12 +222,11 @@ def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_min
     assert stages["ingest"]["batch_calls"] == 0  # ingest stays online
 
 
-def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, locomo_mini):
+def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, locomo_mini, online):
     """`run` killed (SIGKILL) while its answer batch is open: the rerun of the same command follows that
     batch (its id is in batches.jsonl) and sends no answer request again; the results are the online run's."""
     dataset = small_sample(tmp_path, locomo_mini, sessions=2, questions=4)
     batch = ("llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1")
-    online = _run(tmp_path, locomo_mini, "online")
     run_dir = tmp_path / "killed"
     args = run_args("rag", dataset, run_dir, "judge.runs=2", "llm.price_any_server=true", *batch)
     env = env_for(server_env := StandinServer(api_key=TEST_KEY).start(), tmp_path / "cache-killed")
@@ -279,19 +285,22 @@ def test_the_dry_run_shows_both_prices(tmp_path, locomo_mini):
         assert s_batched[stage] == pytest.approx(s_online[stage] / 2, abs=0.002)
 
 
-def test_the_judge_command_sends_its_labels_as_a_batch(tmp_path, locomo_mini):
-    """`judge` on a finished run (more judge runs) goes through the Batch API as the run's judge stage does,
-    with the labels an online `judge` gives."""
-    online = _run(tmp_path, locomo_mini, "online")
-    other = _run(tmp_path, locomo_mini, "other")  # online too; its own cache folder (in its config)
-    batch = ["llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1", "llm.price_any_server=true"]
+def test_the_judge_command_sends_its_labels_as_a_batch(tmp_path, online):
+    """`judge` on a finished run (one more judge run) goes through the Batch API as the run's judge stage
+    does, with the labels an online `judge` gives (each copy with a cache of its own: nothing shared)."""
+    plain, batched = tmp_path / "plain", tmp_path / "batched"
+    shutil.copytree(online, plain)
+    shutil.copytree(online, batched)
+    batch = ["llm.batch=true", "llm.batch_poll_s=0.02", "llm.batch_window_s=0.1"]
     with StandinServer(api_key=TEST_KEY) as server:
-        env = env_for(server, tmp_path / "unused")  # each folder's config names its cache folder
-        done = run_cli(["judge", str(online), "judge.runs=3", "llm.price_any_server=true"], env)
-        assert done.returncode == 0, done.stderr[-3000:]
-        done = run_cli(["judge", str(other), "judge.runs=3", *batch], env)
-        assert done.returncode == 0, done.stderr[-3000:]
+        env = env_for(server, tmp_path / "unused")
+        for run_dir, extra in ((plain, []), (batched, batch)):
+            args = ["judge", str(run_dir), "judge.runs=3", "llm.price_any_server=true",
+                    f"cache.dir={tmp_path / ('cache-' + run_dir.name)}", *extra]  # fmt: skip
+            done = run_cli(args, env)
+            assert done.returncode == 0, done.stderr[-3000:]
         assert server.count("batches", 200) == 1  # the third run's labels, all in one batch
-    assert _predictions(other) == _predictions(online)
-    (created,) = [r for r in _rows(other) if "custom_ids" in r]
+    assert _predictions(batched) == _predictions(plain)
+    assert all(len(labels) == 3 for _, _, labels, _ in _predictions(batched))
+    (created,) = [r for r in _rows(batched) if "custom_ids" in r]
     assert created["stage"] == "judge" and len(created["custom_ids"]) == 4  # 4 answers x the one new run
