@@ -43,7 +43,6 @@ from typing import Any, Protocol, TypeVar
 from mem0bench.common.text import one_line
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.ledger import UsageLedger
-from mem0bench.llm.ratelimit import Pacer
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import raw_reply, reply_usage
 from mem0bench.llm.retry import Retryable, RetryPolicy, call_with_retries, status_kind
@@ -84,7 +83,6 @@ class _Client(Protocol):
     settings: LLMSettings
     cache: ResponseCache | None
     ledger: UsageLedger
-    pacer: Pacer
     reachability: ReachabilityWatch
     _transport: JsonTransport
     _policy: RetryPolicy
@@ -387,7 +385,6 @@ class BatchQueue:
                 if client.cache is not None:
                     client.cache.put_chat(key, raw)
                 usage = reply_usage(raw)
-                client.pacer.learn_completion(usage.completion_tokens)
                 client.ledger.record(stage, str(body.get("model") or model), usage, cached=False, batch=True)
                 line = self._waiting.get(key)
                 if line is not None and not line.future.done():

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,11 +37,29 @@ __all__ = [
     "JsonTransport",
     "ProxyConfigError",
     "error_message",
+    "forget_reply_limits",
     "new_client",
+    "reply_limits",
     "send",
 ]
 
 _USER_AGENT = "mem0bench/0.1 (OpenAI-compatible JSON client)"
+
+_REPLY_LIMITS: ContextVar[ServerLimits | None] = ContextVar("mem0bench_reply_limits", default=None)
+
+
+def reply_limits() -> ServerLimits | None:
+    """The `x-ratelimit-*` figures of the last reply this task received (None: none, or no reply yet since
+    `forget_reply_limits`). Per task, unlike `JsonTransport.rate_limits`, so that a request's pacer reads
+    its own reply's figures, not those of another model's request that finished in between."""
+    return _REPLY_LIMITS.get()
+
+
+def forget_reply_limits() -> None:
+    """Before a request: a failure that brings no reply leaves no stale figures behind."""
+    _REPLY_LIMITS.set(None)
+
+
 _MAX_MESSAGE = 500
 
 
@@ -231,6 +250,7 @@ class JsonTransport:
             headers=headers,
         )  # fmt: skip
         limits = parse_server_limits(reply.headers)
+        _REPLY_LIMITS.set(limits)
         if limits is not None:
             self.rate_limits = limits
         if not reply.is_success:
