@@ -6,6 +6,7 @@ response cache, the batch price, preflight's one line, the dry run's two prices.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
 import shutil
@@ -19,7 +20,7 @@ from devtools.e2e import TEST_KEY, run_cli
 from devtools.reliability import env_for, run_args, small_sample, start_cli
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.llm.batch import BATCH_FILE, open_batches
+from mem0bench.llm.batch import BATCH_FILE, BatchQueue, open_batches
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
@@ -304,3 +305,17 @@ def test_the_judge_command_sends_its_labels_as_a_batch(tmp_path, online):
     assert all(len(labels) == 3 for _, _, labels, _ in _predictions(batched))
     (created,) = [r for r in _rows(batched) if "custom_ids" in r]
     assert created["stage"] == "judge" and len(created["custom_ids"]) == 4  # 4 answers x the one new run
+
+
+def test_polling_shows_a_progress_line_with_an_eta():
+    stream = io.StringIO()
+    with StandinServer(api_key=TEST_KEY) as server:
+        server.batches.delays = (0.05, 0.4, 0.05)
+        client = _client(server)
+        client.batch = BatchQueue(client, progress=True, stream=stream)
+        client.batch.progress_every_s = 0.0  # every poll (a run: every 10 s and at each change of status)
+        asyncio.run(_ask_all(client))
+    lines = stream.getvalue().splitlines()
+    assert [line.split(": ", 1)[1].split()[0] for line in lines][-1] == "completed", lines
+    assert any(": in_progress " in line and re.search(r"ETA \d+m\d\ds", line) for line in lines), lines
+    assert lines[-1].endswith("ETA 0m00s") and f"{len(QUESTIONS)}/{len(QUESTIONS)} requests" in lines[-1]

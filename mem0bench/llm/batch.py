@@ -200,6 +200,8 @@ class BatchQueue:
         self.created = 0
         """Batches this queue created (not the ones it picked up)."""
         self.resumed = len(self._open)
+        self.progress_every_s = PROGRESS_EVERY_S
+        """At most one progress line per batch this often, besides one at each change of status."""
 
     def takes(self, stage: str) -> bool:
         """Whether a request of `stage` goes through the Batch API."""
@@ -441,9 +443,9 @@ class BatchQueue:
         started: float,
         shown: tuple[str, float],
     ) -> tuple[str, float]:
-        """A line when the status changes, else at most every PROGRESS_EVERY_S; -> what was shown when."""
+        """A line when the status changes, else at most every `progress_every_s`; -> what was shown when."""
         now = time.monotonic()
-        if not self._progress or (status == shown[0] and now - shown[1] < PROGRESS_EVERY_S):
+        if not self._progress or (status == shown[0] and now - shown[1] < self.progress_every_s):
             return shown
         total = int(counts.get("total") or 0)
         done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
