@@ -319,3 +319,21 @@ def test_polling_shows_a_progress_line_with_an_eta():
     assert [line.split(": ", 1)[1].split()[0] for line in lines][-1] == "completed", lines
     assert any(": in_progress " in line and re.search(r"ETA \d+m\d\ds", line) for line in lines), lines
     assert lines[-1].endswith("ETA 0m00s") and f"{len(QUESTIONS)}/{len(QUESTIONS)} requests" in lines[-1]
+
+
+def test_a_recorded_batch_the_server_does_not_know_is_dropped_and_its_requests_sent(tmp_path):
+    """A folder's open batch from another server or account (404 there): off the record, its requests
+    sent in a new batch, instead of failing on every rerun."""
+    with StandinServer(api_key=TEST_KEY) as server:
+        online = asyncio.run(_ask_all(_client(server)))
+        # Every question's key, as the client computes it: a first batched pass records them.
+        rows: list[dict[str, Any]] = []
+        asyncio.run(_ask_all(_batched(_client(server), rows)))
+        ids = next(r["custom_ids"] for r in rows if "custom_ids" in r)
+        stale = [{"batch": "batch-elsewhere", "stage": "answer", "model": "gpt-4o-mini", "custom_ids": ids}]
+        client = _batched(_client(server), stale)
+        again = asyncio.run(_ask_all(client))
+        assert server.count("batch", 404) == 1 and server.count("batches", 200) == 2
+    assert again == online
+    assert open_batches(stale) == [] and stale[1] == {
+        "batch": "batch-elsewhere", "closed": True, "status": "unknown to the server"}  # fmt: skip

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import random
 import sys
@@ -224,11 +225,16 @@ class BatchQueue:
             loop = asyncio.get_running_loop()
             line = _Line(key, stage, model, body, loop.create_future())
             self._waiting[key] = line
-            line.future.add_done_callback(lambda _: self._waiting.pop(key, None))
+            line.future.add_done_callback(functools.partial(self._done, key))
             if key not in self._resumed:  # else the open batch it is in will answer it
                 self._enqueue(line)
         raw = await asyncio.shield(line.future)
         return raw, max(line.tries, 1)
+
+    def _done(self, key: str, future: asyncio.Future[dict[str, Any]]) -> None:
+        self._waiting.pop(key, None)
+        if not future.cancelled():
+            future.exception()  # retrieved: a failure whose callers were all cancelled is not logged as lost
 
     def _start(self) -> None:
         """On first use (in the event loop): follow the batches a killed command left open."""
@@ -342,6 +348,11 @@ class BatchQueue:
             output = await self._file(batch.get("output_file_id"))
             errors = await self._file(batch.get("error_file_id"))
         except _OpFailed as exc:
+            if exc.problem.message.startswith("HTTP 404"):
+                # The server does not know it (another account or server than the one that made it): off
+                # the record, and whoever waits for its lines sends them again.
+                self._forget(batch_id, keys)
+                return
             # The batch goes on at the server and stays on record: the next command picks it up.
             self._fail(self._lines_of(keys), exc.problem.kind,
                        f"batch {batch_id} could not be followed: {self._client._scrub(exc.problem.message)}")  # fmt: skip
@@ -387,7 +398,8 @@ class BatchQueue:
                 if client.cache is not None:
                     client.cache.put_chat(key, raw)
                 usage = reply_usage(raw)
-                client.ledger.record(stage, str(body.get("model") or model), usage, cached=False, batch=True)
+                # The model asked for, as online (a reply names a dated snapshot the price table lacks).
+                client.ledger.record(stage, model, usage, cached=False, batch=True)
                 line = self._waiting.get(key)
                 if line is not None and not line.future.done():
                     line.future.set_result(raw)
@@ -426,6 +438,16 @@ class BatchQueue:
         if self._append is not None:
             counts = {"answered": len(answered), "failed": len(failed)}
             self._append({"batch": batch_id, "closed": True, "status": batch.get("status"), **counts})
+
+    def _forget(self, batch_id: str, keys: list[str]) -> None:
+        for key in keys:
+            if self._resumed.get(key) == batch_id:
+                del self._resumed[key]
+        if self._append is not None:
+            self._append({"batch": batch_id, "closed": True, "status": "unknown to the server"})
+        for line in self._lines_of(keys):
+            if not line.future.done():
+                self._enqueue(line)
 
     def _fail(self, lines: list[_Line], kind: FailureKind, message: str) -> None:
         for line in lines:
