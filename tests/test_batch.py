@@ -221,6 +221,23 @@ def test_a_run_with_llm_batch_gives_the_online_runs_results(tmp_path, locomo_min
     stages = usage["sessions"][-1]["stages"]
     assert stages["answer"]["batch_calls"] > 0 and stages["judge"]["batch_calls"] > 0
     assert stages["ingest"]["batch_calls"] == 0  # ingest stays online
+    # The same command into a new folder with the same cache: every reply is there, nothing is paid.
+    again = _run(tmp_path, locomo_mini, "again", *batch, cache="batched")
+    assert (again / "creates").read_text() == "0" and _predictions(again) == _predictions(online)
+    paid = json.loads((again / "usage.json").read_text())["sessions"][-1]["stages"]
+    assert paid["answer"]["cost_usd"] == paid["judge"]["cost_usd"] == 0  # (preflight's probes are paid)
+    assert paid["answer"]["cached_calls"] == paid["answer"]["calls"] > 0
+
+
+def test_a_run_on_a_server_without_the_batch_api_stops_in_one_line(tmp_path, locomo_mini):
+    dataset = small_sample(tmp_path, locomo_mini, sessions=2, questions=4)
+    args = run_args("rag", dataset, tmp_path / "run", "llm.batch=true")
+    with StandinServer(api_key=TEST_KEY, batch_api=False) as server:
+        done = run_cli(args, env_for(server, tmp_path / "cache"))
+        assert server.count("chat") == server.count("embeddings") == 0  # stopped before any work
+    assert done.returncode != 0
+    (said,) = [line for line in done.stderr.splitlines() if "llm.batch" in line]
+    assert "no Batch API" in said and "set llm.batch=false" in said
 
 
 def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, locomo_mini, online):
