@@ -20,6 +20,8 @@ produce good scores: it knows nothing about mem0bench's prompts.
 * POST /v1/embeddings: hashed bag-of-words vectors (1536 dims, or `dimensions`), L2-normalized, so texts
   sharing words are similar; `encoding_format` "float" or "base64".
 * GET /v1/models: the configured model ids.
+* The Batch API: /v1/files and /v1/batches with delays, failed lines and expiry (`batches`); off with
+  `batch_api=False` (`--no-batch-api`), as vLLM and llama.cpp.
 
 Auth: with `api_key` set, a missing or wrong `Authorization: Bearer` -> 401.
 
@@ -79,6 +81,7 @@ from typing import Any
 
 import numpy as np
 
+from devtools.standin.batches import BatchStore, parse_multipart
 from devtools.standin.prompt_cache import PromptCache
 
 _SHARED_TIKTOKEN = Path(__file__).resolve().parents[3] / "shared" / "tiktoken"
@@ -429,6 +432,7 @@ class StandinServer:
         ratelimit: tuple[int, int] | None = None,
         ratelimit_window_s: float | None = None,
         cached_prefixes: bool = False,
+        batch_api: bool = True,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -457,6 +461,11 @@ class StandinServer:
         )
         self.cached_prefixes = cached_prefixes
         self.prompt_cache = PromptCache()
+        self.batch_api = batch_api
+        """False: /v1/files and /v1/batches answer 404, as on vLLM and llama.cpp."""
+        self.batches = BatchStore(self._answer_line)
+        """The Batch API's files and batches (`devtools.standin.batches`); its `delays`, `fail_lines` and
+        `expire_after` are set on it directly."""
         self._used_requests = 0
         self._used_tokens = 0
         self._lock = threading.Lock()
@@ -600,6 +609,15 @@ class StandinServer:
             "x-ratelimit-reset-requests": openai_duration(60.0 / requests_limit),
             "x-ratelimit-reset-tokens": openai_duration(60.0 * min(used_tokens, tokens_limit) / tokens_limit),
         }
+
+    def _answer_line(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """One Batch API line answered as POST /v1/chat/completions answers the same body."""
+        capture = _Capture.__new__(_Capture)  # no socket: the reply is kept, not sent
+        capture.standin = self
+        capture.reply = (500, {})
+        capture._charged = None
+        capture._chat(body, None)
+        return capture.reply
 
     # -- decisions (called from handler threads)
     def _next_action(self, endpoint: str, body: dict[str, Any]) -> Any:
@@ -822,6 +840,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         self._charged = None
         path = self.path.split("?")[0].rstrip("/")
+        if path.startswith(("/v1/files", "/v1/batches")):
+            return self._batch_get(path)
         if path in ("/v1/models", "/models"):
             if not self._authorized():
                 return self._error(401, "Incorrect API key provided.", endpoint="models")
@@ -836,6 +856,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         path = self.path.split("?")[0].rstrip("/")
+        if path.startswith(("/v1/files", "/v1/batches")):
+            self._charged = None
+            return self._batch_post(path)
         endpoint = {
             "/v1/chat/completions": "chat",
             "/chat/completions": "chat",
@@ -872,6 +895,80 @@ class _RequestHandler(BaseHTTPRequestHandler):
         finally:
             with st._lock:
                 st.in_flight -= 1
+
+    # -- the Batch API (devtools.standin.batches)
+    def _batch_refusal(self, endpoint: str) -> bool:
+        """Answer 401 / 404 (no Batch API) and say so; False when the request may go on."""
+        if not self.standin.batch_api:
+            self._error(404, f"no route {self.path}", endpoint=endpoint)
+            return True
+        if not self._authorized():
+            self._error(401, "Incorrect API key provided.", endpoint=endpoint)
+            return True
+        return False
+
+    def _batch_get(self, path: str) -> None:
+        store = self.standin.batches
+        parts = path.strip("/").split("/")  # v1, files|batches, [id, [content]]
+        if parts[1] == "files" and len(parts) == 4 and parts[3] == "content":
+            if self._batch_refusal("file_content"):
+                return None
+            data = store.content(parts[2])
+            if data is None:
+                return self._error(404, f"no file {parts[2]}", endpoint="file_content")
+            self._count("file_content", 200)
+            return self._send_bytes(200, data)
+        if parts[1] == "batches" and len(parts) == 3:
+            if self._batch_refusal("batch"):
+                return None
+            found = store.retrieve(parts[2])
+            if found is None:
+                return self._error(404, f"no batch {parts[2]}", endpoint="batch")
+            self._count("batch", 200)
+            return self._send_json(200, found)
+        if parts[1] == "batches" and len(parts) == 2:
+            if self._batch_refusal("batch_list"):
+                return None
+            self._count("batch_list", 200)
+            return self._send_json(200, store.listing())
+        return self._error(404, f"no route {path}", endpoint="other")
+
+    def _batch_post(self, path: str) -> None:
+        store = self.standin.batches
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        parts = path.strip("/").split("/")
+        if parts[1] == "files" and len(parts) == 2:
+            if self._batch_refusal("files"):
+                return None
+            fields = parse_multipart(self.headers.get("Content-Type", ""), raw)
+            purpose = fields.get("purpose", (None, b""))[1].decode()
+            name, data = fields.get("file", (None, b""))
+            if purpose != "batch" or not data:
+                return self._error(400, "a batch file needs purpose=batch and a file", endpoint="files")
+            self._count("files", 200)
+            return self._send_json(200, store.upload(purpose, name or "batch.jsonl", data))
+        if parts[1] == "batches" and len(parts) == 2:
+            if self._batch_refusal("batches"):
+                return None
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                return self._error(400, "the body is not a JSON object", endpoint="batches")
+            status, reply = store.create(body)
+            self._count("batches", status)
+            return self._send_json(status, reply)
+        if parts[1] == "batches" and len(parts) == 4 and parts[3] == "cancel":
+            if self._batch_refusal("batch_cancel"):
+                return None
+            found = store.cancel(parts[2])
+            if found is None:
+                return self._error(404, f"no batch {parts[2]}", endpoint="batch_cancel")
+            self._count("batch_cancel", 200)
+            return self._send_json(200, found)
+        return self._error(404, f"no route {path}", endpoint="other")
 
     def _act(self, endpoint: str, body: dict[str, Any], action: Any) -> None:
         st = self.standin
@@ -1082,6 +1179,18 @@ class _RequestHandler(BaseHTTPRequestHandler):
         }
 
 
+class _Capture(_RequestHandler):
+    """The chat code of the handler with its reply kept instead of sent: a Batch API line's answer."""
+
+    reply: tuple[int, dict[str, Any]]
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self.reply = (status, payload)
+
+    def _count(self, endpoint: str, status: int) -> None:
+        super()._count("batch_line", status)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the stand-in as a process; prints the port on stdout when ready; stops on SIGINT/SIGTERM."""
     import signal
@@ -1100,6 +1209,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-retry-after-header", action="store_true")
     p.add_argument("--hold-s", type=float, default=2.0)
     p.add_argument("--cached-prefixes", action="store_true", help="report cached prompt tokens as OpenAI")
+    p.add_argument("--no-batch-api", action="store_true", help="answer /v1/files and /v1/batches 404")
     p.add_argument(
         "--ratelimit",
         default=None,
@@ -1137,6 +1247,7 @@ def main(argv: list[str] | None = None) -> int:
         ratelimit=ratelimit,
         ratelimit_window_s=a.ratelimit_window_s,
         cached_prefixes=a.cached_prefixes,
+        batch_api=not a.no_batch_api,
     ).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -31,6 +31,7 @@ from mem0bench.judge_check.calibration import (
 )
 from mem0bench.judge_check.suite_calibration import not_applicable
 from mem0bench.llm.client import LLMClient
+from mem0bench.llm.ledger import batch_rates
 from mem0bench.pipeline.experiment import build_client, dataset_request, dataset_suite, select_questions
 from mem0bench.pipeline.judge import JudgeSettings, judge_once
 from mem0bench.pipeline.plan import REPLY_TOKENS
@@ -115,11 +116,14 @@ def dry_run_line(spec: ExperimentSpec, prepared: PreparedCheck) -> str:
     completion = calls * REPLY_TOKENS["judge"]
     price = prices.get(judge.model, {"prompt": 0.0, "completion": 0.0})
     usd = (prompt * price["prompt"] + completion * price["completion"]) / 1e6
+    batch_prompt, batch_completion, _ = batch_rates(price)
+    batched = (prompt * batch_prompt + completion * batch_completion) / 1e6
     return (
         f"dry run: judge-check with {judge.model} ({judge.prompt_name}), {len(items)} calibration items"
         + (f" + {len(answers)} second-opinion answers" if answers else "")
         + f" x {judge.runs} run(s) = {calls} calls, {prompt:,} prompt tokens, about {completion:,} completion "
-        f"tokens, ${usd:.2f} (no LLM call made; cached calls cost nothing)"
+        f"tokens, ${usd:.2f} online, ${batched:.2f} with llm.batch=true (no LLM call made; cached calls cost "
+        "nothing)"
     )
 
 
@@ -128,6 +132,8 @@ async def run_check(spec: ExperimentSpec, prepared: PreparedCheck) -> dict[str, 
     judge_check.json document."""
     judge = spec.judge
     client = build_client(spec)
+    if spec.llm.batch:  # no run folder: the check's batches are not on record (see llm.batch)
+        client.use_batches()
     try:
         await client.preflight(extra_models=[judge.model])
         result = await judge_all(client, judge, prepared.items, prepared.opinion_answers, prepared.opinion)

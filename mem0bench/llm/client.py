@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -49,6 +50,7 @@ import numpy as np
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.common.text import one_line
 from mem0bench.llm import timing
+from mem0bench.llm.batch import BatchLineError, BatchQueue
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.embedders import EmbeddingBackend, OpenAIEmbeddingBackend, build_embedding_backend
 from mem0bench.llm.ledger import UsageLedger
@@ -60,7 +62,7 @@ from mem0bench.llm.payloads import (
     structured_request,
 )
 from mem0bench.llm.preflight import PREFLIGHT_TIMEOUT_S, run_preflight
-from mem0bench.llm.ratelimit import Pacer, ServerLimits, estimate_tokens
+from mem0bench.llm.ratelimit import Pacer, ServerLimits, estimate_tokens, pacing_summary
 from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import (
     SchemaChecker,
@@ -78,7 +80,7 @@ from mem0bench.llm.retry import (
 )
 from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
-from mem0bench.llm.transport import HTTPStatusError, JsonTransport
+from mem0bench.llm.transport import HTTPStatusError, JsonTransport, forget_reply_limits, reply_limits
 from mem0bench.llm.types import (
     CallFailure,
     ChatReply,
@@ -166,7 +168,9 @@ class LLMClient:
             self.ledger.mark_free(embedder.model)
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self.pacer = Pacer(settings.rpm, settings.tpm, settings.max_concurrency)
-        """Keeps the request and token rate under the budget (`llm.rpm` / `llm.tpm`, the server's headers)."""
+        """Keeps the chat model's request and token rate under its budget (`llm.rpm` / `llm.tpm`, the server's
+        headers); every other model has its own (`pacer_for`)."""
+        self._pacers: dict[str, Pacer] = {settings.model: self.pacer}
         self._checker = SchemaChecker()
         self.on_failure: Callable[[CallFailure], None] | None = None
         """Called with every call that failed for good, before `LLMCallError` is raised; may raise."""
@@ -176,6 +180,32 @@ class LLMClient:
         once more, bypassing the cache; the new reply replaces the cached one."""
         self._random = random.Random()
         self._policy = RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
+        self.batch: BatchQueue | None = None
+        """`llm.batch=true`: where the answer and judge stages' requests go (`use_batches`); None: online."""
+
+    def use_batches(
+        self, append: Callable[[dict[str, Any]], None] | None = None, rows: Sequence[dict[str, Any]] = (),
+        *, progress: bool = True,
+    ) -> BatchQueue:  # fmt: skip
+        """Send the batched stages' requests through the Batch API (`llm.batch`); `append` / `rows`: the run
+        folder's `batches.jsonl` writer and earlier rows (see `llm.batch`)."""
+        self.batch = BatchQueue(self, append=append, rows=rows, progress=progress)
+        return self.batch
+
+    def pacer_for(self, model: str | None) -> Pacer:
+        """The pacer of `model`'s requests. OpenAI's rate limits are per model, so each model has its own:
+        `llm.rpm` / `llm.tpm` are the chat model's (`llm.model`) budget; the embedding model and any other
+        (another judge model) are paced by their own replies' `x-ratelimit-*` headers only."""
+        if model is None or model == self.settings.model:
+            return self.pacer
+        pacer = self._pacers.get(model)
+        if pacer is None:
+            pacer = self._pacers[model] = Pacer(None, None, self.settings.max_concurrency)
+        return pacer
+
+    def pacing_summary(self) -> str | None:
+        """The closing summary's pacing line, over every model's pacer."""
+        return pacing_summary(self._pacers.values())
 
     @property
     def rate_limits(self) -> ServerLimits | None:
@@ -216,20 +246,22 @@ class LLMClient:
         return LLMCallError(failure)
 
     async def _with_retries(
-        self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int
+        self, stage: str, send: Callable[[], Awaitable[T]], est_tokens: int, model: str | None = None
     ) -> tuple[T, int]:
-        """Run `send` under the semaphore and the pacer, retrying transient failures; -> (result, attempts)."""
-        pacer, transport = self.pacer, self._transport
+        """Run `send` under the semaphore and `model`'s pacer, retrying transient failures; -> (result,
+        attempts)."""
+        pacer = self.pacer_for(model)
 
         async def paced() -> T:
             throttled = False
+            forget_reply_limits()
             try:
                 return await send()
             except HTTPStatusError as exc:
                 throttled = exc.status_code == 429
                 raise
-            finally:  # the reply's (or the 429's) x-ratelimit-* figures, as the transport kept them
-                pacer.release(transport.rate_limits, throttled=throttled)
+            finally:  # this request's reply's (or 429's) x-ratelimit-* figures: its model's budget
+                pacer.release(reply_limits(), throttled=throttled)
 
         def give_up(problem: Retryable, attempts: int) -> LLMCallError:
             return self._failure(stage, problem.kind, problem.message, attempts)
@@ -264,11 +296,14 @@ class LLMClient:
                     timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
                     timing.add_cached()
                     return raw, True, 0
-        pacer = self.pacer
+        if self.batch is not None and self.batch.takes(stage) and not _live.get():
+            key = key or request_key(body, salt)
+            return await self._complete_batched(payload, stage, key, body, fresh=bypass_cache)
+        pacer = self.pacer_for(payload["model"])
         # Counting a prompt costs ~1 ms per 2,000 tokens: only while a budget is known, or may be soon.
         est = estimate_tokens(payload, pacer.completion_mean) if pacer.active or not pacer.answered else 0
         reply, attempts = await self._with_retries(
-            stage, lambda: self._transport.post("/chat/completions", body), est
+            stage, lambda: self._transport.post("/chat/completions", body), est, payload["model"]
         )
         try:
             raw = raw_reply(reply)
@@ -279,6 +314,24 @@ class LLMClient:
         usage = reply_usage(raw)
         pacer.learn_completion(usage.completion_tokens)
         self.ledger.record(stage, payload["model"], usage, cached=False)
+        timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
+        return raw, False, attempts
+
+    async def _complete_batched(
+        self, payload: dict[str, Any], stage: str, key: str, body: bytes, *, fresh: bool
+    ) -> tuple[dict[str, Any], bool, int]:
+        """`_complete` through the Batch API: the queue caches and prices the reply (`llm.batch`)."""
+        assert self.batch is not None
+        started = time.perf_counter()
+        try:
+            raw, attempts = await self.batch.send(stage, payload["model"], key, body, fresh=fresh)
+        except BatchLineError as exc:
+            raise self._failure(stage, exc.kind, exc.message, exc.attempts) from None
+        finally:
+            # Minutes to hours in a queue, not the model's time: counted as waiting, so that latency
+            # figures leave it out (a batched reply has no latency of its own to measure).
+            timing.add_wait(time.perf_counter() - started)
+        usage = reply_usage(raw)
         timing.add_usage(stage, usage.prompt_tokens, usage.completion_tokens)
         return raw, False, attempts
 
@@ -408,7 +461,7 @@ class LLMClient:
             async def send() -> tuple[np.ndarray, int]:
                 return await backend.embed_batch(texts)
 
-            (vectors, tokens), _ = await self._with_retries(stage, send, est)
+            (vectors, tokens), _ = await self._with_retries(stage, send, est, model)
         else:
             try:
                 vectors, tokens = await backend.embed_batch(texts)
@@ -482,6 +535,8 @@ class LLMClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connections (and the cache, when this client created it)."""
+        if self.batch is not None:
+            self.batch.close()
         await self._transport.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()

@@ -9,6 +9,10 @@ Prompt tokens the server served from its own prompt cache (`cached_prompt_tokens
 cost = (prompt - cached) * prompt rate + cached * cached rate + completion * completion rate.
 A model with no cached rate in the table has them priced at its full prompt rate, and is listed in the
 snapshot's `no_cached_rate_models` so that the figure is not taken for OpenAI's bill.
+
+Replies that came through the Batch API (`llm.batch=true`) are priced at the batch rates: a model entry's
+`batch_prompt` / `batch_completion` when it gives them, else half its online rates (OpenAI's Batch API
+discount), cached prompt tokens at half the cached rate. Each stage counts them (`batch_calls`).
 """
 
 from __future__ import annotations
@@ -38,12 +42,32 @@ class StageTotals(StageUsage):
     """Calls asked again past the cache because the cached reply had failed (run.retry_failed=true)."""
     models: dict[str, int] = field(default_factory=dict)
     """Calls per model."""
+    batch_calls: int = 0
+    """Of the paid calls, those answered through the Batch API (priced at the batch rates)."""
 
 
 def _cached_rate(price: Mapping[str, float]) -> float | None:
     """A model's cached prompt rate (USD per 1M), None when the table gives none."""
     rate = price.get("cached_prompt")
     return None if rate is None else float(rate)
+
+
+BATCH_DISCOUNT = 0.5
+"""The Batch API's price as a share of the online price, for a model entry without batch rates."""
+
+
+def batch_rates(price: Mapping[str, float]) -> tuple[float, float, float | None]:
+    """A model's Batch API rates (prompt, completion, cached prompt; USD per 1M): the entry's
+    `batch_prompt` / `batch_completion` when given, else half the online rates."""
+    prompt = float(price.get("prompt", 0.0))
+    cached = _cached_rate(price)
+    batch_prompt = float(price.get("batch_prompt", prompt * BATCH_DISCOUNT))
+    batch_completion = float(
+        price.get("batch_completion", float(price.get("completion", 0.0)) * BATCH_DISCOUNT)
+    )
+    # The cached share of the prompt rate is kept in the batch's prompt rate.
+    batch_cached = None if cached is None else (cached * batch_prompt / prompt if prompt else 0.0)
+    return batch_prompt, batch_completion, batch_cached
 
 
 def pipeline_stage(stage: str) -> str:
@@ -74,6 +98,7 @@ class UsageLedger:
             for m, p in (prices or {}).items()
             if not free
         }
+        self._batch_prices = {m: batch_rates(p) for m, p in (prices or {}).items() if not free}
         self._no_cached_rate: set[str] = set()
         self._stages: dict[str, StageTotals] = {}
         self._unpriced: set[str] = set()
@@ -103,6 +128,7 @@ class UsageLedger:
         """Declare a model free of charge (local); its calls are not flagged as unpriced."""
         with self._lock:
             self._prices[model] = (0.0, 0.0, 0.0)
+            self._batch_prices[model] = (0.0, 0.0, 0.0)
             self._unpriced.discard(model)
 
     def _stage(self, stage: str) -> StageTotals:
@@ -111,10 +137,10 @@ class UsageLedger:
             s = self._stages[stage] = StageTotals()
         return s
 
-    def cost_of(self, model: str, usage: Usage) -> float:
+    def cost_of(self, model: str, usage: Usage, *, batch: bool = False) -> float:
         """USD for `usage` on `model` (0 when the model is not priced); cached prompt tokens at the cached
-        rate, or at the full prompt rate when the model has none."""
-        price = self._prices.get(model)
+        rate, or at the full prompt rate when the model has none; `batch`: at the Batch API's rates."""
+        price = (self._batch_prices if batch else self._prices).get(model)
         if price is None:
             return 0.0
         prompt_rate, completion_rate, cached_rate = price
@@ -125,8 +151,9 @@ class UsageLedger:
             + usage.completion_tokens * completion_rate
         ) / 1_000_000  # fmt: skip
 
-    def record(self, stage: str, model: str, usage: Usage, cached: bool) -> None:
-        """Record one reply (a chat completion or an embedding request)."""
+    def record(self, stage: str, model: str, usage: Usage, cached: bool, *, batch: bool = False) -> None:
+        """Record one reply (a chat completion or an embedding request); `batch`: a paid reply that came
+        through the Batch API, priced at its rates."""
         with self._lock:
             s = self._stage(stage)
             s.calls += 1
@@ -140,12 +167,13 @@ class UsageLedger:
             s.paid_prompt_tokens += usage.prompt_tokens
             s.paid_completion_tokens += usage.completion_tokens
             s.paid_cached_prompt_tokens += usage.cached_tokens
+            s.batch_calls += int(batch)
             cost = 0.0
             if not self.free:
                 if model not in self._prices:
                     self._unpriced.add(model)
                 else:
-                    cost = self.cost_of(model, usage)
+                    cost = self.cost_of(model, usage, batch=batch)
                     s.cost_usd += cost
                     if usage.cached_tokens and self._prices[model][2] is None:
                         self._no_cached_rate.add(model)
@@ -153,7 +181,8 @@ class UsageLedger:
                 # Under the lock: the snapshot's `journal_rows` counts exactly the rows written before it.
                 self.journal(
                     {"stage": stage, "model": model, "prompt": usage.prompt_tokens,
-                     "completion": usage.completion_tokens, "cached": usage.cached_tokens, "cost_usd": cost}
+                     "completion": usage.completion_tokens, "cached": usage.cached_tokens, "cost_usd": cost,
+                     **({"batch": True} if batch else {})}
                 )  # fmt: skip
                 self._journaled += 1
 

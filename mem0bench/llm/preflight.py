@@ -15,6 +15,27 @@ from mem0bench.llm.transport import HTTPConnectError, HTTPStatusError, HTTPTimeo
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "run_preflight"]
 
+
+async def _check_batch_api(transport: JsonTransport, url: str, scrub: Callable[[str], str]) -> None:
+    """`llm.batch=true` needs the Batch API: GET /batches (OpenAI lists them) must not be 404 / 405, as
+    on vLLM, Ollama and llama.cpp. A server that cannot be reached is reported by the /models check."""
+    try:
+        await transport.get("/batches?limit=1", timeout_s=PREFLIGHT_TIMEOUT_S)
+    except (HTTPTimeout, HTTPConnectError, ValueError):
+        return
+    except HTTPStatusError as exc:
+        if exc.status_code in (404, 405, 501):
+            raise ConfigurationError(
+                f"llm.batch=true but the LLM server at {url} has no Batch API (GET /batches: HTTP "
+                f"{exc.status_code}); set llm.batch=false to send the requests one by one"
+            ) from None
+        if exc.status_code not in (401, 403):  # a rejected key is reported by the /models check
+            raise ConfigurationError(
+                f"llm.batch=true but the LLM server at {url} answered GET /batches with HTTP "
+                f"{exc.status_code}: {scrub(exc.message)}"
+            ) from None
+
+
 PREFLIGHT_TIMEOUT_S = 5.0
 """Short on purpose: a server that does not answer GET /models in 5 s is down or misconfigured."""
 
@@ -44,6 +65,8 @@ async def run_preflight(
     check = getattr(embedder, "check_available", None)
     if check is not None:
         check()
+    if settings.batch:
+        await _check_batch_api(transport, url, scrub)
     try:
         listing = await transport.get("/models", timeout_s=PREFLIGHT_TIMEOUT_S)
     except HTTPTimeout:

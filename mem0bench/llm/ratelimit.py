@@ -14,7 +14,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,13 +231,23 @@ class Pacer:
 
     def summary(self) -> str | None:
         """The closing summary's line on pacing (None when nothing was paced or throttled)."""
-        if not self.sent or (self.waited_s < 0.05 and not self.throttled):
-            return None
-        share = 100.0 * self.throttled / self.sent
-        return (
-            f"pacing: waited {self.waited_s:.1f} s before sending (summed over requests) to stay under the "
-            f"rate budget; {self.throttled} of {self.sent} requests answered 429 ({share:.1f}%)"
-        )
+        return pacing_summary([self])
+
+
+def pacing_summary(pacers: Iterable[Pacer]) -> str | None:
+    """The closing summary's line on pacing over every model's pacer (None when nothing was paced or
+    throttled)."""
+    pacers = list(pacers)
+    sent = sum(p.sent for p in pacers)
+    waited = sum(p.waited_s for p in pacers)
+    throttled = sum(p.throttled for p in pacers)
+    if not sent or (waited < 0.05 and not throttled):
+        return None
+    share = 100.0 * throttled / sent
+    return (
+        f"pacing: waited {waited:.1f} s before sending (summed over requests) to stay under the "
+        f"rate budget; {throttled} of {sent} requests answered 429 ({share:.1f}%)"
+    )
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")

@@ -75,6 +75,9 @@ def unpriced_server_note(base_url: str) -> str:
     )
 
 
+_PRICE_KEYS = ("prompt", "completion", "cached_prompt", "batch_prompt", "batch_completion")
+"""A price entry's keys (USD per 1M tokens); the batch rates default to half the online ones."""
+
 _RENAMED = {"requests_per_minute": "rpm", "tokens_per_minute": "tpm"}
 """Old names of `llm` settings, read as the new ones (the config of a run folder from before the rename)."""
 
@@ -111,6 +114,12 @@ class LLMSettings:
     probe: bool = True
     """Preflight sends one tiny request in the `structured` mode and one embedding request, so a server
     that rejects them stops the run before any work."""
+    batch: bool = False
+    """The answer and judge stages' requests go through the Batch API (`llm.batch`), at its price."""
+    batch_poll_s: float = 30.0
+    """How often an open batch is polled."""
+    batch_window_s: float = 2.0
+    """A batch is sent once no new request has come for this long."""
     prices: dict[str, dict[str, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     api_key: str | None = field(default=None, repr=False, compare=False)
     """An explicit key (command-line override). Never shown, never serialized, never cached."""
@@ -131,18 +140,22 @@ class LLMSettings:
         _positive("llm.max_concurrency", self.max_concurrency)
         _positive("llm.rpm", self.rpm, allow_none=True)
         _positive("llm.tpm", self.tpm, allow_none=True)
+        if not isinstance(self.batch, bool):
+            raise ConfigurationError(f"llm.batch must be true or false, not {self.batch!r}")
+        _positive("llm.batch_poll_s", self.batch_poll_s)
+        _positive("llm.batch_window_s", self.batch_window_s, allow_zero=True)
         prices: dict[str, dict[str, float]] = {}
         for model, entry in (self.prices or {}).items():
-            if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion", "cached_prompt"}:
+            if not isinstance(entry, Mapping) or set(entry) - set(_PRICE_KEYS):
                 raise ConfigurationError(
                     f"llm.prices.{model} must be a mapping with keys 'prompt', 'completion' and optionally "
-                    "'cached_prompt' (USD per 1M tokens)"
+                    "'cached_prompt', 'batch_prompt', 'batch_completion' (USD per 1M tokens)"
                 )
             prices[str(model)] = {
                 "prompt": float(entry.get("prompt", 0.0)),
                 "completion": float(entry.get("completion", 0.0)),
                 # Absent: the model has no cached rate, and cached prompt tokens are priced in full.
-                **({"cached_prompt": float(entry["cached_prompt"])} if "cached_prompt" in entry else {}),
+                **{k: float(entry[k]) for k in _PRICE_KEYS[2:] if k in entry},
             }
         object.__setattr__(self, "prices", prices)
 

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,11 +37,29 @@ __all__ = [
     "JsonTransport",
     "ProxyConfigError",
     "error_message",
+    "forget_reply_limits",
     "new_client",
+    "reply_limits",
     "send",
 ]
 
 _USER_AGENT = "mem0bench/0.1 (OpenAI-compatible JSON client)"
+
+_REPLY_LIMITS: ContextVar[ServerLimits | None] = ContextVar("mem0bench_reply_limits", default=None)
+
+
+def reply_limits() -> ServerLimits | None:
+    """The `x-ratelimit-*` figures of the last reply this task received (None: none, or no reply yet since
+    `forget_reply_limits`). Per task, unlike `JsonTransport.rate_limits`, so that a request's pacer reads
+    its own reply's figures, not those of another model's request that finished in between."""
+    return _REPLY_LIMITS.get()
+
+
+def forget_reply_limits() -> None:
+    """Before a request: a failure that brings no reply leaves no stale figures behind."""
+    _REPLY_LIMITS.set(None)
+
+
 _MAX_MESSAGE = 500
 
 
@@ -213,18 +232,30 @@ class JsonTransport:
         """GET `path`; -> the parsed JSON body."""
         return await self._request("GET", path, None, timeout_s)
 
-    async def _request(self, method: str, path: str, content: bytes | None, timeout_s: float | None) -> Any:
-        headers = {"content-type": "application/json"} if content is not None else None
+    async def post_form(self, path: str, content: bytes, content_type: str) -> Any:
+        """POST a body that is not JSON (the Batch API's multipart file upload); -> the parsed JSON body."""
+        return await self._request("POST", path, content, None, content_type=content_type)
+
+    async def get_bytes(self, path: str) -> bytes:
+        """GET `path`; -> the raw body (a Batch API file's JSONL content)."""
+        return await self._request("GET", path, None, None, parse=False)
+
+    async def _request(
+        self, method: str, path: str, content: bytes | None, timeout_s: float | None,
+        *, content_type: str = "application/json", parse: bool = True,
+    ) -> Any:  # fmt: skip
+        headers = {"content-type": content_type} if content is not None else None
         reply = await send(
             self._client, method, path.lstrip("/"), timeout_s=timeout_s or self.timeout_s, content=content,
             headers=headers,
         )  # fmt: skip
         limits = parse_server_limits(reply.headers)
+        _REPLY_LIMITS.set(limits)
         if limits is not None:
             self.rate_limits = limits
         if not reply.is_success:
             raise HTTPStatusError(reply.status_code, error_message(reply.content), reply.headers)
-        return json.loads(reply.content)
+        return json.loads(reply.content) if parse else reply.content
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -18,6 +18,7 @@ import yaml
 from hydra.utils import get_class
 
 from mem0bench.data.model import Question
+from mem0bench.llm.batch import BATCH_FILE
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.types import as_failure_kind
 from mem0bench.memory.base import expects_empty_context
@@ -148,6 +149,14 @@ class Attempt:
         )
         if options.strict:
             client.on_failure = self.failures.abort_on_call_failure
+        if client.settings.batch and client.batch is None:
+            # llm.batch=true: the answer and judge requests go through the Batch API; the folder's
+            # batches.jsonl records each batch as it is created, so a later command picks up the open ones.
+            client.use_batches(
+                rundir.appender(BATCH_FILE).append,
+                rundir.rows(BATCH_FILE),
+                progress=options.progress is not False,
+            )
 
     @property
     def labels_per_answer(self) -> int:

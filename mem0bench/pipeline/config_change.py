@@ -56,6 +56,9 @@ NEUTRAL_KEYS = frozenset(
         "llm.backoff_max_s", "llm.unreachable_after_s", "llm.repair_attempts", "llm.max_concurrency",
         "llm.rpm", "llm.tpm", "llm.requests_per_minute", "llm.tokens_per_minute", "llm.check_models", "llm.price_any_server",
         "llm.probe", "embedder.batch_size", "embedder.device",
+        # The Batch API sends the same request bodies (cache keys) and gets the same replies from a
+        # deterministic server; only when and at what price they come differ.
+        "llm.batch", "llm.batch_poll_s", "llm.batch_window_s",
     }
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)

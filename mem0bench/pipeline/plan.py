@@ -13,6 +13,10 @@ answers a conversation's questions together). Every other prompt is planned with
 estimate (a RAG context or a memory list changes with the question, though two questions' memory lists
 may share a prefix; the judge's and ingestion's instructions are under 1,024 tokens); the dry run also
 prints what the whole plan would cost with every prompt token at the cached rate, the floor.
+
+The Batch API (`llm.batch=true`): the plan is priced both ways, every call online and the answer and judge
+stages at the batch rates (half the online ones unless a price entry says otherwise); the table and the
+total are priced as configured.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from dataclasses import dataclass
 from hydra.utils import get_class
 
 from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.batch import BATCH_STAGES
+from mem0bench.llm.ledger import batch_rates
 from mem0bench.memory.base import MemorySystem
 from mem0bench.memory.costs import INSTRUCTION_TOKENS, REPLY_TOKENS, CostPlan, PlanLine
 from mem0bench.pipeline.judge import JudgeSettings
@@ -122,11 +128,15 @@ def assumptions_note(plan: CostPlan) -> str:
     return f"(assumes {', '.join(said[:-1])}; {said[-1]})" if said else "(cached calls cost nothing)"
 
 
-def _pricer(spec: ExperimentSpec, *, all_cached: bool = False) -> Callable[[PlanLine], float]:
+def _pricer(
+    spec: ExperimentSpec, *, all_cached: bool = False, batched: bool | None = None
+) -> Callable[[PlanLine], float]:
     """USD of a plan line at the configured prices (local embeddings are free), its expected cached prompt
     tokens at the model's cached rate (the full prompt rate when it has none). `all_cached`: every prompt
-    token at the cached rate (the floor the dry run prints next to the estimate)."""
+    token at the cached rate (the floor the dry run prints next to the estimate). `batched` (default:
+    `llm.batch`): the answer and judge lines at the Batch API's rates (`ledger.batch_rates`)."""
     settings = spec.llm
+    batched = settings.batch if batched is None else batched
     # OpenAI's prices apply to OpenAI's server only (as in the client's ledger).
     prices = {k: dict(v) for k, v in settings.prices.items()} if settings.priced() else {}
     chat = prices.get(settings.model, {"prompt": 0.0, "completion": 0.0})
@@ -139,6 +149,10 @@ def _pricer(spec: ExperimentSpec, *, all_cached: bool = False) -> Callable[[Plan
         price = embed_price if "embedding" in line.what else judge_price if line.stage == "judge" else chat
         if line.model is not None:  # a panel judge, priced at its own model's rate
             price = prices.get(line.model, judge_price)
+        if batched and line.stage in BATCH_STAGES and "embedding" not in line.what:
+            prompt_rate, completion_rate, cached_rate = batch_rates(price)
+            price = {"prompt": prompt_rate, "completion": completion_rate,
+                     **({} if cached_rate is None else {"cached_prompt": cached_rate})}  # fmt: skip
         cached_rate = price.get("cached_prompt", price["prompt"])
         cached = line.prompt if all_cached else min(line.cached_prompt, line.prompt)
         return ((line.prompt - cached) * price["prompt"] + cached * cached_rate
@@ -207,10 +221,22 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
         print(f"{line.stage:<7} {line.what:<22} {line.calls:>9,.0f} {line.prompt:>12,.0f} "
               f"{line.completion:>11,.0f} {usd:>9.3f}")  # fmt: skip
     print(cached_prompt_line(lines, floor))  # before the total, which stays the table's last line
+    print(batch_price_line(sum(map(_pricer(spec, batched=False), lines)),
+                           sum(map(_pricer(spec, batched=True), lines)), batched=spec.llm.batch))  # fmt: skip
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  {assumptions_note(system)}")
     if suite.name != "locomo":  # LOCOMO's dry run stays as it was: its questions share ten ingestions
         print(per_question_line(dataset, sum(len(q) for q in questions.values()), total_calls, total_usd,
                                 release=suite.release_questions))  # fmt: skip
+
+
+def batch_price_line(online_usd: float, batch_usd: float, *, batched: bool) -> str:
+    """Both prices of the plan: every call online, and the answer and judge stages through the Batch API
+    (`llm.batch=true`; ingestion stays online); the table above is priced as configured."""
+    return (
+        f"Batch API: ${batch_usd:.2f} with llm.batch=true (answer and judge stages at the batch price), "
+        f"${online_usd:.2f} online (llm.batch=false); the table is priced "
+        + ("batched" if batched else "online")
+    )
 
 
 def cached_prompt_line(lines: list[PlanLine], floor: float) -> str:

@@ -30,7 +30,7 @@ def print_summary(
     """The headline numbers, what is still failed (and where) and how to retry it, the folder.
     `retried`: the run had run.retry_failed=true; `client`: the one that made the calls, for why the cost
     is $0 (`LLMSettings.price_note`) and the time spent waiting to stay under the rate budget
-    (`Pacer.summary`)."""
+    (`LLMClient.pacing_summary`, over every model's pacer)."""
     m = outcome.metrics
     judge = (m.get("overall") or {}).get("judge") or {}
 
@@ -56,7 +56,7 @@ def print_summary(
         if no_rate:
             print(no_rate, file=file)
     if client is not None:
-        for note in (client.settings.price_note(), client.pacer.summary()):
+        for note in (client.settings.price_note(), client.pacing_summary()):
             if note:
                 print(note, file=file)
     failures = {k: v for k, v in (m.get("failures") or {}).items() if v}
