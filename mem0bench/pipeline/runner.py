@@ -34,6 +34,7 @@ from mem0bench.common.errors import ConfigurationError, exception_line, leading_
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
+from mem0bench.llm.slots import ingest_priority
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
 from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
@@ -118,7 +119,8 @@ class Runner:
             self.attempt.progress.advance("ingest", n)
 
         try:
-            with measure() as scope, listening(on_units):
+            # Its calls queue for a slot ahead of answers and judgements, the most ingest left first (llm.slots).
+            with measure() as scope, listening(on_units), ingest_priority(lambda: units - reported[0]):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
             return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
