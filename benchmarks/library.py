@@ -178,6 +178,11 @@ def _stage_timing(run_dir: Path) -> dict[str, Any]:
     return timing if isinstance(timing, dict) else {}
 
 
+def _block(timing: dict[str, Any], stage: str) -> dict[str, Any]:
+    block = timing.get(stage)
+    return block if isinstance(block, dict) else {}
+
+
 def _ours(
     ctx: BenchContext,
     standin: Standin,
@@ -191,8 +196,8 @@ def _ours(
         judge_runs=judge_runs,
     )  # fmt: skip
     timing = _stage_timing(Path(run["run_dir"]))
-    ingest = timing.get("ingest") if isinstance(timing.get("ingest"), dict) else {}
-    latency = timing.get("latency") if isinstance(timing.get("latency"), dict) else {}
+    ingest = _block(timing, "ingest")
+    latency = _block(timing, "latency")
     return {
         "command": run["command"],
         "run_dir": run["run_dir"],
