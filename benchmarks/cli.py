@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmarks.bridge import bench_bridge, serve_direct
 from benchmarks.import_time import import_time_main
+from benchmarks.library import bench_library, render_library, serve_library
 from benchmarks.machine import cpu_ticks, machine_info, steal_pct
 from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
@@ -33,6 +34,7 @@ HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "startup": startup_main,  # public, with arguments of its own (see benchmarks/startup.py)
     "import-time": import_time_main,  # public, with arguments of its own (see benchmarks/import_time.py)
     "mem0direct": serve_direct,
+    "mem0library": serve_library,
 }
 
 EXAMPLES = """examples:
@@ -40,6 +42,7 @@ EXAMPLES = """examples:
   python -m benchmarks overhead --method mem0g --conversations conv-26 --json
   python -m benchmarks overlap --latency-ms 100 --concurrency 32
   python -m benchmarks bridge --conversation conv-26
+  python -m benchmarks library --out /tmp/library
   python -m benchmarks targets --out /tmp/targets
   python -m benchmarks startup --methods mem0,rag --repeat 7 --base ../old-checkout
   python -m benchmarks import-time --base ../old-checkout
@@ -112,6 +115,16 @@ def _parser() -> argparse.ArgumentParser:
     common(t)
     t.add_argument("--conversation", default="conv-26")
     t.add_argument("--max-questions", type=int, default=None, help="per conversation (default: all)")
+
+    lib = sub.add_parser(
+        "library", help="issue 34: +exp=mem0 against mem0's own library, same sitting, at 0 and 100 ms"
+    )
+    common(lib)
+    lib.add_argument("--latencies-ms", default="0,100", help="comma-separated stand-in latencies")
+    lib.add_argument("--conversations", default=None, help="comma-separated sample ids (default: all)")
+    lib.add_argument("--max-questions", type=int, default=None, help="per conversation (default: all)")
+    lib.add_argument("--judge-runs", type=int, default=None, help="ours (default: the config's)")
+    lib.add_argument("--no-library-search", action="store_true", help="the library ingests only")
 
     c = sub.add_parser("cpu", help="harness CPU per HTTP request for every system, on a small subset")
     common(c)
@@ -214,6 +227,13 @@ def _run_sections(
         report.section("targets", lambda: bench_targets(
             ctx, conversation=args.conversation, max_questions=args.max_questions,
         ))  # fmt: skip
+    elif args.command == "library":
+        latencies = [float(v) for v in _ids(args.latencies_ms) or []]
+        report.section("library", lambda: bench_library(
+            ctx, latencies_ms=latencies, conversations=_ids(args.conversations),
+            max_questions=args.max_questions, judge_runs=args.judge_runs,
+            library_search=not args.no_library_search,
+        ))  # fmt: skip
     elif args.command == "cpu":
         report.section("cpu", lambda: bench_cpu(
             ctx, systems=_ids(args.systems) or [], conversation=args.conversation, sessions=args.sessions,
@@ -300,6 +320,8 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
             print(render_targets(res))
         elif res["command"] == "cpu":
             print(render_cpu(res))
+        elif res["command"] == "library":
+            print(render_library(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

@@ -48,6 +48,7 @@ from mem0bench.llm.reachability import ReachabilityWatch
 from mem0bench.llm.replies import raw_reply, reply_usage
 from mem0bench.llm.retry import Retryable, RetryPolicy, call_with_retries, status_kind
 from mem0bench.llm.settings import LLMSettings
+from mem0bench.llm.slots import PrioritySlots
 from mem0bench.llm.transport import JsonTransport
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind
 
@@ -87,7 +88,7 @@ class _Client(Protocol):
     reachability: ReachabilityWatch
     _transport: JsonTransport
     _policy: RetryPolicy
-    _semaphore: asyncio.Semaphore
+    slots: PrioritySlots
     _random: random.Random
 
     def _scrub(self, text: str) -> str: ...
@@ -286,7 +287,7 @@ class BatchQueue:
             return _OpFailed(problem)
 
         result, _ = await call_with_retries(
-            send, policy=client._policy, watch=client.reachability, slots=client._semaphore,
+            send, policy=client._policy, watch=client.reachability, slots=client.slots,
             give_up=give_up, rng=client._random, scrub=client._scrub,
         )  # fmt: skip
         return result

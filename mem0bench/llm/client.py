@@ -18,7 +18,8 @@ How a call runs
 1. The request body is built once and serialized once (canonical JSON); the cache key is
    sha256(body + "\\0" + salt). The API key is not part of it.
 2. Cache lookup: a hit returns the stored raw reply (recorded as a cached call: tokens, no cost).
-3. Otherwise: a slot of the concurrency semaphore, then the pacer (`llm.rpm` / `llm.tpm` and the server's
+3. Otherwise: a slot of the concurrency pool (`slots.PrioritySlots`: ingest calls of the conversations with
+   the most ingest left first, then answers, judgements and the latency pass), then the pacer (`llm.rpm` / `llm.tpm` and the server's
    `x-ratelimit-*` figures; both counted as wait time in `timing`), then one HTTP POST sent by
    `transport.JsonTransport` over httpx2's keep-alive connections (counted as network time). `retry`
    decides: 429 (honouring Retry-After / retry-after-ms), 5xx, 408/409/425 and unreadable replies are
@@ -30,7 +31,7 @@ How a call runs
    call) gets up to `repair_attempts` extra calls that show the model its output and the exact error; an
    empty reply (no choices / no content) is re-asked, bypassing the cache, from the same budget.
 
-One client per event loop (its semaphore, limiter and HTTP pool belong to the loop that first uses them).
+One client per event loop (its slot pool, limiter and HTTP pool belong to the loop that first uses them).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ from mem0bench.llm.retry import (
 )
 from mem0bench.llm.sampling import Sampling
 from mem0bench.llm.settings import EmbedderSettings, LLMSettings
+from mem0bench.llm.slots import PrioritySlots
 from mem0bench.llm.transport import HTTPStatusError, JsonTransport, forget_reply_limits, reply_limits
 from mem0bench.llm.types import (
     CallFailure,
@@ -166,7 +168,8 @@ class LLMClient:
         self.ledger = ledger
         if embedder is not None and not getattr(embedder, "remote", True):
             self.ledger.mark_free(embedder.model)
-        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+        self.slots = PrioritySlots(settings.max_concurrency)
+        """`llm.max_concurrency` requests at once; queued calls served by priority (`llm.slots`)."""
         self.pacer = Pacer(settings.rpm, settings.tpm, settings.max_concurrency)
         """Keeps the chat model's request and token rate under its budget (`llm.rpm` / `llm.tpm`, the server's
         headers); every other model has its own (`pacer_for`)."""
@@ -270,7 +273,7 @@ class LLMClient:
             paced,
             policy=self._policy,
             watch=self.reachability,
-            slots=self._semaphore,
+            slots=self.slots,
             give_up=give_up,
             pace=lambda: pacer.acquire(est_tokens),
             on_retry=lambda: self.ledger.record_retry(stage),

@@ -13,10 +13,10 @@ than the window costs no call, and a longer one stops the run through the watch 
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -135,7 +135,7 @@ async def call_with_retries(
     *,
     policy: RetryPolicy,
     watch: ReachabilityWatch,
-    slots: asyncio.Semaphore,
+    slots: AbstractAsyncContextManager[Any],
     give_up: Callable[[Retryable, int], BaseException],
     pace: Callable[[], Awaitable[float]] | None = None,
     on_retry: Callable[[], None] | None = None,

@@ -101,7 +101,8 @@ class LLMSettings:
     price_any_server: bool = False
     """`prices` are OpenAI's: calls to another server cost 0 unless this is true (e.g. a billing proxy)."""
     repair_attempts: int = 1
-    max_concurrency: int = 16
+    max_concurrency: int = 32
+    """Requests in flight at once: 32 fits LOCOMO's 20 speaker streams with room for answers and judgements."""
     rpm: float | None = None
     """The account's requests per minute, when the user knows it (else the server's `x-ratelimit-*`
     figures pace the run; with both, the tighter wins)."""

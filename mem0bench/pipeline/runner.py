@@ -34,6 +34,7 @@ from mem0bench.common.errors import ConfigurationError, exception_line, leading_
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
+from mem0bench.llm.slots import ingest_priority
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
 from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
@@ -48,10 +49,10 @@ from mem0bench.pipeline.failures import (
     search_step_failure,
 )
 from mem0bench.pipeline.judge import JudgeSettings
-from mem0bench.pipeline.latency import LATENCY_FILE, latency_plan, measure_question, standing_latency
+from mem0bench.pipeline.latency import LATENCY_FILE, PassItem, latency_plan, run_pass, standing_latency
 from mem0bench.pipeline.outcome import RunOutcome
 from mem0bench.rundir.directory import RunDirectory
-from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
+from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord, LatencyRecord
 from mem0bench.rundir.resume import answer_stands
 from mem0bench.rundir.storage import storage_error_in
 from mem0bench.systems.external.failure_kinds import bridged_kind
@@ -118,7 +119,8 @@ class Runner:
             self.attempt.progress.advance("ingest", n)
 
         try:
-            with measure() as scope, listening(on_units):
+            # Its calls queue for a slot ahead of answers and judgements, the most ingest left first (llm.slots).
+            with measure() as scope, listening(on_units), ingest_priority(lambda: units - reported[0]):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
             return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
@@ -248,7 +250,7 @@ class Runner:
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
 
     async def _latency_pass(self) -> None:
-        """`eval.latency=isolated`: time the answered questions' retrievals again, one at a time, live
+        """`eval.latency=isolated`: time the answered questions' retrievals again, live, a few at once
         (see `pipeline.latency`). Runs after every other call of the run has returned."""
         options = self.options
         if options.latency != "isolated":
@@ -270,19 +272,20 @@ class Runner:
         progress = self.attempt.progress
         if plan:
             progress.add_stage("latency", len(plan))
-        for question in plan:  # one at a time: nothing else of the run is in flight
-            record = await measure_question(
-                self.system,
-                conversations[question.sample_id],
-                question,
-                answers[question.qid],
-                session=self.attempt.id,
-            )
+
+        def keep(record: LatencyRecord) -> None:
             # A step the system got past is already on record for this question's answer.
-            self.system_failures.take(functools.partial(_asked_by, question.qid))
+            self.system_failures.take(functools.partial(_asked_by, record.qid))
             rundir.appender(LATENCY_FILE).append(record.to_dict())
             self.attempt.usage.save_if_due()
             progress.advance("latency")
+
+        items = [PassItem(conversations[q.sample_id], q, answers[q.qid]) for q in plan]
+        # Nothing else of the run is in flight; a few questions at once only where no figure feels it.
+        await run_pass(
+            self.system, items, session=self.attempt.id,
+            max_concurrency=self.attempt.client.settings.max_concurrency, record=keep,
+        )  # fmt: skip
 
     async def run(self) -> RunOutcome:
         try:
