@@ -60,7 +60,7 @@ def test_conv26_end_to_end(cache, tmp_path, locomo_path):
         server.set_handler(_handler)
         run_dir = tmp_path / "run"
         args = ["run", "+exp=mem0_v2", f"dataset.path={locomo_path}", "dataset.conversations=[conv-26]",
-                "eval.max_questions=6", "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+                "eval.max_questions=6", "judge.runs=1", "method.threshold=0.0", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
         result = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
         assert result.returncode == 0, result.stderr[-3000:]
         assert "Traceback" not in result.stderr
@@ -92,3 +92,16 @@ def test_conv26_end_to_end(cache, tmp_path, locomo_path):
         again = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
         assert again.returncode == 0, again.stderr[-3000:]
         assert server.count("chat") + server.count("embeddings") == paid  # resumed: nothing asked again
+
+
+@pytest.mark.slow
+def test_check_system_holds(cache):
+    # The protocol's checklist on the built-in conversation, through the real venv and service (threshold
+    # 0: the stand-in's embeddings are not semantic, and mem0's default 0.1 would filter every memory).
+    checked = run_cli(
+        ["check-system", "mem0bench.systems.external.mem0_v2.Mem0V2", "threshold=0.0"],
+        cli_env("", cache),
+        timeout=900,
+    )
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "9 of 9 checks hold" in checked.stdout

@@ -19,14 +19,18 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import secrets
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.common.files import atomic_write
 from mem0bench.common.private import private_dir
 from mem0bench.data.model import Conversation, Dataset, Question
 from mem0bench.llm.timing import measure
@@ -46,7 +50,7 @@ from mem0bench.tokens import count_tokens
 __all__ = ["Mem0V2"]
 
 SERVICE = Path(__file__).with_name("service.py")
-_START_TIMEOUT_S = 120.0
+_PID_FILE = "service.pid"
 
 
 class _ScopedTransport(ServiceTransport):
@@ -64,6 +68,16 @@ async def _stamp(request: httpx2.Request) -> None:
     token = scope_token()
     if token is not None:
         request.headers[SCOPE_HEADER] = token
+
+
+class _Service(HttpSystem):
+    """`HttpSystem` whose saved progress is keyed by what the memories depend on, not by the service's
+    URL: each run starts the service on a new port, and a rerun must find its sessions done."""
+
+    settings: dict[str, Any]
+
+    def _fingerprint(self, conversation: Conversation) -> str:
+        return conversation.fingerprint({"service": "mem0_v2", **self.settings})
 
 
 class Mem0V2(SystemBase):
@@ -126,10 +140,10 @@ class Mem0V2(SystemBase):
         async with self._starting:
             if self._http is None:
                 await self.bridge.start()
-                dims = await self.bridge.embedding_dims()
+                dims = await self._dims()
                 port = await asyncio.to_thread(self._spawn, dims)
                 http = await asyncio.to_thread(
-                    lambda: HttpSystem(
+                    lambda: _Service(
                         name=self.name,
                         url=f"http://127.0.0.1:{port}",
                         top_k=self.top_k,
@@ -143,12 +157,36 @@ class Mem0V2(SystemBase):
                     http.url, http.transport.policy, {"Authorization": f"Bearer {self._token}"}
                 )
                 http.failures = self.failures  # one list: the runner reads ours
+                http.settings = self._memory_settings()
                 self._http = http
         return self._http
+
+    def _memory_settings(self) -> dict[str, Any]:
+        """What the memories depend on (a change re-ingests), besides the models (the run's config)."""
+        return {
+            "batch_size": self.batch_size, "instructions": self.harness_instructions,
+            "extraction_date": self.extraction_date, "temperature": self.temperature,
+            "versions": self.versions,
+        }  # fmt: skip
+
+    async def _dims(self) -> int:
+        """The embedder's size, kept in the state folder: a rerun that only searches makes no probe call
+        (a call inside ingest would make the runner record a new ingestion)."""
+        saved = self.state_dir / "mem0_v2_service" / "embedding_dims.json"
+        model = self.bridge.embedding_model
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            known = json.loads(saved.read_text(encoding="utf-8"))
+            if known["model"] == model:
+                return int(known["dims"])
+        dims = await self.bridge.embedding_dims()
+        private_dir(saved.parent)
+        atomic_write(saved, json.dumps({"model": model, "dims": dims}))
+        return dims
 
     def _spawn(self, dims: int) -> int:
         """Start the service on its data folder (in the run's state) -> its port."""
         data = private_dir(self.state_dir / "mem0_v2_service")
+        _stop_orphan(data)  # qdrant's local mode admits one process per folder: a killed run's service goes
         settings = {
             "token": self._token,
             "bridge_base": self.bridge.base_url("-").removesuffix("-/v1"),
@@ -178,6 +216,7 @@ class Mem0V2(SystemBase):
         finally:
             log.close()
         self._process = process
+        (data / _PID_FILE).write_text(f"{process.pid}\n", encoding="utf-8")
         assert process.stdin is not None and process.stdout is not None
         with contextlib.suppress(BrokenPipeError):
             process.stdin.write(json.dumps(settings).encode() + b"\n")
@@ -260,6 +299,24 @@ class Mem0V2(SystemBase):
                 await http.aclose()
         await asyncio.to_thread(self._stop)
         await self.bridge.aclose()
+
+
+def _stop_orphan(data: Path) -> None:
+    """The service an earlier instance (a killed run, or one not closed) left on this folder, stopped."""
+    try:
+        pid = int((data / _PID_FILE).read_text(encoding="utf-8").strip())
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return
+    if str(SERVICE).encode() not in command:
+        return  # the pid is another program's now
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            time.sleep(0.1)
+            if not Path(f"/proc/{pid}").exists():
+                return
+        os.kill(pid, signal.SIGKILL)
 
 
 def _score(item: dict[str, Any]) -> float:
