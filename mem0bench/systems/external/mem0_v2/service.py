@@ -29,6 +29,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -45,7 +46,7 @@ def date_extraction(session_dates: bool) -> None:
     dates them, and the prompt (and the LLM cache) does not change with the machine's clock."""
     if not session_dates:
         return
-    from mem0.memory import main
+    from mem0.memory import main  # type: ignore[import-untyped]
 
     original = main.generate_additive_extraction_prompt
 
@@ -63,8 +64,8 @@ class Instance:
     """One speaker's Memory and the bridge scope its calls carry now."""
 
     def __init__(self, settings: dict[str, Any], conversation: str, speaker: str, folder: Path) -> None:
-        import httpx
-        from mem0 import Memory
+        import httpx2  # openai 3.x's HTTP library
+        from mem0 import Memory  # type: ignore[import-untyped]
         from openai import OpenAI
 
         self.lock = threading.Lock()
@@ -99,7 +100,7 @@ class Instance:
 
         # mem0 makes its OpenAI clients itself; ours add the scope header (the bridge then attributes
         # each call to the question or ingest that caused it) and wait as long as the bridge needs.
-        http = httpx.Client(timeout=900.0, event_hooks={"request": [stamp]})
+        http = httpx2.Client(timeout=900.0, event_hooks={"request": [stamp]})
         client = OpenAI(api_key=settings["bridge_key"], base_url=route, http_client=http)
         self.memory.llm.client = client
         self.memory.embedding_model.client = client
@@ -237,11 +238,7 @@ def handler(service: Service, token: str) -> type[BaseHTTPRequestHandler]:
         def _route(self, method: str) -> None:
             parts = [unquote(p) for p in self.path.strip("/").split("/")]
             if method == "GET" and parts == ["health"]:
-                import mem0
-
-                self._reply(
-                    200, {"status": "ok", "name": "mem0_v2", "version": getattr(mem0, "__version__", "")}
-                )
+                self._reply(200, {"status": "ok", "name": "mem0_v2", "version": version("mem0ai")})
                 return
             given = self.headers.get("Authorization", "").encode("latin-1")
             if not hmac.compare_digest(given, bearer):
