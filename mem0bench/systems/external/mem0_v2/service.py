@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
@@ -276,6 +277,19 @@ def handler(service: Service, token: str) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _exit_with_parent() -> None:
+    """Stop when the run that started us is gone (killed before it could stop us): a service in its own
+    session would otherwise outlive it, holding its port and its folder's qdrant lock."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
     settings = json.loads(sys.stdin.readline())
     data = Path(settings["data_dir"])
@@ -287,6 +301,7 @@ def main() -> None:
     import mem0  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
 
     date_extraction(settings.get("extraction_date") == "session")
+    _exit_with_parent()
     service = Service(settings)
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler(service, settings.pop("token")))
     print(f"PORT {server.server_address[1]}", flush=True)
