@@ -105,3 +105,27 @@ def test_check_system_holds(cache):
     )
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
     assert "9 of 9 checks hold" in checked.stdout
+
+
+def test_config_keys_are_classified():
+    # How the service is reached is result-neutral; what mem0 computes (and what is searched) re-ingests.
+    from mem0bench.pipeline.config_change import Reach, is_neutral, reach_of
+
+    for key in ("timeout_s", "max_retries", "max_concurrency", "workers"):
+        assert is_neutral(f"method.{key}")
+    for key in ("batch_size", "top_k", "threshold", "harness_instructions", "extraction_date", "temperature"):
+        assert not is_neutral(f"method.{key}") and reach_of(f"method.{key}") == Reach.INGEST
+
+
+def test_cost_plan_counts_one_extraction_per_add(locomo_mini):
+    from mem0bench.data.loader import load_dataset
+    from mem0bench.systems.external.mem0_v2.costs import EXTRACT_PROMPT_TOKENS, mem0_v2_cost_plan
+
+    dataset = load_dataset(locomo_mini)
+    plan = mem0_v2_cost_plan({"batch_size": 2, "top_k": 30}, dataset, 4)
+    adds = sum(2 * -(-len(s.turns) // 2) for c in dataset.conversations for s in c.sessions)
+    lines = {line.what: line for line in plan.lines}
+    assert lines["additive extraction"].calls == adds
+    assert lines["additive extraction"].prompt > adds * EXTRACT_PROMPT_TOKENS
+    assert "update decisions" not in lines  # 2.x only adds
+    assert lines["query embeddings x2"].calls == 8

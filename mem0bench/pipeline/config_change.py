@@ -56,6 +56,8 @@ NEUTRAL_KEYS = frozenset(
         "llm.backoff_max_s", "llm.unreachable_after_s", "llm.repair_attempts", "llm.max_concurrency",
         "llm.rpm", "llm.tpm", "llm.requests_per_minute", "llm.tokens_per_minute", "llm.check_models", "llm.price_any_server",
         "llm.probe", "embedder.batch_size", "embedder.device",
+        # How a memory service (http_system, mem0_v2) is reached and how many threads serve a library.
+        "method.timeout_s", "method.max_retries", "method.max_concurrency", "method.workers",
     }
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)
