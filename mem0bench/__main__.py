@@ -43,6 +43,8 @@ COMMANDS: tuple[Command, ...] = (
             "judge-check [OVERRIDES]  the judge's false-accept and false-reject rates on a calibration set"),
     Command("check-system", "mem0bench.cli.check_system:check_system_main",
             "check-system TARGET      does your memory system (a class, or an http URL) keep the protocol? a checklist"),
+    Command("setup-system", "mem0bench.cli.setup_system:setup_system_main",
+            "setup-system mem0_v2     a system's own environment, made once (mem0ai 2.x's venv, pinned)"),
 )  # fmt: skip
 
 USAGE = (

@@ -59,6 +59,8 @@ NEUTRAL_KEYS = frozenset(
         # The Batch API sends the same request bodies (cache keys) and gets the same replies from a
         # deterministic server; only when and at what price they come differ.
         "llm.batch", "llm.batch_poll_s", "llm.batch_window_s",
+        # How a memory service (http_system, mem0_v2) is reached and how many threads serve a library.
+        "method.timeout_s", "method.max_retries", "method.max_concurrency", "method.workers",
     }
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)

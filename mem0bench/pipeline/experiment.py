@@ -374,6 +374,8 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             dataset_path=dataset.path,
             dataset_sha256=dataset.sha256,
             system_packages=system.packages,
+            # A system in its own environment (mem0_v2's venv) says which versions it runs there.
+            **({"system_versions": dict(v)} if (v := getattr(system, "versions", None)) else {}),
             server=server_record(client),
             scope=run_scope(spec.scope, questions),
             **shard_record(spec.scope, saved, dataset.sha256, whole, questions),

@@ -58,7 +58,7 @@ from mem0bench.systems.external.http_framing import parse_head, read_chunked
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["SCOPE_HEADER", "BridgeScope", "LLMBridge"]
+__all__ = ["SCOPE_HEADER", "BridgeScope", "LLMBridge", "scope_token"]
 
 T = TypeVar("T")
 
@@ -117,6 +117,12 @@ class _Route:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     exclusive: _Open | None = None
     """The unstamped scope open on the route (they take turns): it gets the calls that carry no token."""
+
+
+def scope_token() -> str | None:
+    """The token of the stamped scope open here, for a library in another process (mem0_v2's service),
+    which gets it in a request header and sends it back with its own calls."""
+    return _open_scope.get()
 
 
 def _stamp(request: httpx2.Request) -> None:
