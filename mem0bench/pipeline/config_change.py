@@ -56,6 +56,8 @@ NEUTRAL_KEYS = frozenset(
         "llm.backoff_max_s", "llm.unreachable_after_s", "llm.repair_attempts", "llm.max_concurrency",
         "llm.rpm", "llm.tpm", "llm.requests_per_minute", "llm.tokens_per_minute", "llm.check_models", "llm.price_any_server",
         "llm.probe", "embedder.batch_size", "embedder.device",
+        # How far Mem0's extraction runs ahead of its update chain: the same requests in another order.
+        "method.lookahead",
     }
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)
