@@ -21,9 +21,12 @@ import pytest
 
 from devtools.e2e import FAST, TEST_KEY, cli_env, read_jsonl, run_cli
 from devtools.standin.server import StandinServer
+from mem0bench.cli.status import render
 from mem0bench.llm import timing
 from mem0bench.memory.base import SystemContext
 from mem0bench.memory.ingest_progress import timing_chains
+from mem0bench.pipeline.stage_timing import timing_line
+from mem0bench.status.reader import read_status
 from mem0bench.systems.methods.mem0 import Mem0
 from mem0bench.systems.methods.mem0g import Mem0G
 from tests.test_mem0 import FakeClient, make_conversation, typed_prompt_inputs  # noqa: F401 (autouse)
@@ -50,9 +53,9 @@ def request_digest(requests: list[tuple[str, dict[str, Any]]]) -> str:
     return hashlib.sha256("\n".join([*sorted(chats), *sorted(texts)]).encode()).hexdigest()
 
 
-def cli_run(exp: str, tmp: Path, locomo: Path, *extra: str) -> tuple[Path, str]:
+def cli_run(exp: str, tmp: Path, locomo: Path, *extra: str) -> tuple[Path, str, str]:
     """One run of `exp` on mini-1 (summaries every 2 pairs, so refreshes fall while extraction runs ahead);
-    the run folder and the digest of every request the stand-in received."""
+    the run folder, the digest of every request the stand-in received and what the run printed."""
     run_dir = tmp / "run"
     with StandinServer(api_key=TEST_KEY) as server:
         args = [
@@ -64,7 +67,7 @@ def cli_run(exp: str, tmp: Path, locomo: Path, *extra: str) -> tuple[Path, str]:
         assert result.returncode == 0, result.stderr[-3000:]
         requests = list(server.requests)
         assert len(requests) < (server.requests.maxlen or 0)  # the log kept every request
-    return run_dir, request_digest(requests)
+    return run_dir, request_digest(requests), result.stderr
 
 
 def state_files(run_dir: Path) -> dict[str, bytes]:
@@ -79,8 +82,8 @@ def answers(run_dir: Path) -> list[tuple[str, str, Any]]:
 
 @pytest.mark.parametrize("exp", ["mem0", "mem0g"])
 def test_lookahead_changes_no_request_memory_or_answer(exp: str, tmp_path: Path, locomo_mini: Path) -> None:
-    sequential, sequential_digest = cli_run(exp, tmp_path / "0", locomo_mini, "method.lookahead=0")
-    ahead, ahead_digest = cli_run(exp, tmp_path / "default", locomo_mini)
+    sequential, sequential_digest, _ = cli_run(exp, tmp_path / "0", locomo_mini, "method.lookahead=0")
+    ahead, ahead_digest, printed = cli_run(exp, tmp_path / "default", locomo_mini)
 
     assert sequential_digest == ahead_digest == PINNED[exp]
     before, after = state_files(sequential), state_files(ahead)
@@ -172,3 +175,26 @@ def test_extraction_runs_ahead_of_the_chain_within_lookahead(
     # embeddings and Mem0^g's entity and relation calls are off it (the graph step's one triplet repeats,
     # so it needs no resolver call).
     assert chain == [1] * 12
+
+
+def test_stage_timings_in_run_json_summary_and_status(tmp_path: Path, locomo_mini: Path) -> None:
+    sequential, _, _ = cli_run("mem0", tmp_path / "0", locomo_mini, "method.lookahead=0")
+    ahead, _, printed = cli_run("mem0", tmp_path / "default", locomo_mini)
+    timings = [json.loads((run / "run.json").read_text())["timing"] for run in (sequential, ahead)]
+    for recorded in timings:
+        assert list(recorded) == ["ingest", "answer", "judge", "latency"]
+        ingest = recorded["ingest"]
+        assert ingest["calls"] > ingest["chain_calls"] > 0 and ingest["chain_stream"].startswith("mini-1/")
+        assert 0 < ingest["chain_bound_s"] <= ingest["wall_s"]
+        assert (
+            recorded["answer"]["calls"] == 12 and recorded["judge"]["calls"] == 6
+        )  # search+answer; 1 judge run
+    # Pair by pair the chain holds every call of its stream; ahead, only the update decisions (and the
+    # embeddings of texts the model rewrote).
+    assert timings[1]["ingest"]["chain_calls"] < timings[0]["ingest"]["chain_calls"]
+    assert timings[1]["ingest"]["calls"] == timings[0]["ingest"]["calls"]
+
+    line = timing_line(timings[1])
+    assert line is not None and line.startswith("ingest ") and "chain bound" in line
+    assert f"timing: {line}" in printed
+    assert f"  timing    {line}" in render(read_status(ahead)).splitlines()

@@ -37,7 +37,7 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
 from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
-from mem0bench.memory.ingest_progress import listening
+from mem0bench.memory.ingest_progress import listening, timing_chains
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
@@ -50,6 +50,7 @@ from mem0bench.pipeline.failures import (
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.latency import LATENCY_FILE, latency_plan, measure_question, standing_latency
 from mem0bench.pipeline.outcome import RunOutcome
+from mem0bench.pipeline.stage_timing import StageTimes
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord
 from mem0bench.rundir.resume import answer_stands
@@ -88,6 +89,8 @@ class Runner:
             questions=questions, ingest_units=sum(self.ingest_units.values()),
         )  # fmt: skip
         self.system_failures = SystemFailures(system)
+        self.times = StageTimes()
+        """Each stage's wall time and calls in this process (run.json `timing`)."""
 
     # -- stages --------------------------------------------------------------------------------------
     def _ingest_failed(self, sid: str, kind: FailureKind, message: str, units_left: int) -> str:
@@ -118,7 +121,8 @@ class Runner:
             self.attempt.progress.advance("ingest", n)
 
         try:
-            with measure() as scope, listening(on_units):
+            chains = timing_chains(self.times.chain)
+            with self.times.stage("ingest"), chains, measure() as scope, listening(on_units):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
             return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
@@ -192,15 +196,16 @@ class Runner:
             self._append_answer(record)
             self.attempt.progress.advance("answer")
             return record
-        record = await answer_question(
-            self.system,
-            self.attempt.client,
-            conversation,
-            question,
-            prompt=self.options.answer_prompt,
-            template=self.options.answer_file,
-            context_tokens_max=self.options.context_tokens_max,
-        )
+        with self.times.stage("answer"):
+            record = await answer_question(
+                self.system,
+                self.attempt.client,
+                conversation,
+                question,
+                prompt=self.options.answer_prompt,
+                template=self.options.answer_file,
+                context_tokens_max=self.options.context_tokens_max,
+            )
         degraded = self.system_failures.take(lambda r: r.qid == question.qid)
         record = replace(
             record,
@@ -233,7 +238,8 @@ class Runner:
             # No prediction: nothing to judge. It scores as WRONG and is counted under failures.
             self.attempt.progress.advance("judge", self.attempt.labels_per_answer)
             return
-        await self.attempt.judge_all(answer)
+        with self.times.stage("judge"):
+            await self.attempt.judge_all(answer)
 
     async def _conversation(self, conversation: Conversation) -> None:
         not_ingested = await self._ingest(conversation)
@@ -271,13 +277,14 @@ class Runner:
         if plan:
             progress.add_stage("latency", len(plan))
         for question in plan:  # one at a time: nothing else of the run is in flight
-            record = await measure_question(
-                self.system,
-                conversations[question.sample_id],
-                question,
-                answers[question.qid],
-                session=self.attempt.id,
-            )
+            with self.times.stage("latency"):
+                record = await measure_question(
+                    self.system,
+                    conversations[question.sample_id],
+                    question,
+                    answers[question.qid],
+                    session=self.attempt.id,
+                )
             # A step the system got past is already on record for this question's answer.
             self.system_failures.take(functools.partial(_asked_by, question.qid))
             rundir.appender(LATENCY_FILE).append(record.to_dict())
