@@ -29,7 +29,14 @@ from mem0bench.pipeline.stage_timing import timing_line
 from mem0bench.status.reader import read_status
 from mem0bench.systems.methods.mem0 import Mem0
 from mem0bench.systems.methods.mem0g import Mem0G
-from tests.test_mem0 import FakeClient, make_conversation, typed_prompt_inputs  # noqa: F401 (autouse)
+from tests.test_mem0 import (  # noqa: F401 (typed_prompt_inputs: autouse)
+    FakeClient,
+    default_decision,
+    default_facts,
+    failure,
+    make_conversation,
+    typed_prompt_inputs,
+)
 
 # `request_digest` of one run (`cli_run`), taken at f6ee05a, before lookahead existed. Distinct requests:
 # the two speaker streams of a conversation send the same summary request, and whether the second finds
@@ -198,3 +205,34 @@ def test_stage_timings_in_run_json_summary_and_status(tmp_path: Path, locomo_min
     assert line is not None and line.startswith("ingest ") and "chain bound" in line
     assert f"timing: {line}" in printed
     assert f"  timing    {line}" in render(read_status(ahead)).splitlines()
+
+
+def test_failures_are_recorded_in_the_sequential_order(tmp_path: Path) -> None:
+    """Extraction failures of pairs run ahead are recorded when the chain reaches their pair: the failure
+    rows (and the stream's saved meta) are the same at lookahead 0 and 3, whatever finishes first."""
+
+    def facts(info: dict[str, Any]) -> Any:
+        text = info["new"][0]["text"]
+        return failure("timeout") if text.endswith(("2", "5")) else default_facts(info)
+
+    def decide(memories: list[dict[str, str]], fact: str) -> Any:
+        return failure("malformed") if fact.endswith(("4", "9")) else default_decision(memories, fact)
+
+    rows = []
+    for lookahead in (0, 3):
+        client = FakeClient(facts=facts, decide=decide, seed=lookahead)  # random delays shuffle completions
+        system = Mem0(
+            context=SystemContext(client=client, state_dir=tmp_path / str(lookahead)),  # type: ignore[arg-type]
+            summary_every=100,
+            lookahead=lookahead,
+        )
+        asyncio.run(system.ingest(make_conversation(SESSIONS)))
+        # Per stream (the two speakers' streams interleave by timing, as they always did).
+        ann = [row.to_dict() for row in system.failures if row.speaker == "Ann"]
+        meta = json.loads((tmp_path / str(lookahead) / "conv-t" / "ann" / "meta.json").read_text())
+        assert meta["failures"] == ann and {r["system"] for r in ann} == {"mem0"}
+        rows.append(ann)
+    assert rows[0] == rows[1]
+    assert [(r["stage"], r["pair_index"]) for r in rows[0]] == [
+        ("extraction", 2), ("update", 4), ("extraction", 5), ("update", 9),
+    ]  # fmt: skip

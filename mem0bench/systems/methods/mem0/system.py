@@ -139,9 +139,9 @@ class Mem0(SystemBase):
             ("memory_style", memory_style, MEMORY_STYLES),
             ("memory_date", memory_date, MEMORY_DATES),
         )
-        for name, choice, allowed in choices:
+        for setting, choice, allowed in choices:
             if choice not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {choice!r}")
+                raise ValueError(f"{setting} must be one of {', '.join(allowed)}, got {choice!r}")
         if extraction_source == "owner" and not per_speaker:
             raise ValueError("extraction_source=owner needs per_speaker=true (a shared store has no owner)")
         super().__init__()
