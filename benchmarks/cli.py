@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bridge import bench_bridge, serve_direct
+from benchmarks.chain import bench_chain, render_chain
 from benchmarks.import_time import import_time_main
 from benchmarks.library import bench_library, render_library, serve_library
 from benchmarks.machine import cpu_ticks, machine_info, steal_pct
@@ -41,6 +42,7 @@ EXAMPLES = """examples:
   python -m benchmarks all --out /tmp/bench
   python -m benchmarks overhead --method mem0g --conversations conv-26 --json
   python -m benchmarks overlap --latency-ms 100 --concurrency 32
+  python -m benchmarks chain --method mem0g --latency-ms 100
   python -m benchmarks bridge --conversation conv-26
   python -m benchmarks library --out /tmp/library
   python -m benchmarks targets --out /tmp/targets
@@ -94,6 +96,16 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--max-questions", type=int, default=None)
     v.add_argument("--judge-runs", type=int, default=None, help="default: the config's (10)")
     v.add_argument("--concurrency", type=int, default=None, help="default: the config's llm.max_concurrency")
+
+    ch = sub.add_parser(
+        "chain", help="ingest wall vs its chain bound at a latency stand-in, lookahead 0 and default"
+    )
+    common(ch)
+    ch.add_argument("--method", default="mem0")
+    ch.add_argument("--conversations", default=None, help="comma-separated sample ids (default: all)")
+    ch.add_argument("--latency-ms", type=float, default=100.0)
+    ch.add_argument("--lookaheads", default="0,default", help="method.lookahead values, 'default' for none")
+    ch.add_argument("--concurrency", type=int, default=None, help="default: the config's llm.max_concurrency")
 
     s = sub.add_parser("search", help="local search time for Mem0 and Mem0^g at LOCOMO scale")
     common(s)
@@ -214,6 +226,11 @@ def _run_sections(
             latency_ms=args.latency_ms, max_questions=args.max_questions, judge_runs=args.judge_runs,
             concurrency=args.concurrency, startup_run=startup,
         ))  # fmt: skip
+    elif args.command == "chain":
+        report.section("chain", lambda: bench_chain(
+            ctx, method=args.method, latency_ms=args.latency_ms, conversations=_ids(args.conversations),
+            lookaheads=_ids(args.lookaheads) or [], concurrency=args.concurrency,
+        ))  # fmt: skip
     elif args.command == "search":
         report.section("search", lambda: bench_search(
             ctx, methods=_ids(args.methods) or [], runs=runs, conversations=_ids(args.conversations),
@@ -322,6 +339,8 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
             print(render_cpu(res))
         elif res["command"] == "library":
             print(render_library(res))
+        elif res["command"] == "chain":
+            print(render_chain(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

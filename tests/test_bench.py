@@ -61,6 +61,25 @@ def test_overhead_reports_sane_figures(tiny_locomo, tmp_path, capsys):
     assert "| harness peak RSS (MB) |" in markdown and "python -m mem0bench run +exp=mem0" in markdown
 
 
+def test_chain_reports_ingest_wall_against_its_chain_bound(tiny_locomo, tmp_path, capsys):
+    code = bench_main(
+        ["chain", "--dataset", str(tiny_locomo), "--latency-ms", "5", "--out", str(tmp_path / "bench"),
+         "--json"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    (res,) = json.loads(captured.out)["results"]
+    sequential, ahead = res["runs"]
+    assert (sequential["lookahead"], ahead["lookahead"]) == ("0", "default")
+    for run in (sequential, ahead):
+        assert 0 < run["chain_bound_s"] <= run["ingest_wall_s"] and run["chain_stream"].startswith("mini-1/")
+    # The same calls; ahead, the chain holds only the update decisions.
+    assert (
+        ahead["ingest_calls"] == sequential["ingest_calls"] > sequential["chain_calls"] > ahead["chain_calls"]
+    )
+    assert "method.lookahead=0" in sequential["command"] and "method.lookahead" not in ahead["command"]
+
+
 def test_bridge_runs_mem0_directly_and_through_the_bridge(tiny_locomo, tmp_path, capsys):
     out = tmp_path / "bench"
     code = bench_main(

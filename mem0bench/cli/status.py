@@ -20,6 +20,7 @@ import yaml
 from mem0bench.cli.errors import CONFIG_ERROR_EXIT, report_errors
 from mem0bench.cli.examples import with_examples
 from mem0bench.common.errors import ConfigurationError
+from mem0bench.pipeline.stage_timing import timing_line
 from mem0bench.rundir.find import RUN_MARKERS, find_run_dirs
 from mem0bench.rundir.status import RunState
 from mem0bench.rundir.usage import cached_shares
@@ -130,6 +131,9 @@ def render(status: RunStatus, base: Path | None = None) -> str:
         )
     else:
         lines.append(f"  left      {status.left_note}")
+    timing = timing_line(status.timing)
+    if timing:  # recorded by the process that finished the run
+        lines.append(f"  timing    {timing}")
     lines.append(f"  resume    {_resume_text(status)}")
     return "\n".join(lines)
 

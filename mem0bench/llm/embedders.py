@@ -160,6 +160,9 @@ class MiniLMEmbeddingBackend:
         self._st: Any = None
         self._load_lock = threading.Lock()
         self._encode_lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        """The event loop `_encode_lock` belongs to: a backend outliving one loop (a test module's, or one
+        `asyncio.run` after another) gets a new lock in the next, as a contended lock is bound to its loop."""
 
     def check_available(self) -> None:
         """Raise a clear `ConfigurationError` when the local model cannot be loaded."""
@@ -226,8 +229,9 @@ class MiniLMEmbeddingBackend:
         return merge_windows(np.asarray(vectors, dtype=np.float32), plan), tokens
 
     async def embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
-        if self._encode_lock is None:
-            self._encode_lock = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._encode_lock is None or self._lock_loop is not loop:
+            self._encode_lock, self._lock_loop = asyncio.Lock(), loop
         queued = time.perf_counter()
         async with self._encode_lock:
             started = time.perf_counter()

@@ -5,8 +5,11 @@ chain of calls made one after another, so the run lasts as long as its longest s
 semaphore serves waiters in arrival order, and a stream's next call then waits behind answer and judge
 calls of conversations that finished early. Here a waiting call is served by its key instead:
 
-* ingest calls first, those of the conversation with the most ingest work left (`ingest_priority`: the
-  runner tells how many units are left; both speaker streams of a conversation are equally long);
+* ingest calls on a stream's sequential chain first, those of the conversation with the most ingest work
+  left (`ingest_priority`: the runner tells how many units are left; both speaker streams of a conversation
+  are equally long);
+* then ingest work a system runs ahead of its chain (`ingest_ahead`: Mem0's extraction and summaries under
+  `method.lookahead`), in the same order, so it fills the slots the chains leave and never delays them;
 * every other call (answers, judgements, the latency pass) after them;
 * arrival order among equals, so nothing of the same rank is overtaken.
 
@@ -23,15 +26,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["PrioritySlots", "SlotKey", "ingest_priority", "current_key"]
+__all__ = ["PrioritySlots", "SlotKey", "current_key", "ingest_ahead", "ingest_priority"]
 
 SlotKey = tuple[int, float]
-"""(class, rank): lower is served first. Class 0: ingest (rank: minus the work left); 1: everything else."""
+"""(class, rank): lower is served first. Class 0: an ingest chain's calls, 1: ingest run ahead of its chain
+(rank: minus the work left); 2: everything else."""
 
-FILL: SlotKey = (1, 0.0)
+FILL: SlotKey = (2, 0.0)
 """The key of a call made outside any ingest: answers, judgements, the latency pass."""
 
 _ingest: ContextVar[Callable[[], float] | None] = ContextVar("mem0bench_ingest_priority", default=None)
+_ahead: ContextVar[bool] = ContextVar("mem0bench_ingest_ahead", default=False)
 
 
 @contextmanager
@@ -45,10 +50,23 @@ def ingest_priority(remaining: Callable[[], float]) -> Iterator[None]:
         _ingest.reset(token)
 
 
+@contextmanager
+def ingest_ahead() -> Iterator[None]:
+    """Calls made in this block are ingest work run ahead of a chain: served after every chain's queued
+    call, before answers and judgements."""
+    token = _ahead.set(True)
+    try:
+        yield
+    finally:
+        _ahead.reset(token)
+
+
 def current_key() -> SlotKey:
     """The key of a call made now, in this task."""
     remaining = _ingest.get()
-    return FILL if remaining is None else (0, -float(remaining()))
+    if remaining is None:
+        return FILL
+    return (1 if _ahead.get() else 0, -float(remaining()))
 
 
 class PrioritySlots:

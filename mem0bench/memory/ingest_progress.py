@@ -35,3 +35,32 @@ def listening(listener: Listener) -> Iterator[None]:
         yield
     finally:
         _listener.reset(token)
+
+
+# ---- the sequential chain of each stream (run.json timing.ingest.chain_bound_s) -------------------------
+
+ChainListener = Callable[[str, float, int], None]
+"""listener(stream, seconds, calls): one more step of `stream`'s sequential chain took `seconds` of requests
+in flight over `calls` requests."""
+
+_chain_listener: ContextVar[ChainListener | None] = ContextVar("mem0bench_chain_listener", default=None)
+
+
+def report_chain(stream: str, seconds: float, calls: int) -> None:
+    """A step of `stream`'s sequential chain (the part of ingestion that must run in order, e.g. Mem0's
+    update decisions of one pair) spent `seconds` with a request in flight over `calls` requests; no-op
+    when nobody listens. The longest stream's sum is the ingest's chain bound: no concurrency gets below it.
+    """
+    listener = _chain_listener.get()
+    if listener is not None:
+        listener(stream, seconds, calls)
+
+
+@contextlib.contextmanager
+def timing_chains(listener: ChainListener) -> Iterator[None]:
+    """Route `report_chain` calls made in this context (and tasks started from it) to `listener`."""
+    token = _chain_listener.set(listener)
+    try:
+        yield
+    finally:
+        _chain_listener.reset(token)

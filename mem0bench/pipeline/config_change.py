@@ -61,6 +61,8 @@ NEUTRAL_KEYS = frozenset(
         "llm.batch", "llm.batch_poll_s", "llm.batch_window_s",
         # How a memory service (http_system, mem0_v2) is reached and how many threads serve a library.
         "method.timeout_s", "method.max_retries", "method.max_concurrency", "method.workers",
+        # How far Mem0's extraction runs ahead of its update chain: the same requests in another order.
+        "method.lookahead",
     }
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)

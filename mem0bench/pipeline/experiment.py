@@ -446,6 +446,7 @@ async def run_experiment(spec: ExperimentSpec, run_dir: Path) -> int:
             failure_rate=round(outcome.failure_rate, 6),
             failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
             failures=outcome.metrics.get("failures"),
+            timing=runner.times.to_dict(),
         )
         print_summary(outcome, rundir, retried=options.retry_failed, client=client)
         if status is RunState.FAILED:

@@ -38,7 +38,7 @@ from mem0bench.llm.slots import ingest_priority
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
 from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
-from mem0bench.memory.ingest_progress import listening
+from mem0bench.memory.ingest_progress import listening, timing_chains
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
 from mem0bench.pipeline.failures import (
@@ -51,6 +51,7 @@ from mem0bench.pipeline.failures import (
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.latency import LATENCY_FILE, PassItem, latency_plan, run_pass, standing_latency
 from mem0bench.pipeline.outcome import RunOutcome
+from mem0bench.pipeline.stage_timing import StageTimes
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.records import AnswerRecord, FailureRecord, IngestRecord, LatencyRecord
 from mem0bench.rundir.resume import answer_stands
@@ -89,6 +90,8 @@ class Runner:
             questions=questions, ingest_units=sum(self.ingest_units.values()),
         )  # fmt: skip
         self.system_failures = SystemFailures(system)
+        self.times = StageTimes()
+        """Each stage's wall time and calls in this process (run.json `timing`)."""
 
     # -- stages --------------------------------------------------------------------------------------
     def _ingest_failed(self, sid: str, kind: FailureKind, message: str, units_left: int) -> str:
@@ -120,7 +123,14 @@ class Runner:
 
         try:
             # Its calls queue for a slot ahead of answers and judgements, the most ingest left first (llm.slots).
-            with measure() as scope, listening(on_units), ingest_priority(lambda: units - reported[0]):
+            chains = timing_chains(self.times.chain)
+            with (
+                self.times.stage("ingest"),
+                chains,
+                measure() as scope,
+                listening(on_units),
+                ingest_priority(lambda: units - reported[0]),
+            ):
                 report = await self.system.ingest(conversation)
         except LLMCallError as exc:
             return self._ingest_failed(sid, exc.failure.kind, exc.failure.message, units - reported[0])
@@ -194,15 +204,16 @@ class Runner:
             self._append_answer(record)
             self.attempt.progress.advance("answer")
             return record
-        record = await answer_question(
-            self.system,
-            self.attempt.client,
-            conversation,
-            question,
-            prompt=self.options.answer_prompt,
-            template=self.options.answer_file,
-            context_tokens_max=self.options.context_tokens_max,
-        )
+        with self.times.stage("answer"):
+            record = await answer_question(
+                self.system,
+                self.attempt.client,
+                conversation,
+                question,
+                prompt=self.options.answer_prompt,
+                template=self.options.answer_file,
+                context_tokens_max=self.options.context_tokens_max,
+            )
         degraded = self.system_failures.take(lambda r: r.qid == question.qid)
         record = replace(
             record,
@@ -235,7 +246,8 @@ class Runner:
             # No prediction: nothing to judge. It scores as WRONG and is counted under failures.
             self.attempt.progress.advance("judge", self.attempt.labels_per_answer)
             return
-        await self.attempt.judge_all(answer)
+        with self.times.stage("judge"):
+            await self.attempt.judge_all(answer)
 
     async def _conversation(self, conversation: Conversation) -> None:
         not_ingested = await self._ingest(conversation)
@@ -282,10 +294,11 @@ class Runner:
 
         items = [PassItem(conversations[q.sample_id], q, answers[q.qid]) for q in plan]
         # Nothing else of the run is in flight; a few questions at once only where no figure feels it.
-        await run_pass(
-            self.system, items, session=self.attempt.id,
-            max_concurrency=self.attempt.client.settings.max_concurrency, record=keep,
-        )  # fmt: skip
+        with self.times.stage("latency"):
+            await run_pass(
+                self.system, items, session=self.attempt.id,
+                max_concurrency=self.attempt.client.settings.max_concurrency, record=keep,
+            )  # fmt: skip
 
     async def run(self) -> RunOutcome:
         try:

@@ -11,6 +11,7 @@ from mem0bench.pipeline.advice import rerun_advice
 from mem0bench.pipeline.aggregate import empty_context_warning
 from mem0bench.pipeline.failures import FAILURE_STAGES
 from mem0bench.pipeline.outcome import RunOutcome
+from mem0bench.pipeline.stage_timing import timing_line
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.rundir.usage import cached_share_line, no_cached_rate_note
 
@@ -75,6 +76,9 @@ def print_summary(
         more = len(outcome.current_failures) - examples
         if more > 0:
             print(f"  ... and {more} more in {rundir.file('failures.jsonl')}", file=file)
+    timing = timing_line(rundir.manifest().get("timing") or {})
+    if timing:
+        print(f"timing: {timing}", file=file)
     print(f"run directory: {rundir.path}", file=file)
     warning = empty_context_warning(m.get("empty_contexts") or {})
     if warning:

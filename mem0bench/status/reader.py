@@ -77,6 +77,9 @@ class RunStatus:
     prompt cache (billed at the cached rate), over every process."""
     part: str | None = None
     """Which part of a sharded run the folder is (run.json's `shard`), or which shards a merged one holds."""
+    timing: dict[str, Any] = field(default_factory=dict)
+    """run.json's `timing` (`pipeline.stage_timing`): each stage's wall time and calls in the process that
+    finished the run, ingest with its chain bound; empty before a process finished it."""
 
     @property
     def finished(self) -> bool:
@@ -118,6 +121,7 @@ def read_status(run_dir: Path) -> RunStatus:
         price_note=_price_note(manifest),
         cached_prompt=cached_prompt_by_stage(previous.usage_sessions),
         part=_part(manifest),
+        timing=dict(manifest.get("timing") or {}),
     )
 
 

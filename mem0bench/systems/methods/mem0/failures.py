@@ -8,7 +8,8 @@ the response cache makes the successful calls free and the failed ones are retri
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError, as_failure_kind
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from mem0bench.memory.stream import PairContext
     from mem0bench.systems.methods.mem0.streams import StreamState
 
-__all__ = ["RecordFailure", "describe", "failure_row", "has_transient"]
+__all__ = ["DeferredFailures", "RecordFailure", "describe", "failure_row", "has_transient"]
 
 
 def has_transient(rows: Iterable[StepFailure]) -> bool:
@@ -73,3 +74,50 @@ class RecordFailure(Protocol):
         state: StreamState | None = None,
         pair_index: int | None = None,
     ) -> StepFailure: ...
+
+
+class DeferredFailures:
+    """A RecordFailure that holds its rows until `replay`: the steps that run ahead of a stream's update
+    chain (extraction) record through it, and the chain replays them when it reaches their pair, so the
+    failures come in the order the sequential ingestion would record them, whatever the lookahead."""
+
+    def __init__(self, record: RecordFailure, system: str) -> None:
+        self._record = record
+        self._system = system
+        self._held: list[Callable[[], StepFailure]] = []
+
+    def __call__(
+        self,
+        key: str,
+        ctx: PairContext | None,
+        stage: str,
+        kind: FailureKind,
+        message: str,
+        *,
+        fact: str | None = None,
+        state: StreamState | None = None,
+        pair_index: int | None = None,
+    ) -> StepFailure:
+        self._held.append(
+            partial(
+                self._record, key, ctx, stage, kind, message, fact=fact, state=state, pair_index=pair_index
+            )
+        )
+        # The row as it will be recorded (the recorder itself stamps the system's name the same way).
+        return failure_row(
+            system=self._system,
+            sample_id=state.sample_id if state else "",
+            speaker=key,
+            ctx=ctx,
+            stage=stage,
+            kind=kind,
+            message=message,
+            fact=fact,
+            pair_index=pair_index,
+        )
+
+    def replay(self) -> None:
+        """Record the held failures, in the order they happened."""
+        held, self._held = self._held, []
+        for record in held:
+            record()

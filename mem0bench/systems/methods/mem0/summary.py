@@ -68,13 +68,23 @@ class SummarySchedule:
 
     async def summary_for(self, p: int) -> str:
         """Start the refresh due at pair p, if any pair will see it; then the summary pair p is given."""
+        self.start(p)
+        return await self.visible(p)
+
+    def start(self, p: int) -> None:
+        """Start the refresh due when pair p is reached, if any pair will see it. Called for every pair in
+        order (refresh k reads S_{k-1}, so the refreshes form their own chain in message order, whether
+        the pairs' extractions run ahead or not)."""
         every = self.every
         if p > 0 and p % every == 0:
             k = p // every
             # Refresh k is first seen by pair k * every + lag: skip it if no such pair exists.
             if k * every + self.lag < len(self.pair_lines):
                 self._tasks[k] = asyncio.create_task(self._run(k, p))
-        return await self._summary(visible_refresh(p, every, self.lag))
+
+    async def visible(self, p: int) -> str:
+        """The summary pair p is given (`start` has been called for every pair up to p)."""
+        return await self._summary(visible_refresh(p, self.every, self.lag))
 
     async def _run(self, k: int, p: int) -> str:
         # Chained on S_{k-1}: with a lag longer than the period, refresh k may start before k-1 is done.

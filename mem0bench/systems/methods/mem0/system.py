@@ -4,7 +4,9 @@ Per message pair (m_{t-1}, m_t) of a stream, extraction sees the summary S, the 
 their session dates, the pair and its session date, and returns candidate facts (`extraction`). Each fact, in
 order, is compared with the s most similar memories of the current store and the LLM picks ADD, UPDATE,
 REPLACE, DELETE or NOOP (`update`; ``update=batched`` decides a pair's facts in one call). S is refreshed on a deterministic schedule (`summary`). Streams (one per speaker,
-see `streams`) run concurrently; a stream processes its pairs strictly in order, and is saved with a done
+see `streams`) run concurrently; a stream applies its pairs' update decisions strictly in order (its chain),
+while the work that depends on the conversation alone (summaries, extraction, fact embeddings) runs up to
+``lookahead`` pairs ahead; the requests are the same at any lookahead. A stream is saved with a done
 marker when it ends (`persistence`), unless a transient failure asks for a replay (`failures`). Every
 memory keeps the session date of the pair that created it (``created_at``) and of its last accepted update
 (``updated_at``, shown to the answer model), and the dia_ids of its sources.
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Coroutine
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ import numpy as np
 
 from mem0bench.data.model import Conversation, Dataset, Question, Turn
 from mem0bench.llm import timing
+from mem0bench.llm.slots import ingest_ahead
 from mem0bench.llm.types import FailureKind, LLMCallError
 from mem0bench.memory.base import (
     IngestReport,
@@ -32,7 +37,7 @@ from mem0bench.memory.base import (
     SystemContext,
 )
 from mem0bench.memory.costs import CostPlan, MethodConfig
-from mem0bench.memory.ingest_progress import report_ingested
+from mem0bench.memory.ingest_progress import report_chain, report_ingested
 from mem0bench.memory.records import MemoryRecord
 from mem0bench.memory.stream import PairContext, message_pairs
 from mem0bench.memory.vector_store import FaissVectorStore
@@ -40,7 +45,7 @@ from mem0bench.prompts.extraction import EXTRACTION_SOURCES, MEMORY_STYLES, Extr
 from mem0bench.prompts.files import EXTRACTION_FIELDS, UPDATE_FIELDS, load_prompt_file
 from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
 from mem0bench.systems.methods.mem0.extraction import extract_facts
-from mem0bench.systems.methods.mem0.failures import describe, failure_row, has_transient
+from mem0bench.systems.methods.mem0.failures import DeferredFailures, describe, failure_row, has_transient
 from mem0bench.systems.methods.mem0.persistence import (
     OpsLog,
     is_done,
@@ -69,11 +74,26 @@ from mem0bench.tokens import count_tokens
 __all__ = ["Mem0"]
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """What runs ahead for one pair: its context, the extraction (facts with their embeddings) and the
+    subclass's extra work, as tasks started ahead (or, at lookahead 0, coroutines the chain runs inline)."""
+
+    ctx: PairContext
+    held: DeferredFailures
+    facts: Awaitable[list[tuple[str, np.ndarray]]]
+    extra: Awaitable[Any]
+
+
 class Mem0(SystemBase):
     """Mem0 as a MemorySystem.
 
     Extension points for subclasses (Mem0^g):
-      * ``async ingest_pair_extra(ctx)``: runs concurrently with the memory step of every pair.
+      * ``async prepare_pair_extra(ctx)``: the extra work of a pair that reads the conversation alone (it
+        may run up to ``lookahead`` pairs ahead); its result goes to ``apply_pair_extra``.
+      * ``async apply_pair_extra(ctx, prepared)``: the extra work that reads or changes the stream's own
+        state, on the chain, concurrently with the pair's update decisions (default: ``ingest_pair_extra``).
+      * ``async ingest_pair_extra(ctx)``: the whole extra work of a pair, on the chain.
       * ``async begin_stream_extra(sample_id, key)``: a stream starts from scratch (reset any state).
       * ``async finish_stream_extra(sample_id, key, stream_dir)``: a stream ended; save extra state
         (before the ``done`` marker is written).
@@ -102,6 +122,7 @@ class Mem0(SystemBase):
         memory_date: str = "updated",
         extraction_prompt_file: str | None = None,
         update_prompt_file: str | None = None,
+        lookahead: int = 8,
         context: SystemContext,
     ) -> None:
         for label, value, low in (
@@ -110,6 +131,7 @@ class Mem0(SystemBase):
             ("top_k", top_k, 1),
             ("summary_every", summary_every, 1),
             ("summary_lag", summary_lag, 1),
+            ("lookahead", lookahead, 0),
         ):
             if int(value) < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
@@ -118,9 +140,9 @@ class Mem0(SystemBase):
             ("memory_style", memory_style, MEMORY_STYLES),
             ("memory_date", memory_date, MEMORY_DATES),
         )
-        for name, choice, allowed in choices:
+        for setting, choice, allowed in choices:
             if choice not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {choice!r}")
+                raise ValueError(f"{setting} must be one of {', '.join(allowed)}, got {choice!r}")
         if extraction_source == "owner" and not per_speaker:
             raise ValueError("extraction_source=owner needs per_speaker=true (a shared store has no owner)")
         super().__init__()
@@ -131,6 +153,8 @@ class Mem0(SystemBase):
         self.summary_every = int(summary_every)
         self.summary_lag = int(summary_lag)
         self.per_speaker = bool(per_speaker)
+        self.lookahead = int(lookahead)
+        """How many pairs ahead of the update chain a stream's extraction may run (0: pair by pair)."""
         self.client = context.client
         self.state_dir = Path(context.state_dir)
         self._stores: dict[str, dict[str, FaissVectorStore[MemoryRecord]]] = {}
@@ -196,8 +220,16 @@ class Mem0(SystemBase):
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
         return mem0_cost_plan(method, dataset, n_questions, graph=False)
 
+    async def prepare_pair_extra(self, ctx: PairContext) -> Any:
+        """Extra per-pair work that depends on the conversation alone (runs ahead). None here."""
+        return None
+
+    async def apply_pair_extra(self, ctx: PairContext, prepared: Any) -> None:
+        """Extra per-pair work on the stream's chain, concurrently with the update decisions."""
+        await self.ingest_pair_extra(ctx)
+
     async def ingest_pair_extra(self, ctx: PairContext) -> None:
-        """Extra per-pair work, run concurrently with the memory step (Mem0^g's graph). No-op here."""
+        """Extra per-pair work, run on the chain concurrently with the memory step. No-op here."""
 
     async def begin_stream_extra(self, sample_id: str, key: str) -> None:
         """A stream (re)starts from its first pair."""
@@ -248,7 +280,15 @@ class Mem0(SystemBase):
         return meta
 
     async def _run_stream(self, conversation: Conversation, spec: StreamSpec) -> dict[str, Any]:
-        """Every pair of the stream, in order, from an empty store; then the snapshot."""
+        """Every pair of the stream, in order, from an empty store; then the snapshot.
+
+        Each pair has a part that depends on the conversation alone (its summary, extraction and fact
+        embeddings; Mem0^g's entities and relations: `prepare_pair_extra`) and a part that reads and
+        changes the store (the update decisions; Mem0^g's graph updates: `apply_pair_extra`). The first
+        part of up to `lookahead` pairs ahead runs while the chain applies the current pair; the chain
+        applies the pairs strictly in order, so every request is the one the sequential order
+        (lookahead 0) sends.
+        """
         sid = conversation.sample_id
         state = StreamState(sid, spec, FaissVectorStore())
         self._stores[sid][spec.key] = state.store
@@ -264,50 +304,103 @@ class Mem0(SystemBase):
             partial(self._refresh_summary, state, conversation),
             state.summaries,
         )
-        history: list[tuple[Turn, str]] = []  # every turn seen so far with its session date text
+        history: list[tuple[Turn, str]] = []  # every turn of the stream with its session date text
+        seen_before: list[int] = []  # how many turns come before pair p
+        for session_index, pair in pairs:
+            seen_before.append(len(history))
+            history.extend((t, dates[session_index].date_text) for t in pair)
+
+        def context(p: int, summary: str) -> PairContext:
+            session_index, pair = pairs[p]
+            session = dates[session_index]
+            previous = history[max(seen_before[p] - self.m, 0) : seen_before[p]] if self.m > 0 else []
+            return PairContext(
+                sample_id=sid,
+                speaker=spec.user,
+                other=spec.other,
+                index=p,
+                session_index=session_index,
+                session_date=session.date_time,
+                session_date_text=session.date_text,
+                pair=pair,
+                previous=tuple(t for t, _ in previous),
+                previous_dates=tuple(d for _, d in previous),
+                summary=summary,
+            )
+
+        tasks: set[asyncio.Task[Any]] = set()  # everything started ahead: cancelled if the stream fails
+
+        def spawn(coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+            task = asyncio.create_task(coro)
+            tasks.add(task)
+            return task
+
+        def prepared_for(p: int, summary: str, *, ahead: bool) -> _Prepared:
+            ctx = context(p, summary)
+            held = DeferredFailures(self.record_failure, self.name)
+            facts = self._extract(ctx, state, held)
+            extra = self.prepare_pair_extra(ctx)
+            if ahead:  # started now; otherwise awaited inline by the chain, exactly the sequential order
+                return _Prepared(ctx, held, spawn(facts), spawn(extra))
+            return _Prepared(ctx, held, facts, extra)
+
+        async def prepare_ahead(p: int) -> _Prepared:
+            # The tasks it starts inherit the key: work run ahead never takes a slot a chain's call waits for.
+            with ingest_ahead():
+                return prepared_for(p, await schedule.visible(p), ahead=True)
+
+        ahead: dict[int, asyncio.Task[Any]] = {}
+        launched = 0
+        stream_label = f"{sid}/{spec.slug}"
         ops_log = OpsLog(ops_log_path(self.state_dir, sid, spec.slug))
         try:
             with ops_log:
                 state.ops_log = ops_log
-                for p, (session_index, pair) in enumerate(pairs):
-                    session = dates[session_index]
-                    summary = await schedule.summary_for(p)
-                    previous = history[-self.m :] if self.m > 0 else []
-                    ctx = PairContext(
-                        sample_id=sid,
-                        speaker=spec.user,
-                        other=spec.other,
-                        index=p,
-                        session_index=session_index,
-                        session_date=session.date_time,
-                        session_date_text=session.date_text,
-                        pair=pair,
-                        previous=tuple(t for t, _ in previous),
-                        previous_dates=tuple(d for _, d in previous),
-                        summary=summary,
-                    )
-                    await asyncio.gather(self._memory_step(ctx, state), self.ingest_pair_extra(ctx))
-                    history.extend((t, session.date_text) for t in pair)
+                for p in range(len(pairs)):
+                    if self.lookahead == 0:
+                        prepared = prepared_for(p, await schedule.summary_for(p), ahead=False)
+                    else:
+                        while launched < len(pairs) and launched <= p + self.lookahead:
+                            schedule.start(launched)  # in pair order: the summaries are their own chain
+                            ahead[launched] = spawn(prepare_ahead(launched))
+                            launched += 1
+                        prepared = await ahead.pop(p)
+                    with timing.measure() as chain:
+                        await asyncio.gather(self._apply_memory(prepared, state), self._apply_extra(prepared))
+                    report_chain(stream_label, chain.server_s, len(chain.requests))
                     state.pairs += 1
                     report_ingested()
                 state.ops_log = None
         finally:
+            for task in tasks:
+                task.cancel()
             schedule.cancel()
         ops_log.commit()
         return await self._finish_stream(state)
 
-    async def _memory_step(self, ctx: PairContext, state: StreamState) -> None:
-        """Extraction (one embedding call for all facts), then Algorithm 1 (per fact, or batched)."""
-        facts = await extract_facts(
+    async def _extract(
+        self, ctx: PairContext, state: StreamState, held: DeferredFailures
+    ) -> list[tuple[str, np.ndarray]]:
+        """Extraction and the facts' embeddings: the conversation alone, so it may run ahead (its failures
+        are held until the chain reaches the pair)."""
+        return await extract_facts(
             self.client,
             ctx,
             state,
-            self.record_failure,
+            held,
             source=self.extraction_source,
             style=self.memory_style,
             template=self.extraction_template,
         )
-        await self._updater.apply_pair(ctx, state, facts)
+
+    async def _apply_memory(self, prepared: _Prepared, state: StreamState) -> None:
+        """Algorithm 1 for the pair's facts (per fact, or batched), on the store as the chain left it."""
+        facts = await prepared.facts
+        prepared.held.replay()
+        await self._updater.apply_pair(prepared.ctx, state, facts)
+
+    async def _apply_extra(self, prepared: _Prepared) -> None:
+        await self.apply_pair_extra(prepared.ctx, await prepared.extra)
 
     async def _refresh_summary(
         self, state: StreamState, conversation: Conversation, previous: str, lines: list[str], pair_index: int

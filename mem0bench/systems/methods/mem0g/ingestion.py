@@ -32,6 +32,7 @@ Decisions where the paper is silent:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,10 +63,26 @@ from mem0bench.systems.methods.mem0g.retrieval import creation_order
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["GraphIngestion"]
+__all__ = ["GraphIngestion", "PairTriplets"]
 
 _ALL = 1_000_000
 """A search limit above any stream's edge count: rank them all."""
+
+
+@dataclass(frozen=True)
+class PairTriplets:
+    """What the graph step extracts from one pair before it touches the graph."""
+
+    entities: tuple[tuple[str, str], ...] = ()
+    triplets: tuple[tuple[str, str, str], ...] = ()
+    names: tuple[str, ...] = ()
+    """The triplets' distinct source and destination names, in order: the first rows of `vectors`."""
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    """The names' embeddings, then one per triplet text."""
+    failures: tuple[tuple[str, FailureKind, str], ...] = ()
+    """(stage, kind, message) of the failed steps, recorded when the chain reaches the pair."""
+    embedded: bool = True
+    """False when the embedding call failed (the triplets are counted, nothing is stored)."""
 
 
 class GraphIngestion:
@@ -85,18 +102,22 @@ class GraphIngestion:
 
     async def ingest_pair(self, stream: GraphStream, key: str, ctx: PairContext, *, shared: bool) -> None:
         """Extract the pair's triplets and store each in `stream`'s graph."""
+        await self.store_pair(stream, key, ctx, await self.extract_pair(ctx, shared=shared))
+
+    async def extract_pair(self, ctx: PairContext, *, shared: bool) -> PairTriplets:
+        """The pair's entities, triplets and their embeddings: calls that read the pair alone, never the
+        graph, so they may run ahead of the stream's graph updates. Failures are held in the result."""
         date = ctx.session_date_text
+        failures: list[tuple[str, FailureKind, str]] = []
         entities_messages = build_entity_messages(
             user=ctx.speaker, other=ctx.other, pair=ctx.pair, session_date=date, shared=shared
         )
-        entities_reply = await self._call(
-            stream, key, ctx, "graph_entities", ENTITIES_SPEC, entities_messages
-        )
+        entities_reply = await self._ask("graph_entities", ENTITIES_SPEC, entities_messages, failures)
         entities = parse_or_none(parse_entities, entities_reply)
         if entities_reply is not None and entities is None:
-            self._fail(stream, key, ctx, "graph_entities", "malformed", "entities reply has the wrong shape")
+            failures.append(("graph_entities", "malformed", "entities reply has the wrong shape"))
         if not entities:
-            return
+            return PairTriplets(failures=tuple(failures))
         relations_messages = build_relations_messages(
             user=ctx.speaker,
             other=ctx.other,
@@ -105,30 +126,48 @@ class GraphIngestion:
             entities=entities,
             shared=shared,
         )
-        relations_reply = await self._call(
-            stream, key, ctx, "graph_relations", RELATIONS_SPEC, relations_messages
-        )
+        relations_reply = await self._ask("graph_relations", RELATIONS_SPEC, relations_messages, failures)
         triplets = parse_or_none(parse_relations, relations_reply)
         if relations_reply is not None and triplets is None:
-            self._fail(
-                stream, key, ctx, "graph_relations", "malformed", "relations reply has the wrong shape"
-            )
+            failures.append(("graph_relations", "malformed", "relations reply has the wrong shape"))
         if not triplets:
-            return
-        stream.counts["triplets"] += len(triplets)
+            return PairTriplets(failures=tuple(failures))
 
         # One embedding call for every name and triplet text of the pair.
-        types = {name.lower(): etype for name, etype in entities}
         names = list(dict.fromkeys(n for s, _, d in triplets for n in (s, d)))
         texts = [triplet_text(*t) for t in triplets]
         try:
             vectors = np.asarray(await self.client.embed(names + texts, stage="ingest"), dtype=np.float32)
         except LLMCallError as error:
-            self._fail(stream, key, ctx, "graph_embed", *describe(error))
+            failures.append(("graph_embed", *describe(error)))
+            return PairTriplets(triplets=tuple(triplets), failures=tuple(failures), embedded=False)
+        return PairTriplets(
+            entities=tuple(entities),
+            triplets=tuple(triplets),
+            names=tuple(names),
+            vectors=vectors,
+            failures=tuple(failures),
+        )
+
+    async def store_pair(self, stream: GraphStream, key: str, ctx: PairContext, found: PairTriplets) -> None:
+        """Store the pair's triplets in `stream`'s graph: node resolution, conflicts, new edges (reads and
+        changes the graph, so on the stream's chain, in pair order)."""
+        for stage, kind, message in found.failures:
+            self._fail(stream, key, ctx, stage, kind, message)
+        if not found.triplets:
             return
+        stream.counts["triplets"] += len(found.triplets)
+        if not found.embedded:
+            return
+        date = ctx.session_date_text
+        types = {name.lower(): etype for name, etype in found.entities}
+        names = list(found.names)
+        vectors = found.vectors
         name_vectors = dict(zip(names, vectors[: len(names)]))
         dia_ids = tuple(t.dia_id for t in ctx.pair)
-        for (source_name, relation, destination_name), text_vector in zip(triplets, vectors[len(names) :]):
+        for (source_name, relation, destination_name), text_vector in zip(
+            found.triplets, vectors[len(names) :]
+        ):
             source = self._resolve_node(stream, source_name, types, name_vectors[source_name], date)
             destination = self._resolve_node(
                 stream, destination_name, types, name_vectors[destination_name], date
@@ -277,6 +316,21 @@ class GraphIngestion:
             reply = await self.client.structured(messages, spec, stage="ingest")
         except LLMCallError as error:
             self._fail(stream, key, ctx, stage, *describe(error))
+            return None
+        return reply.data if isinstance(reply.data, dict) else {}
+
+    async def _ask(
+        self,
+        stage: str,
+        spec: StructuredSpec,
+        messages: list[dict[str, Any]],
+        failures: list[tuple[str, FailureKind, str]],
+    ) -> dict[str, Any] | None:
+        """`_call` for the steps that run ahead: a failure is held in `failures`, not recorded yet."""
+        try:
+            reply = await self.client.structured(messages, spec, stage="ingest")
+        except LLMCallError as error:
+            failures.append((stage, *describe(error)))
             return None
         return reply.data if isinstance(reply.data, dict) else {}
 

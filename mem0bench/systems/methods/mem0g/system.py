@@ -1,7 +1,9 @@
 """Mem0^g as a MemorySystem: Mem0's memories plus one directed labelled graph per stream.
 
-The graph step of each pair (`ingestion`) runs concurrently with Mem0's memory step, through Mem0's
-``ingest_pair_extra`` hook; Mem0 awaits it before the next pair of the stream, so a stream's graph sees its
+The graph step of each pair (`ingestion`) has two parts, through Mem0's hooks: entity and relation
+extraction with their embeddings read the pair alone and run ahead with Mem0's extraction
+(``prepare_pair_extra``); the graph updates run on the stream's chain concurrently with Mem0's update
+decisions (``apply_pair_extra``), and Mem0 awaits them before the next pair, so a stream's graph sees its
 pairs strictly in order. Each graph is saved before Mem0's done marker (`persistence`), and a transient
 failure of the graph step withholds that marker exactly as Mem0's own transient failures do, so the next
 run replays the stream (free from the LLM cache) and retries the failed calls. Retrieval adds up to
@@ -32,7 +34,7 @@ from mem0bench.systems.methods.mem0 import SHARED, Mem0
 from mem0bench.systems.methods.mem0.costs import mem0_cost_plan
 from mem0bench.systems.methods.mem0.failures import has_transient
 from mem0bench.systems.methods.mem0.retrieval import dia_ids_of, render_hits
-from mem0bench.systems.methods.mem0g.ingestion import GraphIngestion
+from mem0bench.systems.methods.mem0g.ingestion import GraphIngestion, PairTriplets
 from mem0bench.systems.methods.mem0g.persistence import (
     GRAPH_DIR,
     GraphStream,
@@ -207,11 +209,15 @@ class Mem0G(Mem0):
         )
         return f"{self.render_all_memories(sample_id)}\n\n{relations}"
 
-    async def ingest_pair_extra(self, ctx: PairContext) -> None:
-        """The graph step of one pair, on its stream's graph."""
+    async def prepare_pair_extra(self, ctx: PairContext) -> PairTriplets:
+        """The graph step's entities, relations and embeddings of one pair: the pair alone (runs ahead)."""
+        return await self._ingestion.extract_pair(ctx, shared=self.stream_key(ctx.speaker) == SHARED)
+
+    async def apply_pair_extra(self, ctx: PairContext, prepared: Any) -> None:
+        """The graph updates of one pair (node resolution, conflicts, new edges), on its stream's graph."""
         key = self.stream_key(ctx.speaker)
         stream = self._graphs[ctx.sample_id][key]
-        await self._ingestion.ingest_pair(stream, key, ctx, shared=key == SHARED)
+        await self._ingestion.store_pair(stream, key, ctx, prepared)
 
     # ---- retrieval ------------------------------------------------------------------------------------
 
