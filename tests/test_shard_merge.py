@@ -245,6 +245,13 @@ def test_a_sweep_of_shards_merges_from_its_folder(runs, server, locomo_mini, tmp
     assert status.returncode == 0, status.stderr[-2000:]
     assert "shard     1/2: 1 of the whole's 3 conversations" in status.stdout, status.stdout
     assert "shard     2/2: 2 of the whole's 3 conversations" in status.stdout, status.stdout
+    assert "shards    2 of 2 have a run folder; merge them when all are complete" in status.stdout
+    # A job not started yet has no folder: the sweep's line names the part still to come.
+    partial = tmp_path / "partial"
+    shutil.copytree(sweep, partial, ignore=shutil.ignore_patterns("1"))
+    shutil.rmtree(partial / "1", ignore_errors=True)
+    status = run_cli(["status", str(partial)], cli_env("http://127.0.0.1:9/v1", tmp_path / "c"))
+    assert "not started: " in status.stdout, status.stdout
     result = _merge(sweep, "--out", tmp_path / "merged")
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_run(tmp_path / "merged", runs["whole"])
