@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmarks.bridge import bench_bridge, serve_direct
 from benchmarks.chain import bench_chain, render_chain
+from benchmarks.growth import bench_growth, render_growth
 from benchmarks.import_time import import_time_main
 from benchmarks.library import bench_library, render_library, serve_library
 from benchmarks.machine import cpu_ticks, machine_info, steal_pct
@@ -48,7 +49,8 @@ EXAMPLES = """examples:
   python -m benchmarks targets --out /tmp/targets
   python -m benchmarks startup --methods mem0,rag --repeat 7 --base ../old-checkout
   python -m benchmarks import-time --base ../old-checkout
-  python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3"""
+  python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3
+  python -m benchmarks growth --methods rag,mem0 --sizes 50,200,500 --out /tmp/growth"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,6 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--conversation", default="conv-26")
     c.add_argument("--sessions", type=int, default=3, help="the conversation's first N sessions")
     c.add_argument("--max-questions", type=int, default=None)
+
+    g = sub.add_parser(
+        "growth",
+        help="issue 37: a generated LongMemEval-shaped file at several sizes: CPU/question, RSS, disk",
+    )
+    common(g)
+    g.add_argument("--methods", default="rag,mem0", help="experiments (+exp=...), comma-separated")
+    g.add_argument("--sizes", default="50,200,500", help="haystacks (questions), comma-separated")
+    g.add_argument("--sessions", type=int, default=50, help="sessions per haystack (LongMemEval_S: ~50)")
+    g.add_argument("--turns", type=int, default=2, help="turns per session (LongMemEval_S: ~10)")
+    g.add_argument("--words", type=int, default=30, help="words per turn")
 
     a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
     common(a)
@@ -251,6 +264,11 @@ def _run_sections(
             max_questions=args.max_questions, judge_runs=args.judge_runs,
             library_search=not args.no_library_search,
         ))  # fmt: skip
+    elif args.command == "growth":
+        report.section("growth", lambda: bench_growth(
+            ctx, methods=_ids(args.methods) or [], sizes=[int(n) for n in _ids(args.sizes) or []],
+            sessions=args.sessions, turns=args.turns, words=args.words,
+        ))  # fmt: skip
     elif args.command == "cpu":
         report.section("cpu", lambda: bench_cpu(
             ctx, systems=_ids(args.systems) or [], conversation=args.conversation, sessions=args.sessions,
@@ -281,7 +299,9 @@ def bench_main(argv: list[str]) -> int:
     if extra_env is None:
         return 2
     dataset = args.dataset or default_dataset()
-    if dataset is None or not Path(dataset).is_file():
+    if args.command == "growth":  # generates its own LongMemEval-shaped files
+        dataset = dataset or Path(os.devnull)
+    elif dataset is None or not Path(dataset).is_file():
         print("error: no LOCOMO file: pass --dataset PATH (locomo10.json)", file=sys.stderr)
         return 2
     dataset = Path(dataset).resolve()
@@ -333,7 +353,9 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
           f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}, "
           f"CPU steal {machine['steal_pct']}%")  # fmt: skip
     for res in results:  # the issue-18 sections print their own tables (render_text skips them)
-        if res["command"] == "targets":
+        if res["command"] == "growth":
+            print(render_growth(res))
+        elif res["command"] == "targets":
             print(render_targets(res))
         elif res["command"] == "cpu":
             print(render_cpu(res))

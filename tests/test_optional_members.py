@@ -51,7 +51,7 @@ def locomo_conversation(locomo_mini: Path) -> Conversation:
 def test_the_optional_members() -> None:
     assert {
         "prompt_files", "empty_context_expected", "bound", "transport",
-        "ingest_units", "uses_graph_server", "saved_memories",
+        "ingest_units", "release", "uses_graph_server", "saved_memories",
     } == OPTIONAL  # fmt: skip
     assert not OPTIONAL & _members(MemorySystem)
 

@@ -245,6 +245,13 @@ def test_a_sweep_of_shards_merges_from_its_folder(runs, server, locomo_mini, tmp
     assert status.returncode == 0, status.stderr[-2000:]
     assert "shard     1/2: 1 of the whole's 3 conversations" in status.stdout, status.stdout
     assert "shard     2/2: 2 of the whole's 3 conversations" in status.stdout, status.stdout
+    assert "shards    2 of 2 have a run folder; merge them when all are complete" in status.stdout
+    # A job not started yet has no folder: the sweep's line names the part still to come.
+    partial = tmp_path / "partial"
+    shutil.copytree(sweep, partial, ignore=shutil.ignore_patterns("1"))
+    shutil.rmtree(partial / "1", ignore_errors=True)
+    status = run_cli(["status", str(partial)], cli_env("http://127.0.0.1:9/v1", tmp_path / "c"))
+    assert "not started: " in status.stdout, status.stdout
     result = _merge(sweep, "--out", tmp_path / "merged")
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_run(tmp_path / "merged", runs["whole"])
@@ -308,3 +315,134 @@ def test_longmemeval_haystacks_shard_and_merge(server, tmp_path):
     result = _merge(folders["s1"], folders["s2"], "--out", tmp_path / "merged")
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_run(tmp_path / "merged", folders["whole"])
+
+
+# --- the memory systems: stores, graphs, saved state; another judge's figures ------------------------------
+
+
+def _usage_calls(run: Path) -> dict[str, int]:
+    """Calls per stage over every process of a run (the start-up probes, paid once a process, left out)."""
+    calls: dict[str, int] = {}
+    for session in json.loads((run / "usage.json").read_text())["sessions"]:
+        for stage, figures in session.get("stages", {}).items():
+            if stage != "preflight":
+                calls[stage] = calls.get(stage, 0) + int(figures["calls"])
+    return calls
+
+
+def _labels(run: Path) -> list[tuple[Any, ...]]:
+    return sorted(
+        (r["qid"], r["run"], r.get("label"), r.get("judge_model"), r.get("prompt"))
+        for r in read_jsonl(run / "judgements.jsonl")
+    )
+
+
+def _state_files(run: Path) -> dict[str, Any]:
+    """The saved memories of every conversation, file by file; a graph's server-side name (which holds the
+    run's id, so each shard's graphs stay apart on a shared server) left out."""
+    state = run / "state"
+    files: dict[str, Any] = {}
+    for p in sorted(state.rglob("*")):
+        if p.is_file() and p.suffix in (".json", ".jsonl", ".npy"):
+            files[str(p.relative_to(state))] = p.read_bytes()
+            if p.name == "graph_stream.json":
+                files[str(p.relative_to(state))] = {**json.loads(p.read_text()), "graph_name": None}
+    return files
+
+
+@pytest.fixture(scope="module", params=["mem0", "mem0g"])
+def memory_runs(request, tmp_path_factory, server, locomo_mini) -> dict[str, Path]:
+    """A memory system's whole run and two shards, each shard judged again by another judge afterwards."""
+    root = tmp_path_factory.mktemp(f"shards-{request.param}")
+    out = {}
+    for name, extra in [("whole", ()), ("s1", ("run.shard=1/2",)), ("s2", ("run.shard=2/2",))]:
+        args = [
+            "run", f"+exp={request.param}", f"dataset.path={locomo_mini}", "eval.max_questions=2",
+            "judge.runs=2", f"hydra.run.dir={root / name}", *FAST, *extra,
+        ]  # fmt: skip
+        env = cli_env(server.base_url, root / f"cache-{name}")
+        result = run_cli(args, env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        rejudged = run_cli(["judge", str(root / name), "judge.prompt=strict", "judge.runs=1", *FAST], env)
+        assert rejudged.returncode == 0, rejudged.stderr[-3000:]
+        out[name] = root / name
+    return out
+
+
+def test_memory_system_shards_merge_into_the_unsharded_run(memory_runs, tmp_path):
+    merged = tmp_path / "merged"
+    result = _merge(memory_runs["s1"], memory_runs["s2"], "--out", merged)
+    assert result.returncode == 0, result.stderr[-3000:]
+    whole = memory_runs["whole"]
+    assert_same_run(merged, whole)
+    assert _labels(merged) == _labels(whole)
+    assert _usage_calls(merged) == _usage_calls(whole)
+    # Every conversation's saved memories (snapshots, operation logs, graphs): as the whole run saved them.
+    assert _state_files(merged) == _state_files(whole)
+    assert any("graph" in name for name in _state_files(whole)) == _is_mem0g(whole)
+    # Another judge's figures: recomputed from the merged labels, equal to the whole run's for that judge.
+    (folder,) = (whole / "judges").iterdir()
+    assert _predictions(merged / "judges" / folder.name) == _predictions(folder)
+    assert _metrics(merged / "judges" / folder.name) == _metrics(folder)
+    # And `memories`, `status`, `report` read the merged folder as a run.
+    env = cli_env("http://127.0.0.1:9/v1", tmp_path / "c")
+    status = run_cli(["status", str(merged)], env)
+    assert status.returncode == 0 and "done" in status.stdout, status.stdout + status.stderr
+    memories = run_cli(["memories", str(merged), "--conversation", "mini-1"], env)
+    assert memories.returncode == 0, memories.stderr[-2000:]
+    assert memories.stdout == run_cli(["memories", str(whole), "--conversation", "mini-1"], env).stdout
+    report = run_cli(["report", str(merged), "--out", str(tmp_path / "r")], env)
+    assert report.returncode == 0, report.stderr[-2000:]
+
+
+def _is_mem0g(run: Path) -> bool:
+    return "mem0g" in yaml.safe_load((run / "config.yaml").read_text())["method"]["name"]
+
+
+def test_a_judge_only_some_shards_had_is_refused(memory_runs, tmp_path):
+    bare = tmp_path / "s2"
+    shutil.copytree(memory_runs["s2"], bare)
+    shutil.rmtree(bare / "judges")
+    line = _refused(_merge(memory_runs["s1"], bare, "--out", tmp_path / "m"), "was not judged by judges/")
+    assert str(bare) in line and not (tmp_path / "m").exists()
+
+
+# --- what other features leave in a run folder -------------------------------------------------------------
+
+
+def test_unknown_files_batch_state_and_timings_merge_without_a_crash(runs, tmp_path):
+    copies = []
+    for k, name in enumerate(("s1", "s2"), start=1):
+        copy = tmp_path / name
+        shutil.copytree(runs[name], copy)
+        manifest = json.loads((copy / "run.json").read_text())
+        manifest["timing"] = {
+            "ingest": {"wall_s": 10.0 * k, "calls": 100 * k, "chain_bound_s": 4.0 * k},
+            "answer": {"wall_s": 3.0, "calls": 5, "cached_calls": k},
+            "note": "per stage",
+        }
+        (copy / "run.json").write_text(json.dumps(manifest))
+        (copy / "batches.json").write_text(json.dumps({"open": [f"batch_{name}"]}))
+        (copy / "batch_requests.jsonl").write_text(json.dumps({"custom_id": name}) + "\n")
+        (copy / "extra").mkdir()
+        (copy / "extra" / f"{name}.bin").write_bytes(b"\x00\x01")
+        copies.append(copy)
+    (copies[0] / "only-here.txt").write_text("one shard's")
+    result = _merge(*copies, "--out", tmp_path / "merged")
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = tmp_path / "merged"
+    assert_same_run(merged, runs["whole"])
+    timing = json.loads((merged / "run.json").read_text())["timing"]
+    # Calls summed; wall seconds (and every other figure) the slowest shard's: the shards ran side by side.
+    assert timing["ingest"] == {"wall_s": 20.0, "calls": 300, "chain_bound_s": 8.0}
+    assert timing["answer"] == {"wall_s": 3.0, "calls": 10, "cached_calls": 3}
+    assert timing["note"] == "per stage"
+    # A shard's batch state stays that shard's, never the merged run's (nothing picks it up again).
+    for k in (1, 2):
+        assert json.loads((merged / "shards" / str(k) / "batches.json").read_text())["open"] == [
+            f"batch_s{k}"
+        ]
+        assert (merged / "shards" / str(k) / "batch_requests.jsonl").exists()
+    assert not (merged / "batches.json").exists() and not (merged / "batch_requests.jsonl").exists()
+    assert (merged / "extra" / "s1.bin").exists() and (merged / "extra" / "s2.bin").exists()
+    assert (merged / "only-here.txt").read_text() == "one shard's"

@@ -66,6 +66,8 @@ def _show(paths: list[Path], *, as_json: bool) -> int:
             print(render(status, base=path if len(find_run_dirs(path)) > 1 else None))
         if len(runs) > 1:
             print(render_sweep(path, runs, statuses))
+        elif runs and runs[0] != path and (shards := _shards_line(runs)):
+            print(shards)  # a sweep of shards with one folder yet: which parts are still to come
         # Once, not under every run of a sweep.
         for note in dict.fromkeys(s.price_note for s in statuses if s.price_note):
             print(f"note: {note}")
@@ -175,7 +177,29 @@ def render_sweep(path: Path, runs: list[Path], statuses: list[RunStatus]) -> str
     command = sweep_resume_command(path, runs)
     if command and finished < len(runs):
         lines.append(f"  resume the whole sweep: {command}")
+    shards = _shards_line(runs)
+    if shards:
+        lines.append(shards)
     return "\n".join(lines)
+
+
+def _shards_line(runs: list[Path]) -> str | None:
+    """For a sweep of shards: which of the N parts have a run folder yet (a job not started has none)."""
+    held: dict[int, set[int]] = {}
+    for run in runs:
+        try:
+            shard = json.loads((run / "run.json").read_text(encoding="utf-8")).get("shard")
+            held.setdefault(int(shard["of"]), set()).add(int(shard["index"]))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue  # not a shard (or no run.json yet)
+    lines = []
+    for of, indexes in sorted(held.items()):
+        missing = [f"{k}/{of}" for k in range(1, of + 1) if k not in indexes]
+        lines.append(
+            f"  shards    {len(indexes)} of {of} have a run folder"
+            + (f"; not started: {', '.join(missing)}" if missing else "; merge them when all are complete")
+        )
+    return "\n".join(lines) or None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,6 +35,7 @@ __all__ = [
     "ingest_units_of",
     "optional_member_problems",
     "prompt_files_of",
+    "release_conversation",
     "request_counter",
     "saved_memories",
     "uses_graph_server",
@@ -199,6 +200,13 @@ class OptionalMembers(Protocol):
         default: its message pairs)."""
         ...
 
+    def release(self, sample_id: str) -> None:
+        """Drop what this process holds of one conversation's memory (its saved state stays on disk): the
+        run calls it once the conversation's questions are answered and judged, so a run over many
+        haystacks holds the stores of the conversations in flight, not of all of them
+        (`release_conversation`). A later `retrieve` of it loads the state again. Default: nothing held."""
+        ...
+
     @staticmethod
     def uses_graph_server(graph: Mapping[str, Any]) -> bool:
         """Whether the system, given the `graph` config group, talks to a FalkorDB server, which the run
@@ -243,6 +251,9 @@ class SystemBase:
     def ingest_units(self, conversation: Conversation) -> int:
         return len(message_pairs(conversation))
 
+    def release(self, sample_id: str) -> None:
+        return None
+
     @staticmethod
     def uses_graph_server(graph: Mapping[str, Any]) -> bool:
         return False
@@ -280,6 +291,13 @@ def ingest_units_of(system: object, conversation: Conversation) -> int:
     return max(int(own(conversation)) if callable(own) else len(message_pairs(conversation)), 1)
 
 
+def release_conversation(system: object, sample_id: str) -> None:
+    """Let the system drop its in-memory store of a finished conversation (`release`), where it has one."""
+    release = getattr(system, "release", None)
+    if callable(release):
+        release(sample_id)
+
+
 def uses_graph_server(system_class: type, graph: Mapping[str, Any]) -> bool:
     """Whether the system class, given the graph config group, talks to a FalkorDB server."""
     uses = getattr(system_class, "uses_graph_server", None)
@@ -312,7 +330,7 @@ def optional_member_problems(system: object) -> list[str]:
         problems.append("`empty_context_expected` must be True or False")
     if not isinstance(getattr(system, "prompt_files", ()), tuple):
         problems.append("`prompt_files` must be a tuple of PromptFile (() for none)")
-    for member, owner in (("ingest_units", system), ("uses_graph_server", type(system))):
+    for member, owner in (("ingest_units", system), ("release", system), ("uses_graph_server", type(system))):
         if not callable(getattr(owner, member, len)):
             problems.append(f"`{member}` must be a method")
     if not callable(getattr(type(system), "saved_memories", len)):

@@ -7,7 +7,15 @@ would have: the stage files (ingestion, answers, judgements, latency, failures: 
 folder holds) side by side, usage.json's entries of every process of every shard, the systems' state,
 and predictions.jsonl and metrics.json computed again from the merged rows by the run's own aggregation
 (`Attempt.finish`): every interval is the bootstrap over the merged questions with the run's seed, never
-an average of the shards' figures.
+an average of the shards' figures. Another judge's figures (`mem0bench judge`, judges/<name>/) are computed
+the same way from the merged labels, for every judge all the shards were judged with.
+
+What a run folder may hold beyond what this module knows is merged without a crash: an unknown *.jsonl
+is concatenated, any other file copied (to shards/<K>/ when several shards hold it). A shard's batch state
+(`batch*`: the ids of its process's open or finished batches) always goes to shards/<K>/: it belongs to
+that shard's process, and a merged folder must not pick another process's batches up. run.json's `timing`
+(wall seconds and calls per stage): calls summed over the shards, every other figure (wall_s,
+chain_bound_s, ...) the largest shard's, as the shards ran side by side.
 """
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ RECOMPUTED = frozenset({"predictions.jsonl", "metrics.json"})
 """Written again from the merged rows, never copied."""
 NOT_COPIED = frozenset({"run.json", "config.yaml", "usage.json", "heartbeat.json", *RECOMPUTED})
 """A shard's own record (run.json, config.yaml and usage.json are merged, not copied)."""
+JUDGES = "judges"
+"""Another judge's figures per judge (`mem0bench judge`): recomputed from the merged labels."""
+PER_SHARD_PREFIX = "batch"
+"""Top-level files and folders that belong to a shard's process (batch state): kept in shards/<K>/."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +216,10 @@ def _copy_files(shards: Sequence[Shard], out: Path) -> None:
             rel = item.relative_to(shard.path)
             if item.is_dir() or (len(rel.parts) == 1 and rel.name in NOT_COPIED):
                 continue
-            if rel.parts[0] in ("judges", "superseded"):  # another judge's figures, replaced rows: not merged
+            if rel.parts[0] in (
+                JUDGES,
+                "superseded",
+            ):  # recomputed (_merge_judges); replaced rows: not merged
                 continue
             files[shard.index].append(rel)
             holders[rel] = holders.get(rel, 0) + 1
@@ -220,11 +235,12 @@ def _copy_files(shards: Sequence[Shard], out: Path) -> None:
                     f.write(
                         f"== {shard.name} ==\n{text}" + ("\n" if text and not text.endswith("\n") else "")
                     )
-            elif top and item.suffix == ".jsonl":
+            elif top and item.suffix == ".jsonl" and not rel.name.startswith(PER_SHARD_PREFIX):
                 with (out / rel).open("a", encoding="utf-8") as f:
                     f.write(_whole_lines(item))
             else:
-                target = out / rel if holders[rel] == 1 else out / "shards" / str(shard.index) / rel
+                apart = holders[rel] > 1 or rel.parts[0].startswith(PER_SHARD_PREFIX)
+                target = out / "shards" / str(shard.index) / rel if apart else out / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(item, target)
 
@@ -290,6 +306,9 @@ def _manifest(
         started=min(str(s.manifest.get("started", now)) for s in shards),
         finished=now,
         scope=shards[0].whole["scope"],
+        **(
+            {"timing": timing} if (timing := merge_timing([s.manifest.get("timing") for s in shards])) else {}
+        ),
         failure_rate=round(outcome.failure_rate, 6),
         failure_rates={k: round(v, 6) for k, v in outcome.failure_rates.items()},
         failures=outcome.metrics.get("failures"),
@@ -308,6 +327,79 @@ def _manifest(
     return manifest
 
 
+def merge_timing(timings: Sequence[object]) -> dict[str, Any] | None:
+    """run.json `timing` of the shards merged: per stage, calls (`calls`, `*_calls`) summed, every other
+    number the largest (wall seconds of shards that ran side by side), anything else the first shard's."""
+    blocks = [t for t in timings if isinstance(t, Mapping)]
+    if not blocks:
+        return None
+    merged: dict[str, Any] = {}
+    for block in blocks:
+        for stage, figures in block.items():
+            if not isinstance(figures, Mapping):
+                merged.setdefault(stage, figures)
+                continue
+            into = merged.setdefault(stage, {})
+            if not isinstance(into, dict):
+                continue
+            for key, value in figures.items():
+                number = isinstance(value, int | float) and not isinstance(value, bool)
+                if key not in into or not number or not isinstance(into[key], int | float):
+                    into.setdefault(key, value)
+                elif key == "calls" or key.endswith("_calls"):
+                    into[key] += value
+                else:
+                    into[key] = max(into[key], value)
+    return merged
+
+
+def _judge_folders(shards: Sequence[Shard]) -> list[str]:
+    """judges/<name> folders (with a config.yaml) of the shards, each held by every shard and judged
+    with the same settings in each; else one line naming the shard."""
+    held = {s.index: {p.parent.name for p in (s.path / JUDGES).glob("*/config.yaml")} for s in shards}
+    names = sorted(set().union(*held.values()))
+    for name in names:
+        judge_of: dict[int, Any] = {}
+        for shard in shards:
+            if name not in held[shard.index]:
+                raise ConfigurationError(
+                    f"{shard.name} was not judged by {JUDGES}/{name}, which other shards were: run "
+                    f"`python -m mem0bench judge {shard.path} ...` with that judge first"
+                )
+            config = yaml.safe_load((shard.path / JUDGES / name / "config.yaml").read_text(encoding="utf-8"))
+            judge_of[shard.index] = (config or {}).get("judge")
+        first = shards[0]
+        for shard in shards[1:]:
+            if judge_of[shard.index] != judge_of[first.index]:
+                raise ConfigurationError(
+                    f"{shard.name} was judged by {JUDGES}/{name} with other settings than {first.name}"
+                )
+    return names
+
+
+def _merge_judges(shards: Sequence[Shard], out: Path, names: Sequence[str], order: list[str]) -> None:
+    """Each other judge's predictions.jsonl and metrics.json, from the merged labels (judgements.jsonl)."""
+    for name in names:
+        subdir = f"{JUDGES}/{name}"
+        config = _unsharded_config(
+            yaml.safe_load((shards[0].path / subdir / "config.yaml").read_text(encoding="utf-8"))
+        )
+        spec = ExperimentSpec.from_mapping(config)
+        (out / subdir).mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            out / subdir / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+        )
+        rundir = RunDirectory(out)
+        options = replace(spec.run, progress=False, strict=False)
+        attempt = Attempt(
+            rundir=rundir, client=cast(LLMClient, _Offline()), judge=spec.judge, options=options,
+            method_name=spec.method_name, questions={}, results_subdir=subdir,
+        )  # fmt: skip
+        attempt.order = list(order)
+        attempt.finish()
+        rundir.close()
+
+
 def _unsharded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(config)
     if isinstance(out.get("run"), Mapping):
@@ -318,6 +410,7 @@ def _unsharded_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def merge_shards(paths: Sequence[Path], out: Path) -> RunOutcome:
     """Merge the shards in `paths` (run folders, or sweep folders holding them) into the new folder `out`."""
     shards = check_shards([_read_shard(p) for p in find_shards(paths)])
+    judges = _judge_folders(shards)
     if out.exists() and any(out.iterdir()):
         raise ConfigurationError(f"--out {out} is not empty: choose a new folder")
     config = _unsharded_config(shards[0].config)
@@ -336,9 +429,11 @@ def merge_shards(paths: Sequence[Path], out: Path) -> RunOutcome:
             rundir=rundir, client=cast(LLMClient, _Offline()), judge=spec.judge,
             options=options, method_name=spec.method_name, questions={},
         )  # fmt: skip
-        attempt.order = _order(shards)
+        order = _order(shards)
+        attempt.order = list(order)
         outcome = attempt.finish()
         rundir.close()
+        _merge_judges(shards, out, judges, order)
         write_json(out / "run.json", _manifest(shards, out, outcome, options.max_failure_rate))
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # no half-merged folder that looks like a run

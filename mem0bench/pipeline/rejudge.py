@@ -30,6 +30,15 @@ class Rejudger:
             rundir=rundir, client=client, judge=judge, options=options, method_name=method_name,
             questions={}, results_subdir=results_subdir,
         )  # fmt: skip
+        # The run's own order (predictions.jsonl: the dataset's), not answers.jsonl's (the order answers
+        # happened to finish in): the bootstrap's clusters come in this order, so another judge's intervals
+        # are the same for the same labels, in a run done whole or merged from shards.
+        shown = [
+            str(row["qid"])
+            for row in rundir.rows("predictions.jsonl")
+            if row.get("qid") in self.attempt.answers
+        ]
+        self.attempt.order = list(dict.fromkeys([*shown, *self.attempt.order]))
 
     async def run(self) -> RunOutcome:
         attempt = self.attempt

@@ -1,8 +1,10 @@
 """Run one experiment end to end: ingest, answer, judge, aggregate, in one run directory.
 
-Everything independent overlaps: all conversations ingest at once (each system runs its own streams in
+Everything independent overlaps: conversations ingest at once (each system runs its own streams in
 parallel), and a conversation's questions are answered and judged as soon as its ingestion is done. The
-LLM client's concurrency limit is the only throttle.
+LLM client's concurrency limit is the throttle; conversations in flight are bounded too (`in_flight`, twice
+the client's concurrency: all of LOCOMO's ten at once), and a conversation's in-memory store is released
+once its questions are judged, so a run over 500 LongMemEval haystacks holds a few dozen stores, not 500.
 
 Crash safety (a kill at any moment loses nothing that was paid for):
 
@@ -24,6 +26,7 @@ Failures never stop the run unless run.strict=true; how they are recorded and co
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import os
 import shutil
@@ -37,7 +40,13 @@ from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.slots import ingest_priority
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import TRANSIENT_KINDS, FailureKind, LLMCallError
-from mem0bench.memory.base import MemorySystem, StepFailure, expects_empty_context, ingest_units_of
+from mem0bench.memory.base import (
+    MemorySystem,
+    StepFailure,
+    expects_empty_context,
+    ingest_units_of,
+    release_conversation,
+)
 from mem0bench.memory.ingest_progress import listening, timing_chains
 from mem0bench.pipeline.answer import answer_question
 from mem0bench.pipeline.attempt import Attempt, RunOptions
@@ -63,6 +72,15 @@ __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 
 # Which of several errors raised at once a run reports: the one that says why it stopped.
 _STOPPING = (RunAborted, ServerUnreachable, ConfigurationError, SystemCrashed)
+MIN_IN_FLIGHT = 8
+"""Conversations in flight at least; else twice the client's concurrency (every slot busy with a stream)."""
+
+
+def in_flight(max_concurrency: int) -> int:
+    """How many conversations ingest and answer at once: enough to keep every request slot busy (a
+    conversation's streams wait on each other's calls), few enough that the memory a run holds does not
+    grow with the number of conversations."""
+    return max(MIN_IN_FLIGHT, 2 * max_concurrency)
 
 
 class Runner:
@@ -260,6 +278,12 @@ class Runner:
             encoding()
         qs = self.attempt.questions[conversation.sample_id]
         await asyncio.gather(*(self._question(conversation, q, not_ingested) for q in qs))
+        # Answered and judged: the store is on disk; the isolated latency pass loads it again if asked.
+        release_conversation(self.system, conversation.sample_id)
+
+    async def _bounded(self, window: asyncio.Semaphore, conversation: Conversation) -> None:
+        async with window:
+            await self._conversation(conversation)
 
     async def _latency_pass(self) -> None:
         """`eval.latency=isolated`: time the answered questions' retrievals again, live, a few at once
@@ -281,9 +305,18 @@ class Runner:
             remeasure=options.remeasure_latency,
         )
         conversations = {c.sample_id: c for c in self.dataset.conversations}
+        order = {sid: n for n, sid in enumerate(dict.fromkeys(q.sample_id for q in plan))}
+        # A conversation's questions one after another: each store is loaded once, then released.
+        position = {sid: n for n, sid in enumerate(conversations)}
+        plan.sort(key=lambda q: position[q.sample_id])
         progress = self.attempt.progress
         if plan:
             progress.add_stage("latency", len(plan))
+        # One conversation after another (the plan's order within each), so few stores are loaded at once:
+        # a conversation's store is released when its last question is timed.
+        by_conversation = sorted(plan, key=lambda q: order[q.sample_id])
+        left = collections.Counter(q.sample_id for q in by_conversation)
+        conversation_of = {q.qid: q.sample_id for q in by_conversation}
 
         def keep(record: LatencyRecord) -> None:
             # A step the system got past is already on record for this question's answer.
@@ -291,8 +324,12 @@ class Runner:
             rundir.appender(LATENCY_FILE).append(record.to_dict())
             self.attempt.usage.save_if_due()
             progress.advance("latency")
+            sid = conversation_of[record.qid]
+            left[sid] -= 1
+            if left[sid] == 0:
+                release_conversation(self.system, sid)
 
-        items = [PassItem(conversations[q.sample_id], q, answers[q.qid]) for q in plan]
+        items = [PassItem(conversations[q.sample_id], q, answers[q.qid]) for q in by_conversation]
         # Nothing else of the run is in flight; a few questions at once only where no figure feels it.
         with self.times.stage("latency"):
             await run_pass(
@@ -302,9 +339,10 @@ class Runner:
 
     async def run(self) -> RunOutcome:
         try:
+            window = asyncio.Semaphore(in_flight(self.attempt.client.settings.max_concurrency))
             async with asyncio.TaskGroup() as group:
                 for conversation in self.dataset.conversations:
-                    group.create_task(self._conversation(conversation))
+                    group.create_task(self._bounded(window, conversation))
             await self._latency_pass()  # after every answer and judgement: nothing else in flight
         except BaseExceptionGroup as group:
             # The task group wraps whatever a conversation raised: hand on the error itself (one line

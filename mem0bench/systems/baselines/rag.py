@@ -214,6 +214,10 @@ class RAG(SystemBase):
             return None
         return _Index(chunks=chunks, matrix=matrix.astype(np.float32, copy=False))
 
+    def release(self, sample_id: str) -> None:
+        """Forget the conversation's index (saved under state_path; `retrieve` loads it again)."""
+        self._indexes.pop(sample_id, None)
+
     # ------------------------------------------------------------------ retrieve
 
     async def retrieve(self, conversation: Conversation, question: Question) -> RetrievedContext:

@@ -528,6 +528,11 @@ class Mem0(SystemBase):
             items=sum(len(hits) for _, hits in results),
         )
 
+    def release(self, sample_id: str) -> None:
+        """Forget the conversation's stores (their snapshots stay on disk; `retrieve` loads them again)."""
+        self._stores.pop(sample_id, None)
+        self._specs.pop(sample_id, None)
+
     def snapshot(self, sample_id: str) -> dict[str, list[MemoryRecord]]:
         """The current memories of each store of a conversation (key: speaker name, or 'shared')."""
         if sample_id not in self._stores:

@@ -160,6 +160,12 @@ class Mem0G(Mem0):
                 self._open(sid, key, resume=True)
         return self._graphs[sid]
 
+    def release(self, sample_id: str) -> None:
+        """Mem0's stores and the conversation's graphs, closed (a server keeps them; `retrieve` reopens)."""
+        super().release(sample_id)
+        for stream in self._graphs.pop(sample_id, {}).values():
+            stream.store.close()
+
     def close(self) -> None:
         """Release graph connections (FalkorDB); in-process graphs need nothing."""
         for streams in self._graphs.values():
