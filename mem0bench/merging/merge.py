@@ -35,6 +35,7 @@ from mem0bench.common.files import atomic_write
 from mem0bench.common.jsonl import read_jsonl
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.ledger import UsageLedger
+from mem0bench.llm.settings import LLMSettings
 from mem0bench.pipeline.attempt import Attempt
 from mem0bench.pipeline.manifest import result_config
 from mem0bench.pipeline.outcome import RunOutcome
@@ -291,6 +292,8 @@ class _Offline:
     def __init__(self) -> None:
         self.ledger = UsageLedger({}, free=True)
         self.on_failure = None
+        self.settings = LLMSettings()  # defaults: no Batch API queue to open (nothing is sent)
+        self.batch = None
 
 
 def _manifest(
