@@ -89,6 +89,9 @@ class LLMSettings:
     temperature: float = 0.0
     seed: int | None = None
     max_tokens: int | None = None
+    context_window: int | None = None
+    """The model's context window in tokens (prompt and reply), overriding the known models' table
+    (llm/windows.py): set it for a local server's model. None: the table's, or unknown (nothing checked)."""
     timeout_s: float = 60.0
     max_retries: int = 6
     backoff_base_s: float = 1.0
@@ -131,6 +134,14 @@ class LLMSettings:
         _positive("llm.max_concurrency", self.max_concurrency)
         _positive("llm.rpm", self.rpm, allow_none=True)
         _positive("llm.tpm", self.tpm, allow_none=True)
+        if self.context_window is not None and (
+            isinstance(self.context_window, bool)
+            or not isinstance(self.context_window, int)
+            or self.context_window < 1
+        ):
+            raise ConfigurationError(
+                f"llm.context_window must be null or an integer >= 1 (tokens), not {self.context_window!r}"
+            )
         prices: dict[str, dict[str, float]] = {}
         for model, entry in (self.prices or {}).items():
             if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion", "cached_prompt"}:

@@ -10,8 +10,9 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError
+from mem0bench.llm.windows import context_window
 from mem0bench.memory.base import MemorySystem
-from mem0bench.pipeline.budget import cut_context
+from mem0bench.pipeline.budget import cut_context, past_window
 from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.prompts.files import PromptFile
@@ -72,9 +73,17 @@ async def answer_question(
                     messages = build_answer_messages(
                         question.question, context, prompt=prompt, intro=intro, style=suite.answer_style
                     )
-                    reply = await client.chat(messages, stage="answer")
                 else:
                     messages = template.render(question=question.question, context=context.text)
+                too_long = _past_window(client, messages)
+                if too_long is not None:  # the server would refuse it (or silently cut it): not sent
+                    return AnswerRecord(
+                        **base, prediction="", context_tokens=context.tokens, search_latency_s=None,
+                        total_latency_s=None, failure=f"answer:context_window: {too_long}", usage=whole.usage,
+                    )  # fmt: skip
+                if template is None:
+                    reply = await client.chat(messages, stage="answer")
+                else:
                     reply = await client.chat(messages, stage="answer", salt=template.salt)
         except LLMCallError as exc:
             return AnswerRecord(
@@ -96,3 +105,13 @@ async def answer_question(
         cached=whole.cached_calls > 0,
         context=keep_context(context.text),
     )
+
+
+def _past_window(client: LLMClient, messages: list[dict[str, Any]]) -> str | None:
+    """The answer prompt checked against the answer model's context window (llm.context_window, else the
+    known models' table); a stand-in client without settings is not checked."""
+    settings = getattr(client, "settings", None)
+    if settings is None:
+        return None
+    window = context_window(settings.model, settings.context_window)
+    return past_window(messages, settings.model, window, settings.max_tokens)
