@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,17 +28,19 @@ def file_mode() -> int:
     return _FILE_MODE
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def atomic_write(path: Path, data: bytes | str | Iterable[str]) -> None:
     """Replace `path` with `data` (str is written as UTF-8): readers see the old content or the new, never
     a part, and the new content is on disk (fsync) before it replaces the old. The parent folder is
-    created if missing; the temporary file sits beside `path` so the rename stays on one file system."""
+    created if missing; the temporary file sits beside `path` so the rename stays on one file system.
+    An iterable of strings is written part by part: a big file need not be one string in memory first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    parts: Iterable[bytes | str] = [data] if isinstance(data, (bytes, str)) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            for part in parts:
+                fh.write(part.encode("utf-8") if isinstance(part, str) else part)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

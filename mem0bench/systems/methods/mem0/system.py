@@ -13,7 +13,7 @@ memory keeps the session date of the pair that created it (``created_at``) and o
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+from collections import Counter, deque
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,7 @@ from mem0bench.systems.methods.mem0.retrieval import (
     search_sections,
 )
 from mem0bench.systems.methods.mem0.streams import SHARED, StreamSpec, StreamState, speaker_slug, stream_specs
-from mem0bench.systems.methods.mem0.summary import SummarySchedule, refresh_summary
+from mem0bench.systems.methods.mem0.summary import PairLines, SummarySchedule, refresh_summary
 from mem0bench.systems.methods.mem0.update import MemoryUpdater
 from mem0bench.tokens import count_tokens
 
@@ -256,7 +256,7 @@ class Mem0(SystemBase):
 
         dates = {s.index: s for s in conversation.sessions}
         pairs = message_pairs(conversation)
-        pair_lines = [[f"[{dates[si].date_text}] {t.speaker}: {t.text}" for t in pair] for si, pair in pairs]
+        pair_lines = PairLines(pairs, dates)  # rendered per summary period, not all up front
         schedule = SummarySchedule(
             self.summary_every,
             self.summary_lag,
@@ -264,7 +264,8 @@ class Mem0(SystemBase):
             partial(self._refresh_summary, state, conversation),
             state.summaries,
         )
-        history: list[tuple[Turn, str]] = []  # every turn seen so far with its session date text
+        # The last m turns seen with their session date text (all a pair's prompt shows of the past).
+        history: deque[tuple[Turn, str]] = deque(maxlen=self.m)
         ops_log = OpsLog(ops_log_path(self.state_dir, sid, spec.slug))
         try:
             with ops_log:
@@ -272,7 +273,7 @@ class Mem0(SystemBase):
                 for p, (session_index, pair) in enumerate(pairs):
                     session = dates[session_index]
                     summary = await schedule.summary_for(p)
-                    previous = history[-self.m :] if self.m > 0 else []
+                    previous = list(history)
                     ctx = PairContext(
                         sample_id=sid,
                         speaker=spec.user,
