@@ -146,11 +146,11 @@ class FaissVectorStore(Generic[R]):
         directory.mkdir(parents=True, exist_ok=True)
         ids = list(self._records)
         dim = self.dim or 0
-        matrix = (
-            np.stack([self.vector(i) for i in ids])  # type: ignore[arg-type]  # every id is in the index
-            if ids
-            else np.zeros((0, dim), np.float32)
-        )
+        matrix = np.zeros((len(ids), dim), np.float32)
+        if ids:
+            assert self._index is not None
+            for row, i in enumerate(ids):
+                matrix[row] = self._index.reconstruct(self._int_of[i])
         atomic_write_npy(directory / VECTORS_FILE, matrix.astype(np.float32))
         doc = {
             "dim": self.dim,

@@ -9,7 +9,7 @@ the window less `ANSWER_FRAME_TOKENS` (the answer prompt's instructions and ques
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.model import Conversation, Dataset, Question
@@ -49,7 +49,7 @@ class FullContext(SystemBase):
             )
         self.name = name
         self.context = context
-        self.truncate = cast(Truncation, truncate)
+        self.truncate: Truncation = truncate  # narrowed by the check above
         self._cache: dict[str, tuple[str, int, tuple[str, ...]]] = {}
 
     @classmethod
