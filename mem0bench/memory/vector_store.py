@@ -151,7 +151,7 @@ class FaissVectorStore(Generic[R]):
             assert self._index is not None
             for row, i in enumerate(ids):
                 matrix[row] = self._index.reconstruct(self._int_of[i])
-        atomic_write_npy(directory / VECTORS_FILE, matrix.astype(np.float32))
+        atomic_write_npy(directory / VECTORS_FILE, matrix)  # float32 already
         doc = {
             "dim": self.dim,
             "next": self._next,
