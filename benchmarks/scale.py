@@ -160,7 +160,7 @@ def render_scale(result: dict[str, Any]) -> str:
     ]
     for entry in result["sizes"]:
         made = entry["file"]
-        what = f"{made['rendered_tokens'] / 1e6:.2f}M tokens, {made['turns']:,} turns, {made['text_mb']:.0f} MB of text"
+        what = f"{made['rendered_tokens'] / 1e6:.2f}M tokens, {made['turns']:,} turns, {made['text_mb']:.1f} MB of text"
         runs = {"dry run (load, plan)": entry["dry_run"], **entry["runs"]}
         for name, run in runs.items():
             if "error" in run:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.scale import write_conversation
+from benchmarks.cli import bench_main
+from benchmarks.scale import render_scale, write_conversation
 from mem0bench.data.loader import load_dataset
 from mem0bench.data.model import Conversation
 from mem0bench.memory.base import SystemContext
@@ -104,3 +105,30 @@ def test_the_vector_store_keeps_each_vector_once() -> None:
     assert np.allclose(store.vector("a"), a) and np.allclose(store.vector("b"), b / 5.0)  # type: ignore[arg-type]
     store.delete("a")
     assert store.vector("a") is None and store.search(b, 1)[0][0] == "second, moved"
+
+
+def test_the_scale_benchmark_measures_rag_and_mem0_on_a_made_conversation(
+    locomo_mini, tmp_path, capsys
+) -> None:
+    out = tmp_path / "bench"
+    code = bench_main(
+        ["scale", "--dataset", str(locomo_mini), "--tokens", "1500", "--methods", "rag,mem0", "--out", str(out),
+         "--no-startup", "--json"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    (res,) = json.loads(captured.out)["results"]
+    (size,) = res["sizes"]
+    made = size["file"]
+    assert 1500 <= made["rendered_tokens"] < 3000 and made["sessions"] > 2 and made["questions"] > 0
+    conversation = load_dataset(out / "scale-1500.json").conversations[0]
+    texts = [t.text for t in conversation.turns]
+    assert len(set(texts)) == len(texts) == made["turns"]  # every copy's turns marked: no cached repeat
+    assert size["dry_run"]["calls"] == 0 and size["dry_run"]["peak_rss_mb"] > 0
+    rag, mem0 = size["runs"]["rag"], size["runs"]["mem0"]
+    for run in (rag, mem0):
+        assert run["wall_s"] > 0 and run["peak_rss_mb"] > 0 and run["http"]["errors"] == 0
+        assert run["ledger"]["answer"]["calls"] == made["questions"]
+    assert mem0["http"]["chat"] > rag["http"]["chat"] and mem0["ingest_per_turn"]["prompt_tokens"] > 0
+    table = render_scale(res)
+    assert "| dry run (load, plan) |" in table and "| rag |" in table and "| mem0 |" in table
