@@ -155,8 +155,8 @@ def _slim(run: dict[str, Any]) -> dict[str, Any]:
 def render_scale(result: dict[str, Any]) -> str:
     """A markdown table: one row per size and method."""
     rows = [
-        "| conversation | run | wall | peak RSS | RSS / text | HTTP chat / embeddings | ingest tokens (prompt / completion / embedding) |",
-        "|---|---|---|---|---|---|---|",
+        "| conversation | run | wall | peak RSS | HTTP chat / embeddings | ingest tokens (prompt / completion / embedding) |",
+        "|---|---|---|---|---|---|",
     ]
     for entry in result["sizes"]:
         made = entry["file"]
@@ -164,7 +164,7 @@ def render_scale(result: dict[str, Any]) -> str:
         runs = {"dry run (load, plan)": entry["dry_run"], **entry["runs"]}
         for name, run in runs.items():
             if "error" in run:
-                rows.append(f"| {what} | {name} | failed: {run['error'][:80]} | | | | |")
+                rows.append(f"| {what} | {name} | failed: {run['error'][:80]} | | | |")
                 continue
             http = run.get("http") or {}
             per_turn = run.get("ingest_per_turn") or {}
@@ -177,7 +177,7 @@ def render_scale(result: dict[str, Any]) -> str:
             )
             rss = run["peak_rss_mb"]
             rows.append(
-                f"| {what} | {name} | {run['wall_s']:,.0f} s | {rss:,.0f} MB | {rss / max(made['text_mb'], 1e-9):.1f}x"
+                f"| {what} | {name} | {run['wall_s']:,.0f} s | {rss:,.0f} MB"
                 f" | {http.get('chat', 0):,} / {http.get('embeddings', 0):,} | {tokens} |"
             )
     return "\n".join(rows)
