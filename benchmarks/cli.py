@@ -22,6 +22,7 @@ from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
 from benchmarks.render import render_markdown, render_text
 from benchmarks.roundtrip import serve_roundtrip
+from benchmarks.scale import bench_scale, render_scale
 from benchmarks.search import bench_search, serve_isolated
 from benchmarks.settings import BenchContext, BenchError, default_dataset
 from benchmarks.standin import serve_standin
@@ -50,7 +51,9 @@ EXAMPLES = """examples:
   python -m benchmarks startup --methods mem0,rag --repeat 7 --base ../old-checkout
   python -m benchmarks import-time --base ../old-checkout
   python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3
-  python -m benchmarks growth --methods rag,mem0 --sizes 50,200,500 --out /tmp/growth"""
+  python -m benchmarks growth --methods rag,mem0 --sizes 50,200,500 --out /tmp/growth
+
+  python -m benchmarks scale --tokens 1000000,3000000 --methods rag,mem0 --out /tmp/scale"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -157,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--sessions", type=int, default=50, help="sessions per haystack (LongMemEval_S: ~50)")
     g.add_argument("--turns", type=int, default=2, help="turns per session (LongMemEval_S: ~10)")
     g.add_argument("--words", type=int, default=30, help="words per turn")
+    z = sub.add_parser(
+        "scale", help="one 1M (3M, 10M) token conversation through rag and mem0 at 0 ms: time, memory, calls"
+    )
+    common(z)
+    z.add_argument("--tokens", default="1000000", help="conversation sizes in tokens, comma-separated")
+    z.add_argument("--methods", default="rag,mem0", help="experiments (+exp=...), comma-separated")
 
     a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
     common(a)
@@ -274,6 +283,9 @@ def _run_sections(
             ctx, systems=_ids(args.systems) or [], conversation=args.conversation, sessions=args.sessions,
             max_questions=args.max_questions,
         ))  # fmt: skip
+    elif args.command == "scale":
+        sizes = [int(t.replace("_", "")) for t in _ids(args.tokens) or []]
+        report.section("scale", lambda: bench_scale(ctx, tokens=sizes, methods=_ids(args.methods) or []))
     else:  # all: the search figures reuse the overhead runs
         for method in _ids(args.methods) or []:
             res = report.section(f"overhead {method}", lambda m=method: bench_overhead(
@@ -363,6 +375,8 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
             print(render_library(res))
         elif res["command"] == "chain":
             print(render_chain(res))
+        elif res["command"] == "scale":
+            print(render_scale(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

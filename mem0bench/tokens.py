@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -100,8 +101,35 @@ def is_loaded() -> bool:
     return encoding.cache_info().currsize > 0
 
 
+COUNT_BLOCK = 1 << 16
+"""Characters above which `count_tokens` counts a text block by block: tiktoken's `encode` returns a list
+of Python ints, ~36 bytes a token against ~4 bytes of text, so counting a 10M-token conversation whole
+would hold ~360 MB (twelve times its text) for a moment."""
+
+
 def count_tokens(text: str) -> int:
-    return len(encoding().encode(text, disallowed_special=()))
+    """cl100k_base tokens of `text`, exactly; a long text counted in blocks of about `COUNT_BLOCK`
+    characters (`token_blocks`), so the memory a count takes does not grow with the text."""
+    if len(text) <= COUNT_BLOCK:
+        return len(encoding().encode(text, disallowed_special=()))
+    enc = encoding()
+    return sum(len(enc.encode(block, disallowed_special=())) for block in token_blocks(text))
+
+
+def token_blocks(text: str, size: int = COUNT_BLOCK) -> Iterator[str]:
+    """`text` cut into consecutive blocks of at least `size` characters (the last may be shorter), each
+    ending just after a newline that a non-space character follows. cl100k_base's pre-tokenizer never
+    joins such a newline to what follows it (no pattern takes a newline before a letter, digit or
+    punctuation mark), so the blocks' token counts add up to the whole text's. A text with no such
+    newline past `size` is one block."""
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        while cut != -1 and cut + 1 < len(text) and text[cut + 1].isspace():
+            cut = text.find("\n", cut + 1)
+        end = len(text) if cut == -1 or cut + 1 >= len(text) else cut + 1
+        yield text[start:end]
+        start = end
 
 
 def encode(text: str) -> list[int]:

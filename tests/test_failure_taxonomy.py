@@ -28,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mem0bench"
 def test_the_table_holds_every_kind_and_nothing_else() -> None:
     assert list(FAILURE_KINDS) == list(get_args(FailureKind))
     assert set(get_args(CallFailureKind)) == CALL_KINDS < set(FAILURE_KINDS)
-    assert {LIBRARY_ERROR, SYSTEM_ERROR, "unknown"} == set(FAILURE_KINDS) - CALL_KINDS
+    assert {LIBRARY_ERROR, SYSTEM_ERROR, "context_window", "unknown"} == set(FAILURE_KINDS) - CALL_KINDS
 
 
 def test_properties_of_the_kinds() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from os import PathLike
@@ -116,6 +117,7 @@ def load_dataset(
         raise DatasetError(f"cannot read the file: {e.strerror or e}", file=file) from None
     sha256 = hashlib.sha256(raw).hexdigest()
     data = parse_json(raw, file=file)
+    del raw  # a big file's bytes need not stay beside its parsed tree and the dataset built from it
 
     if not isinstance(data, list):
         raise DatasetError(
@@ -230,7 +232,8 @@ def _session(conv: dict[str, Any], n: int, sid: str, file: str, fold: bool) -> S
 def _turn(t: Any, where: str, sid: str, file: str, fold: bool) -> Turn:
     if not isinstance(t, dict):
         raise DatasetError(f"expected an object, found {_kind(t)}", file=file, sample=sid, field=where)
-    speaker = _req_str(t, "speaker", f"{where}.speaker", file, sid)
+    # Interned: the JSON parser makes a new string of each turn's speaker; two names serve every turn.
+    speaker = sys.intern(_req_str(t, "speaker", f"{where}.speaker", file, sid))
     dia_id = _req_str(t, "dia_id", f"{where}.dia_id", file, sid)
     text = _req_str(t, "text", f"{where}.text", file, sid)
     caption = t.get("blip_caption")

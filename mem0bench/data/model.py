@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import total_ordering
@@ -46,7 +46,7 @@ class Category:
         return self.id < other.id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 10M-token conversation has ~240,000 turns (no __dict__ each)
 class Turn:
     speaker: str
     dia_id: str
@@ -61,7 +61,7 @@ class Turn:
         return int(head) if head.isdigit() else 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Session:
     index: int
     date_time: datetime
@@ -114,7 +114,14 @@ class Conversation:
 
     def render_lines(self) -> list[str]:
         """The conversation as '(date) speaker: text' lines, the form used by RAG and full context."""
-        return [f"({s.date_text}) {t.speaker}: {t.text}" for s in self.sessions for t in s.turns]
+        return [line for line, _ in self.iter_lines()]
+
+    def iter_lines(self) -> Iterator[tuple[str, str]]:
+        """(line, dia_id) of each turn, the line as `render_lines` has it, made one at a time: a consumer
+        that keeps only what it builds from them (RAG's chunks) never holds the rendered conversation."""
+        for s in self.sessions:
+            for t in s.turns:
+                yield f"({s.date_text}) {t.speaker}: {t.text}", t.dia_id
 
     def fingerprint(self, settings: Mapping[str, Any] | None = None) -> str:
         """A sha256 of what a memory is built from: every session (index, date) and turn (dia_id, speaker,

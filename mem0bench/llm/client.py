@@ -493,13 +493,26 @@ class LLMClient:
                 await self._embed_misses(["dimension probe"], stage)
             return np.zeros((0, int(backend.dim or 0)), dtype=np.float32)
         cache_id = getattr(backend, "cache_id", backend.model)
-        unique = list(dict.fromkeys(texts))
-        found: dict[str, np.ndarray] = {}
+        rows: dict[str, list[int]] = {}  # each distinct text's rows in the result
+        for row, text in enumerate(texts):
+            rows.setdefault(text, []).append(row)
+        unique = list(rows)
+        # Each vector goes to its rows as it arrives: keeping every batch's vectors and stacking them at
+        # the end held the result twice (RAG over a 10M-token conversation: 48,000 chunks, ~0.3 GB each).
+        result: list[np.ndarray] = []
+        found: set[str] = set()
+
+        def place(text: str, vector: np.ndarray) -> None:
+            if not result:
+                result.append(np.empty((len(texts), int(vector.shape[0])), dtype=np.float32))
+            result[0][rows[text]] = vector
+            found.add(text)
+
         cache = None if _live.get() else self.cache
         if cache is not None:
             for text, vec in zip(unique, cache.get_many(cache_id, unique), strict=True):
                 if vec is not None:
-                    found[text] = vec
+                    place(text, vec)
         misses = [t for t in unique if t not in found]
         if not misses:
             self.ledger.record(stage, backend.model, Usage(), cached=True)
@@ -512,7 +525,8 @@ class LLMClient:
                 vectors = await self._embed_misses(batch, stage)
                 if cache is not None:
                     cache.put_many(cache_id, batch, vectors)  # each batch is saved as soon as paid
-                found.update(zip(batch, vectors, strict=True))
+                for text, vector in zip(batch, vectors, strict=True):
+                    place(text, vector)
 
             if len(batches) == 1:
                 # The usual case: no extra task, so no two extra trips through a busy event loop
@@ -520,7 +534,7 @@ class LLMClient:
                 await run(batches[0])
             else:
                 await asyncio.gather(*(run(b) for b in batches))
-        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+        return result[0]
 
     # ---- preflight -----------------------------------------------------------------------------------
     async def preflight(self, extra_models: Sequence[str] = ()) -> None:

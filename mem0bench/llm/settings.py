@@ -92,6 +92,9 @@ class LLMSettings:
     temperature: float = 0.0
     seed: int | None = None
     max_tokens: int | None = None
+    context_window: int | None = None
+    """The model's context window in tokens (prompt and reply), overriding the known models' table
+    (llm/windows.py): set it for a local server's model. None: the table's, or unknown (nothing checked)."""
     timeout_s: float = 60.0
     max_retries: int = 6
     backoff_base_s: float = 1.0
@@ -145,6 +148,14 @@ class LLMSettings:
             raise ConfigurationError(f"llm.batch must be true or false, not {self.batch!r}")
         _positive("llm.batch_poll_s", self.batch_poll_s)
         _positive("llm.batch_window_s", self.batch_window_s, allow_zero=True)
+        if self.context_window is not None and (
+            isinstance(self.context_window, bool)
+            or not isinstance(self.context_window, int)
+            or self.context_window < 1
+        ):
+            raise ConfigurationError(
+                f"llm.context_window must be null or an integer >= 1 (tokens), not {self.context_window!r}"
+            )
         prices: dict[str, dict[str, float]] = {}
         for model, entry in (self.prices or {}).items():
             if not isinstance(entry, Mapping) or set(entry) - set(_PRICE_KEYS):

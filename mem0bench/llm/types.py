@@ -32,6 +32,7 @@ FailureKind = Literal[
     CallFailureKind,
     "library_error",  # a third-party library's own exception, no failed call behind it
     "system_error",  # a system's `retrieve` raised something other than a failed call
+    "context_window",  # the answer prompt is longer than the answer model's context window: never sent
     "unknown",  # a row that names no kind, or one this version does not know (an older or newer file)
 ]
 """Every kind a failures.jsonl row, a StepFailure or an ingest row can carry. `FAILURE_KINDS` gives each
@@ -84,6 +85,11 @@ FAILURE_KINDS: Mapping[FailureKind, KindTraits] = MappingProxyType(
             "the system's own code raised (not a failed LLM call)",
             remedy="fix the system (failures.jsonl names the exception and where), then rerun the same "
             "command to retry them",
+        ),
+        "context_window": KindTraits(
+            "the prompt is longer than the model's context window (never sent)",
+            remedy="a model with a larger window, llm.context_window when the server's is larger than "
+            "the table's, method.truncate=oldest (full_context) or eval.context_tokens_max",
         ),
         "unknown": KindTraits(
             "a kind this version does not know", remedy="see failures.jsonl for what failed"

@@ -9,12 +9,21 @@ L2-normalizes it). Texts within the limit are embedded whole, exactly as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Tokenizer", "WindowPlan", "merge_windows", "plan_windows", "split_text"]
+__all__ = [
+    "CONTEXT_WINDOWS",
+    "Tokenizer",
+    "WindowPlan",
+    "context_window",
+    "merge_windows",
+    "plan_windows",
+    "split_text",
+]
 
 
 @dataclass(frozen=True)
@@ -90,3 +99,47 @@ def merge_windows(vectors: np.ndarray, plan: WindowPlan) -> np.ndarray:
         out[owner] += weight * row
         totals[owner] += weight
     return (out / totals[:, None]).astype(np.float32)
+
+
+# ---- chat models' context windows -------------------------------------------------------------------
+# Separate from the embedding windows above, but the same question: how many tokens a model reads. The
+# answer stage checks every prompt against it, so a prompt past the window fails as one line of ours
+# instead of a 400 from the server (or, on a local server, a silently truncated prompt).
+
+CONTEXT_WINDOWS: dict[str, int] = {
+    # OpenAI's published context windows (prompt and reply together), in tokens.
+    "gpt-4o-mini": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.1-mini": 1_047_576,
+    "gpt-4.1-nano": 1_047_576,
+    "gpt-5": 400_000,
+    "gpt-5-mini": 400_000,
+    "gpt-5-nano": 400_000,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o3-mini": 200_000,
+    "o4-mini": 200_000,
+}
+"""Known models' windows; a dated snapshot (gpt-4o-mini-2024-07-18) has its family's. A model not here
+(a local server's) has no known window unless `llm.context_window` gives it."""
+
+_SNAPSHOT = re.compile(r"-\d{4}(-\d{2}-\d{2})?")
+"""What a dated snapshot adds to its family's name: -MMDD or -YYYY-MM-DD (gpt-4-32k is a model of its own)."""
+
+
+def context_window(model: str, override: int | None = None) -> int | None:
+    """The context window of `model`: `override` (llm.context_window) when set, else the table's entry for
+    the model or for the family it is a dated snapshot of, else None (unknown:
+    nothing is checked)."""
+    if override is not None:
+        return override
+    name = model.rsplit("/", 1)[-1]  # "openai/gpt-4o-mini" through a router
+    if name in CONTEXT_WINDOWS:
+        return CONTEXT_WINDOWS[name]
+    family = [k for k in CONTEXT_WINDOWS if name.startswith(k) and _SNAPSHOT.fullmatch(name[len(k) :])]
+    return CONTEXT_WINDOWS[family[0]] if family else None

@@ -19,6 +19,10 @@ RECURRENCE_CHECKS_PER_RESOLVE = 0.1
 same thing another time (a second date for one event). A guess, not a measurement (no real model has run
 here): a real run's ingest.jsonl gives the rate as `graph.recurrence_checks / graph.resolver_calls`."""
 INSTRUCTION_TOKENS = 450  # a prompt's fixed instructions
+ANSWER_FRAME_TOKENS = 2_048
+"""What a system that cuts its context to the answer model's window (full_context's truncate=oldest) leaves
+of the window for the answer prompt around the context: instructions, a suite's intro, the question (the
+default prompt's are under 600 tokens; a longer prompt file is still caught by the answer stage's check)."""
 MEMORY_TOKENS = 25  # one rendered memory or relation line
 REPLY_TOKENS = {"extract": 60, "update": 40, "summary": 250, "graph": 60, "answer": 10, "judge": 40}
 
@@ -52,6 +56,12 @@ class CostPlan:
     repeated_context: bool = False
     """Every question of a conversation gets the same context (the whole conversation): the answer
     prompts of a conversation share their prefix, which a server's prompt cache serves after the first."""
+    conversation_tokens: Mapping[str, float] = field(default_factory=dict)
+    """For a system whose context is the whole conversation: each conversation's tokens by sample id (the
+    dry run checks them against the answer model's context window)."""
+    truncates_oldest: bool = False
+    """The system cuts a conversation past the window to its newest turns (full_context's truncate=oldest)
+    rather than letting its questions fail."""
     assumptions: tuple[str, ...] = ()
     """What the system's lines assume about the replies (e.g. "1.0 fact per message pair"): the dry run's
     footer states these, and only these, for the system planned."""

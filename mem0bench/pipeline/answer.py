@@ -11,8 +11,9 @@ from mem0bench.llm.client import LLMClient
 from mem0bench.llm.reachability import ServerUnreachable
 from mem0bench.llm.timing import measure
 from mem0bench.llm.types import LLMCallError, Message
+from mem0bench.llm.windows import context_window
 from mem0bench.memory.base import MemorySystem
-from mem0bench.pipeline.budget import cut_context
+from mem0bench.pipeline.budget import cut_context, past_window
 from mem0bench.pipeline.failures import SYSTEM_ERROR, RunAborted
 from mem0bench.prompts.answer import AnswerPrompt, build_answer_messages
 from mem0bench.prompts.files import PromptFile
@@ -73,7 +74,6 @@ async def answer_question(
                 if template is None and suite.answer_prompt is not None:  # the suite's own (BEAM)
                     build = cast(Callable[..., list[Message]], import_named(suite.answer_prompt))
                     messages = build(question.question, context)
-                    reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
                 elif template is None:
                     messages = build_answer_messages(
                         question.question,
@@ -83,9 +83,17 @@ async def answer_question(
                         style=suite.answer_style,
                         category=int(question.category),
                     )
-                    reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
                 else:
                     messages = template.render(question=question.question, context=context.text)
+                too_long = _past_window(client, messages, suite.answer_max_tokens)
+                if too_long is not None:  # the server would refuse it (or silently cut it): not sent
+                    return AnswerRecord(
+                        **base, prediction="", context_tokens=context.tokens, search_latency_s=None,
+                        total_latency_s=None, failure=f"answer:context_window: {too_long}", usage=whole.usage,
+                    )  # fmt: skip
+                if template is None:
+                    reply = await client.chat(messages, stage="answer", max_tokens=suite.answer_max_tokens)
+                else:
                     reply = await client.chat(messages, stage="answer", salt=template.salt)
         except LLMCallError as exc:
             return AnswerRecord(
@@ -107,3 +115,14 @@ async def answer_question(
         cached=whole.cached_calls > 0,
         context=keep_context(context.text),
     )
+
+
+def _past_window(client: LLMClient, messages: list[dict[str, Any]], reply_tokens: int | None) -> str | None:
+    """The answer prompt and its reply (the suite's answer max_tokens, else llm.max_tokens) checked against
+    the answer model's context window (llm.context_window, else the known models' table); a stand-in client
+    without settings is not checked."""
+    settings = getattr(client, "settings", None)
+    if settings is None:
+        return None
+    window = context_window(settings.model, settings.context_window)
+    return past_window(messages, settings.model, window, reply_tokens or settings.max_tokens)

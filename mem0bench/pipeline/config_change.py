@@ -67,6 +67,9 @@ NEUTRAL_KEYS = frozenset(
 )  # fmt: skip
 NEUTRAL_PREFIXES = ("llm.prices.",)
 """Prices change what a call is said to cost, never a reply; each process's cost is priced when paid."""
+ADDED_DEFAULTS: dict[str, Any] = {"llm.context_window": None, "method.truncate": "none"}
+"""Keys added after folders were made, at the value that behaves as those folders' runs did: absent from an
+older config.yaml, the key at this value is no change."""
 IGNORED = frozenset({"run.allow_config_change"})
 """Not compared at all: it is what lets this one rerun change the others."""
 
@@ -102,6 +105,10 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     # method.library_temperature (zep_graphiti), method.store_clock (langmem), method.temperature (amem).
     ("method.relation_dates", Reach.ANSWER),
     ("eval.context_tokens_max", Reach.ANSWER),
+    # Which answer prompts are sent (a prompt past the window fails unsent) or how full_context cuts the
+    # conversation to the window: the answers change, the memories (full_context has none) do not.
+    ("llm.context_window", Reach.ANSWER),
+    ("method.truncate", Reach.ANSWER),
     ("prompt_files.answer.", Reach.ANSWER),
     ("eval.bootstrap", Reach.AGGREGATE),
     ("eval.latency", Reach.AGGREGATE),
@@ -220,7 +227,8 @@ def compare_configs(old: Mapping[str, Any], new: Mapping[str, Any]) -> ConfigCha
     before, after = flatten(old), flatten(new)
     found = ConfigChanges()
     for key in sorted((before.keys() | after.keys()) - IGNORED):
-        found.add(key, before.get(key, ABSENT), after.get(key, ABSENT))
+        added = ADDED_DEFAULTS.get(key, ABSENT) if key in after else ABSENT
+        found.add(key, before.get(key, added), after.get(key, ABSENT))
     return found
 
 

@@ -21,6 +21,7 @@ total are priced as configured.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,8 +30,9 @@ from hydra.utils import get_class
 from mem0bench.data.model import Dataset, Question
 from mem0bench.llm.batch import BATCH_STAGES
 from mem0bench.llm.ledger import batch_rates
+from mem0bench.llm.windows import context_window
 from mem0bench.memory.base import MemorySystem
-from mem0bench.memory.costs import INSTRUCTION_TOKENS, REPLY_TOKENS, CostPlan, PlanLine
+from mem0bench.memory.costs import ANSWER_FRAME_TOKENS, INSTRUCTION_TOKENS, REPLY_TOKENS, CostPlan, PlanLine
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.spec import ExperimentSpec, SystemSpec
 from mem0bench.suites import get_suite
@@ -111,7 +113,7 @@ def _plan(
     n_questions = sum(len(qs) for qs in questions.values())
     options = spec.run
     timed = 0 if options.latency == "inline" else options.latency_questions or n_questions
-    system = system_cost_plan(spec.system, dataset, n_questions)
+    system = fit_window(spec, system_cost_plan(spec.system, dataset, n_questions), questions)
     conversations = sum(1 for qs in questions.values() if qs)
     count = get_suite(spec.scope.suite).judge_calls
     judge_calls = None if count is None else float(sum(count(q) for qs in questions.values() for q in qs))
@@ -223,6 +225,9 @@ def print_plan(spec: ExperimentSpec, dataset: Dataset, questions: dict[str, list
     print(cached_prompt_line(lines, floor))  # before the total, which stays the table's last line
     print(batch_price_line(sum(map(_pricer(spec, batched=False), lines)),
                            sum(map(_pricer(spec, batched=True), lines)), batched=spec.llm.batch))  # fmt: skip
+    window = window_line(spec, system, questions)
+    if window:
+        print(window)
     print(f"total: about {total_calls:,.0f} calls, ${total_usd:.2f}  {assumptions_note(system)}")
     if suite.name != "locomo":  # LOCOMO's dry run stays as it was: its questions share ten ingestions
         print(per_question_line(dataset, sum(len(q) for q in questions.values()), total_calls, total_usd,
@@ -268,3 +273,66 @@ def per_question_line(dataset: Dataset, n_questions: int, calls: float, usd: flo
             f"{calls / n * release:,.0f} calls, ${usd / n * release:,.2f}, if their conversations are the size of these"
         )
     return line
+
+
+def _window_of(spec: ExperimentSpec, system: CostPlan) -> tuple[int | None, int]:
+    """The answer model's context window (None: unknown) and what a prompt adds to its context: the
+    planned instructions, or the frame a truncating system leaves them (where it cuts), and the reply."""
+    frame = ANSWER_FRAME_TOKENS if system.truncates_oldest else INSTRUCTION_TOKENS
+    return context_window(spec.llm.model, spec.llm.context_window), frame + (spec.llm.max_tokens or 0)
+
+
+def fit_window(spec: ExperimentSpec, system: CostPlan, questions: dict[str, list[Question]]) -> CostPlan:
+    """A whole-conversation system's answer context as the run will send it: a conversation past the window
+    cut to it (truncate=oldest), or not sent at all (its questions fail unsent, no prompt token paid)."""
+    window, reserve = _window_of(spec, system)
+    n_questions = sum(len(qs) for qs in questions.values())
+    if window is None or not system.conversation_tokens or n_questions == 0:
+        return system
+    room = max(window - reserve, 0)
+    sent = 0.0
+    for sid, qs in questions.items():
+        tokens = system.conversation_tokens.get(sid, system.context_tokens)
+        if tokens > room:
+            tokens = room if system.truncates_oldest else 0.0
+        sent += tokens * len(qs)
+    return dataclasses.replace(system, context_tokens=sent / n_questions)
+
+
+def window_line(spec: ExperimentSpec, system: CostPlan, questions: dict[str, list[Question]]) -> str | None:
+    """For a system whose answer context is the whole conversation (full_context): how many questions'
+    prompts (instructions, conversation and llm.max_tokens of reply) would pass the answer model's context
+    window, before anything is paid. None for other systems: their contexts are retrieved, not known yet
+    (the answer stage checks every prompt all the same)."""
+    if not system.conversation_tokens:
+        return None
+    model = spec.llm.model
+    window, reserve = _window_of(spec, system)
+    if window is None:
+        return (
+            f"context window: {model}'s is not known (llm.context_window sets it): prompts are not checked "
+            "against it"
+        )
+    over = {sid: tokens for sid, tokens in system.conversation_tokens.items() if tokens + reserve > window}
+    n_over = sum(len(questions.get(sid, ())) for sid in over)
+    n_all = sum(len(qs) for qs in questions.values())
+    if n_over == 0:
+        longest = max(system.conversation_tokens.values(), default=0.0)
+        return (
+            f"context window: every prompt fits {model}'s {window:,} tokens "
+            f"(the longest conversation: {longest:,.0f} tokens)"
+        )
+    asked = [sid for sid in over if questions.get(sid)]
+    what = (
+        f"context window: {n_over:,} of {n_all:,} questions ({len(asked):,} "
+        f"conversation{'s' if len(asked) != 1 else ''}, up to "
+        f"{max(over[s] for s in asked):,.0f} tokens) have prompts past {model}'s {window:,}-token window"
+    )
+    if system.truncates_oldest:
+        return (
+            f"{what}: their conversations are cut to the window, oldest turns first (method.truncate=oldest)"
+        )
+    return (
+        f"{what}: they will fail unsent (kind context_window; the estimate does not price their conversations); "
+        "method.truncate=oldest cuts the oldest turns instead"
+    )

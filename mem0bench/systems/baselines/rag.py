@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,17 +86,32 @@ def chunk_lines(lines: Sequence[str], dia_ids: Sequence[str], chunk_size: int) -
     """Pack whole lines (joined by newlines) into chunks of at most `chunk_size` tokens, in order."""
     if len(lines) != len(dia_ids):
         raise ValueError(f"{len(lines)} lines but {len(dia_ids)} dia_ids")
-    queue: deque[tuple[str, str, int]] = deque()
-    for line, dia_id in zip(lines, dia_ids):
-        for piece in split_line(line, chunk_size):
-            queue.append((piece, dia_id, count_tokens(piece)))
+    return list(_pack(zip(lines, dia_ids), chunk_size))
 
-    chunks: list[Chunk] = []
-    while queue:
+
+def _pack(lines: Iterable[tuple[str, str]], chunk_size: int) -> Iterator[Chunk]:
+    """`chunk_lines` over (line, dia_id) pairs, read as the chunks need them: only the chunk being packed
+    and the line after it are held, never every line (a 10M-token conversation's are ~40 MB)."""
+    pieces = (
+        (piece, dia_id, count_tokens(piece))
+        for line, dia_id in lines
+        for piece in split_line(line, chunk_size)
+    )
+    queue: deque[tuple[str, str, int]] = deque()  # pieces read but not packed yet (a few at most)
+
+    def head() -> tuple[str, str, int] | None:
+        if not queue:
+            nxt = next(pieces, None)
+            if nxt is None:
+                return None
+            queue.append(nxt)
+        return queue[0]
+
+    while head() is not None:
         taken = [queue.popleft()]
         estimate = taken[0][2]
-        while queue and estimate + 1 + queue[0][2] <= chunk_size:
-            estimate += 1 + queue[0][2]
+        while (nxt := head()) is not None and estimate + 1 + nxt[2] <= chunk_size:
+            estimate += 1 + nxt[2]
             taken.append(queue.popleft())
         text = _LINE_SEP.join(seg[0] for seg in taken)
         tokens = count_tokens(text)
@@ -104,15 +119,22 @@ def chunk_lines(lines: Sequence[str], dia_ids: Sequence[str], chunk_size: int) -
             queue.appendleft(taken.pop())
             text = _LINE_SEP.join(seg[0] for seg in taken)
             tokens = count_tokens(text)
-        chunks.append(Chunk(text=text, dia_ids=tuple(dict.fromkeys(s[1] for s in taken)), tokens=tokens))
-    return chunks
+        yield Chunk(text=text, dia_ids=tuple(dict.fromkeys(s[1] for s in taken)), tokens=tokens)
 
 
 def chunk_conversation(conversation: Conversation, chunk_size: int) -> list[Chunk]:
-    """The conversation rendered as '(date) speaker: text' lines, cut into chunks."""
-    lines = conversation.render_lines()
-    dia_ids = [t.dia_id for t in conversation.turns]
-    return chunk_lines(lines, dia_ids, chunk_size)
+    """The conversation rendered as '(date) speaker: text' lines, cut into chunks (rendered line by line as
+    the chunks are packed)."""
+    return list(_pack(conversation.iter_lines(), chunk_size))
+
+
+def _chunks_json(chunks: Sequence[Chunk]) -> Iterator[str]:
+    """chunks.json's text, one chunk at a time (the same text `json.dumps` of the whole list gives)."""
+    yield "["
+    for i, c in enumerate(chunks):
+        row = {"text": c.text, "dia_ids": list(c.dia_ids), "tokens": c.tokens}
+        yield (", " if i else "") + json.dumps(row, ensure_ascii=False)
+    yield "]"
 
 
 @dataclass(frozen=True)
@@ -188,8 +210,9 @@ class RAG(SystemBase):
         folder.mkdir(parents=True, exist_ok=True)
         marker = self._marker(conversation.sample_id)
         marker.withdraw()
-        chunks = [{"text": c.text, "dia_ids": list(c.dia_ids), "tokens": c.tokens} for c in index.chunks]
-        atomic_write(folder / "chunks.json", json.dumps(chunks, ensure_ascii=False))
+        # Written chunk by chunk: the whole list as one JSON string would be the conversation again, four
+        # bytes a character when one of them is outside Latin-1.
+        atomic_write(folder / "chunks.json", _chunks_json(index.chunks))
         atomic_write_npy(folder / "embeddings.npy", index.matrix)
         meta = {
             "chunk_size": self.chunk_size,

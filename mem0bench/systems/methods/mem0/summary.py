@@ -18,15 +18,16 @@ example.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
+from mem0bench.data.model import Session, Turn
 from mem0bench.prompts.summary import build_summary_messages
 
 if TYPE_CHECKING:
     from mem0bench.llm.client import LLMClient
 
-__all__ = ["Refresh", "SummarySchedule", "refresh_summary", "uncovered_pairs"]
+__all__ = ["PairLines", "Refresh", "SummarySchedule", "refresh_summary", "uncovered_pairs"]
 
 Refresh = Callable[[str, list[str], int], Coroutine[Any, Any, str]]
 """refresh(previous summary, rendered lines of the period, pair index that started it) -> new summary."""
@@ -42,6 +43,34 @@ def uncovered_pairs(p: int, every: int, lag: int, m: int) -> int:
     covered = visible_refresh(p, every, lag) * every
     window_start = max(p - m // 2, 0)
     return max(window_start - covered, 0)
+
+
+class PairLines(Sequence[list[str]]):
+    """`lines[p]`: pair p's turns rendered '[date] speaker: text', made when asked. The schedule reads one
+    period's pairs per refresh; rendering the whole stream up front would hold the conversation's text
+    once more per stream (a 10M-token conversation: ~40 MB a stream) for the whole ingestion."""
+
+    def __init__(
+        self, pairs: Sequence[tuple[int, tuple[Turn, ...]]], sessions: Mapping[int, Session]
+    ) -> None:
+        self._pairs = pairs
+        self._sessions = sessions
+
+    def _render(self, pair: tuple[int, tuple[Turn, ...]]) -> list[str]:
+        date = self._sessions[pair[0]].date_text
+        return [f"[{date}] {t.speaker}: {t.text}" for t in pair[1]]
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    @overload
+    def __getitem__(self, index: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[str]]: ...
+    def __getitem__(self, index: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(index, slice):
+            return [self._render(pair) for pair in self._pairs[index]]
+        return self._render(self._pairs[index])
 
 
 class SummarySchedule:

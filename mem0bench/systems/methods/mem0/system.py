@@ -67,7 +67,7 @@ from mem0bench.systems.methods.mem0.retrieval import (
     search_sections,
 )
 from mem0bench.systems.methods.mem0.streams import SHARED, StreamSpec, StreamState, speaker_slug, stream_specs
-from mem0bench.systems.methods.mem0.summary import SummarySchedule, refresh_summary
+from mem0bench.systems.methods.mem0.summary import PairLines, SummarySchedule, refresh_summary
 from mem0bench.systems.methods.mem0.update import MemoryUpdater
 from mem0bench.tokens import count_tokens
 
@@ -296,7 +296,7 @@ class Mem0(SystemBase):
 
         dates = {s.index: s for s in conversation.sessions}
         pairs = message_pairs(conversation)
-        pair_lines = [[f"[{dates[si].date_text}] {t.speaker}: {t.text}" for t in pair] for si, pair in pairs]
+        pair_lines = PairLines(pairs, dates)  # rendered per summary period, not all up front
         schedule = SummarySchedule(
             self.summary_every,
             self.summary_lag,
