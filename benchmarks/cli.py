@@ -20,6 +20,7 @@ from benchmarks.library import bench_library, render_library, serve_library
 from benchmarks.machine import cpu_ticks, machine_info, steal_pct
 from benchmarks.overhead import bench_overhead
 from benchmarks.overlap import bench_overlap
+from benchmarks.pacing import bench_pacing, render_pacing
 from benchmarks.render import render_markdown, render_text
 from benchmarks.roundtrip import serve_roundtrip
 from benchmarks.scale import bench_scale, render_scale
@@ -53,6 +54,7 @@ EXAMPLES = """examples:
   python -m benchmarks cpu --systems mem0,rag,zep_graphiti --sessions 3
   python -m benchmarks growth --methods rag,mem0 --sizes 50,200,500 --out /tmp/growth
 
+  python -m benchmarks pacing --methods rag,mem0 --tpm 60000 --out /tmp/pacing
   python -m benchmarks scale --tokens 1000000,3000000 --methods rag,mem0 --out /tmp/scale"""
 
 
@@ -166,6 +168,19 @@ def _parser() -> argparse.ArgumentParser:
     common(z)
     z.add_argument("--tokens", default="1000000", help="conversation sizes in tokens, comma-separated")
     z.add_argument("--methods", default="rag,mem0", help="experiments (+exp=...), comma-separated")
+
+    pc = sub.add_parser(
+        "pacing", help="issue 35: whole runs under an enforced rate budget: 429 share, budget use, pacer wait"
+    )
+    common(pc)
+    pc.add_argument("--methods", default="rag", help="experiments (+exp=...), comma-separated")
+    pc.add_argument("--conversations", default="conv-26", help="comma-separated sample ids")
+    pc.add_argument("--rpm", type=int, default=5_000, help="the budget's requests a 'minute'")
+    pc.add_argument("--tpm", type=int, default=60_000, help="the budget's tokens a 'minute'")
+    pc.add_argument("--window-s", type=float, default=6.0, help="the budget's 'minute' in seconds (60: real)")
+    pc.add_argument("--latency-ms", type=float, default=20.0, help="the stand-in's latency a call")
+    pc.add_argument("--max-questions", type=int, default=None, help="per conversation (default: all)")
+    pc.add_argument("--judge-runs", type=int, default=None, help="default: the config's")
 
     a = sub.add_parser("all", help="overhead (mem0, mem0g), overlap, search; then a markdown block")
     common(a)
@@ -283,6 +298,12 @@ def _run_sections(
             ctx, systems=_ids(args.systems) or [], conversation=args.conversation, sessions=args.sessions,
             max_questions=args.max_questions,
         ))  # fmt: skip
+    elif args.command == "pacing":
+        report.section("pacing", lambda: bench_pacing(
+            ctx, methods=_ids(args.methods) or [], conversations=_ids(args.conversations) or [],
+            rpm=args.rpm, tpm=args.tpm, window_s=args.window_s, latency_ms=args.latency_ms,
+            max_questions=args.max_questions, judge_runs=args.judge_runs,
+        ))  # fmt: skip
     elif args.command == "scale":
         sizes = [int(t.replace("_", "")) for t in _ids(args.tokens) or []]
         report.section("scale", lambda: bench_scale(ctx, tokens=sizes, methods=_ids(args.methods) or []))
@@ -377,6 +398,8 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
             print(render_chain(res))
         elif res["command"] == "scale":
             print(render_scale(res))
+        elif res["command"] == "pacing":
+            print(render_pacing(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

@@ -13,6 +13,7 @@ import resource
 import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,9 +63,20 @@ def requests_between(before: StandinStats, after: StandinStats) -> Requests:
 class Standin:
     """The stand-in server as a child process (`with Standin(latency_ms, log) as s: s.base_url, s.stats()`)."""
 
-    def __init__(self, latency_ms: float, log_path: Path, handler: str | None = None) -> None:
+    def __init__(
+        self,
+        latency_ms: float,
+        log_path: Path,
+        handler: str | None = None,
+        *,
+        ratelimit: tuple[int, int] | None = None,
+        ratelimit_window_s: float | None = None,
+    ) -> None:
         self.latency_ms = latency_ms
         self.handler = handler  # "module:function" for `StandinServer.set_handler` (a library's replies)
+        # An enforced budget (requests, tokens "a minute", refilled in `ratelimit_window_s`): see `budget()`.
+        self.ratelimit = ratelimit
+        self.ratelimit_window_s = ratelimit_window_s
         self.log_path = log_path
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
@@ -76,6 +88,9 @@ class Standin:
         cmd = [sys.executable, "-m", "benchmarks", "standin", "--latency-ms", f"{self.latency_ms:g}"]
         if self.handler:
             cmd += ["--handler", self.handler]
+        if self.ratelimit is not None and self.ratelimit_window_s is not None:
+            cmd += ["--ratelimit", f"{self.ratelimit[0]},{self.ratelimit[1]}"]
+            cmd += ["--ratelimit-window-s", f"{self.ratelimit_window_s:g}"]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=standin_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, text=True, bufsize=1,
@@ -98,15 +113,25 @@ class Standin:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def stats(self) -> StandinStats:
-        """The counters now (and reset the in-flight peak)."""
+    def _ask(self, what: str) -> Any:
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write("stats\n")
+        self.proc.stdin.write(f"{what}\n")
         self.proc.stdin.flush()
         line = self._readline(timeout=30)
         if not line:
             raise BenchError("the stand-in stopped answering")
-        return StandinStats(**json.loads(line))
+        return json.loads(line)
+
+    def stats(self) -> StandinStats:
+        """The counters now (and reset the in-flight peak)."""
+        return StandinStats(**self._ask("stats"))
+
+    def budget(self) -> dict[str, Any]:
+        """The enforced budget's account so far: `limits` (requests, tokens a "minute"), `window_s`,
+        `charged` (requests, tokens), `use` (the stand-in's own share, full bucket at the start included),
+        `started` / `last` (monotonic seconds: first admitted request, last reply), and `admitted`: one
+        [monotonic seconds, tokens charged on arrival] pair per admitted request."""
+        return dict(self._ask("budget"))
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
@@ -138,17 +163,28 @@ def serve_standin(argv: list[str]) -> int:
         metavar="MODULE:FUNCTION",
         help="the server's reply function (MODULE:FACTORY() to call a factory for it)",
     )
+    p.add_argument("--ratelimit", default=None, metavar="REQUESTS,TOKENS", help="an enforced budget")
+    p.add_argument("--ratelimit-window-s", type=float, default=None, help="its 'minute', in seconds")
     a = p.parse_args(argv)
     if str(REPO) not in sys.path:  # the server lives in the checkout's tests/, not in the package
         sys.path.insert(0, str(REPO))
     from devtools.standin.server import StandinServer
 
-    server = StandinServer(latency_ms=a.latency_ms).start()
+    ratelimit = tuple(int(v) for v in a.ratelimit.split(",")) if a.ratelimit else None
+    server = StandinServer(
+        latency_ms=a.latency_ms,
+        ratelimit=ratelimit,
+        ratelimit_window_s=a.ratelimit_window_s,  # type: ignore[arg-type]
+    ).start()
     if a.handler:
         server.set_handler(load_handler(a.handler))
+    admitted = _record_admissions(server.budget)
     print(server.port, flush=True)
     try:
         for line in sys.stdin:
+            if line.strip() == "budget":
+                print(json.dumps(_budget_account(server, admitted)), flush=True)
+                continue
             if line.strip() != "stats":
                 continue
             with server._lock:
@@ -161,3 +197,37 @@ def serve_standin(argv: list[str]) -> int:
     finally:
         server.stop()
     return 0
+
+
+def _record_admissions(budget: Any) -> list[list[float]]:
+    """[time, tokens] of every request `budget` admits (the stand-in keeps totals only; a run's stages are
+    told apart by when their requests came)."""
+    admitted: list[list[float]] = []
+    if budget is None:
+        return admitted
+    admit = budget.admit
+
+    def recorded(tokens: int, now: float) -> float | None:
+        wait = admit(tokens, now)
+        if wait is None:
+            admitted.append([now, float(tokens)])
+        return wait
+
+    budget.admit = recorded
+    return admitted
+
+
+def _budget_account(server: Any, admitted: list[list[float]]) -> dict[str, Any]:
+    budget = server.budget
+    if budget is None:
+        return {}
+    with server._lock:
+        return {
+            "limits": list(budget.limits),
+            "window_s": budget.window_s,
+            "charged": list(budget.charged),
+            "started": budget.started,
+            "last": budget.last,
+            "use": budget.use(time.monotonic()),
+            "admitted": [list(row) for row in admitted],
+        }
