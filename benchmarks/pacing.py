@@ -6,10 +6,10 @@ as OpenAI does (429 with `Retry-After`, `x-ratelimit-*` on every reply), over a 
 (`--window-s`: the time scale is the only thing changed). The harness has no switch to turn its pacer off,
 so every run is paced (its default).
 
-Budget use is what the stand-in charged (prompt tokens plus `max_tokens`, on arrival) over what the budget
-allowed from the first admitted request to the last reply, `charged / (rate x span)`, rate being the
-per-"minute" figure over the window (the stand-in's own figure, which also grants the full bucket at the
-start, is printed beside it). A run's last stage, the isolated latency pass, times its calls alone and so
+Budget use is what the stand-in charged (prompt tokens plus `max_tokens`, on arrival) from the first
+admitted request to the last reply, over what the budget allowed in that span (the full bucket at the start
+plus the refill: at most 100%), and over the refill alone, `charged / (rate x span)` (rate: the per-"minute"
+figure over the window), which a short run can push past 100% by spending the starting bucket. A run's last stage, the isolated latency pass, times its calls alone and so
 cannot fill a budget by design: the "work stages" figure is the same ratio up to the latency pass's start
 (the last reply less run.json `timing.latency.wall_s`; the pass is the run's last stage). Per stage: its
 tokens (usage.json, replies' prompt + completion) over the budget across its own span (run.json

@@ -170,11 +170,12 @@ def serve_standin(argv: list[str]) -> int:
         sys.path.insert(0, str(REPO))
     from devtools.standin.server import StandinServer
 
-    ratelimit = tuple(int(v) for v in a.ratelimit.split(",")) if a.ratelimit else None
+    ratelimit: tuple[int, int] | None = None
+    if a.ratelimit:
+        requests_limit, tokens_limit = (int(v) for v in a.ratelimit.split(","))
+        ratelimit = (requests_limit, tokens_limit)
     server = StandinServer(
-        latency_ms=a.latency_ms,
-        ratelimit=ratelimit,
-        ratelimit_window_s=a.ratelimit_window_s,  # type: ignore[arg-type]
+        latency_ms=a.latency_ms, ratelimit=ratelimit, ratelimit_window_s=a.ratelimit_window_s
     ).start()
     if a.handler:
         server.set_handler(load_handler(a.handler))
