@@ -9,8 +9,9 @@ so every run is paced (its default).
 Budget use is what the stand-in charged (prompt tokens plus `max_tokens`, on arrival) from the first
 admitted request to the last reply, over what the budget allowed in that span (the full bucket at the start
 plus the refill: at most 100%), and over the refill alone, `charged / (rate x span)` (rate: the per-"minute"
-figure over the window), which a short run can push past 100% by spending the starting bucket. A run's last stage, the isolated latency pass, times its calls alone and so
-cannot fill a budget by design: the "work stages" figure is the same ratio up to the latency pass's start
+figure over the window), which a short run can push past 100% by spending the starting bucket. A run's
+last stage, the isolated latency pass, times its calls alone and so cannot fill a budget by design: the
+"work stages" figure is the same ratio up to the latency pass's start
 (the last reply less run.json `timing.latency.wall_s`; the pass is the run's last stage). Per stage: its
 tokens (usage.json, replies' prompt + completion) over the budget across its own span (run.json
 `timing`; stages overlap, so these shares are each stage's rate, not parts of one whole). The pacer's wait
