@@ -17,6 +17,8 @@ from the kernel's accounting of the child process (`os.wait4`: its rusage, the s
                run's own concurrency) and isolated (the same stores queried one question at a time)
     bridge     mem0's library (mem0ai) run directly and through `+exp=mem0_oss` (the LLM bridge) on one
                conversation, zero-latency stand-in: search p50 and CPU per request of both, and the ratios
+    pacing     conv-26 under an enforced request and token budget (issue 35): requests, share answered
+               429, budget use over the run and up to the latency pass, per stage, the pacer's wait
     all        overhead, overlap and search, then a markdown block for docs/benchmarks.md
 
 Modules: `settings` (paths, targets, the shared `BenchContext`), `standin` (the stand-in process and its
