@@ -11,15 +11,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from devtools.e2e import REPO, TEST_KEY, cli_env
 from devtools.standin.beam_replies import beam_replies
 from devtools.standin.server import StandinServer
+from mem0bench.suites.beam import parse_anchor
+from mem0bench.tokens import count_tokens
 
 
 def measure(path: str, conversation: str, method: str, out: Path) -> dict[str, object]:
@@ -56,6 +61,94 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     for method in args.method or ["rag", "mem0"]:
         print(json.dumps(measure(args.path, args.conversation, method, out)))
+
+
+# ---- a 1M (or 10M) BEAM conversation made from the 100K chats ----
+
+MADE_YEARS = 2
+"""Each 100K chat spans at most ~14 months: copy k's dates move 2k years on, so the sessions stay in order."""
+
+
+def _shift_anchor(anchor: str, years: int) -> str:
+    """'March-15-2024' moved `years` on (29 February becomes the 28th in a year without it)."""
+    when = parse_anchor(anchor)
+    if when is None or years == 0:
+        return anchor
+    year = when.year + years
+    day = min(when.day, 28) if when.month == 2 else when.day
+    return f"{when:%B}-{day:02d}-{year}"
+
+
+def _chat_tokens(chat: list[dict[str, Any]]) -> int:
+    """The chat's message text in cl100k_base tokens (what a system ingests; rendering adds a few a turn)."""
+    return sum(count_tokens(str(m["content"])) for batch in chat for turn in batch["turns"] for m in turn)
+
+
+def made_chat(source: Path, tokens: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(copy, message id offset, batch) of BEAM's 100K chats (`source`/chats/100K/1, 2, ...) one after
+    another, again from the first when they run out, until about `tokens` tokens: batches renumbered, message
+    ids made unique by an offset (the first chat keeps its own, so its questions' evidence still points at
+    it), each copy's time anchors moved on `MADE_YEARS` years, and from the second round on each message
+    marked `(#k)` so that no request repeats (the LLM cache would answer a repeat)."""
+    folder = source / "chats" / "100K"
+    numbers = sorted(int(p.name) for p in folder.iterdir() if (p / "chat.json").is_file())
+    if not numbers:
+        raise SystemExit(f"no 100K chats under {folder} (BEAM's repository layout: chats/100K/<n>/chat.json)")
+    total, offset, copy, batch_number = 0, 0, 0, 0
+    while total < tokens:
+        chat = json.loads((folder / str(numbers[copy % len(numbers)]) / "chat.json").read_text("utf-8"))
+        rounds = copy // len(numbers)
+        top = offset
+        for batch in chat:
+            batch_number += 1
+            batch["batch_number"] = batch_number
+            if batch.get("time_anchor"):
+                batch["time_anchor"] = _shift_anchor(batch["time_anchor"], MADE_YEARS * copy)
+            for turn in batch["turns"]:
+                for message in turn:
+                    message["id"] += offset
+                    top = max(top, message["id"] + 1)
+                    if message.get("time_anchor"):
+                        message["time_anchor"] = _shift_anchor(message["time_anchor"], MADE_YEARS * copy)
+                    if rounds:
+                        message["content"] = f"{message['content']} (#{rounds})"
+            yield copy, offset, batch
+        total += _chat_tokens(chat)
+        offset, copy = top, copy + 1
+
+
+def write_made_scale(
+    source: Path, dest: Path, *, scale: str = "1M", tokens: int = 1_000_000, questions: Sequence[Path] = ()
+) -> dict[str, Any]:
+    """BEAM's repository layout under `dest` holding one made conversation of about `tokens` tokens:
+    `chats/<scale>/1/chat.json`, its probing questions 100K-1's (their evidence in the first copy). With
+    `questions` (the scale's own probing_questions.json files, e.g. shared/data/beam/chats/1M/*/...), one
+    conversation folder per file, numbered as the file's, each with that file and a link to the one chat:
+    a whole scale's questions for the dry run, over chats of the scale's size. -> what was written."""
+    folder = dest / "chats" / scale / "1"
+    (folder / "probing_questions").mkdir(parents=True, exist_ok=True)
+    chat_path = folder / "chat.json"
+    batches = copies = messages = 0
+    with chat_path.open("w", encoding="utf-8") as f:  # batch by batch: never the whole chat in memory
+        f.write("[")
+        for copy, _, batch in made_chat(source, tokens):
+            f.write(("," if batches else "") + json.dumps(batch, ensure_ascii=False))
+            batches, copies = batches + 1, copy + 1
+            messages += sum(len(turn) for turn in batch["turns"])
+        f.write("]")
+    first = source / "chats" / "100K" / "1" / "probing_questions" / "probing_questions.json"
+    shutil.copyfile(
+        questions[0] if questions else first, folder / "probing_questions" / "probing_questions.json"
+    )
+    for path in questions[1:]:
+        other = dest / "chats" / scale / path.parent.parent.name / "probing_questions"
+        other.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, other / "probing_questions.json")
+        (other.parent / "chat.json").symlink_to(chat_path.resolve())
+    return {
+        "conversations": max(len(questions), 1), "copies": copies, "batches": batches, "messages": messages,
+        "chat_mb": round(chat_path.stat().st_size / 1e6, 1),
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
