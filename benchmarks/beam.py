@@ -1,6 +1,11 @@
 """BEAM on the zero-latency stand-in: one 100K conversation through a system (calls, tokens, wall, peak RSS).
 
     python -m benchmarks.beam --path /path/to/BEAM --conversation 100K-1 --method rag --method mem0
+    python -m benchmarks.beam --path /path/to/BEAM --make 1M=1000000 --method rag --method mem0
+    python -m benchmarks.beam --path /path/to/BEAM --price 1M=1000000 --price 10M=10000000
+
+`--make` runs one conversation made from the 100K chats (`write_made_scale`); `--price` dry-runs a whole
+scale: its real questions (the repository holds every scale's) over made chats of the scale's size.
 
 The stand-in runs in this process (its handler answers BEAM's rubric judge, devtools/standin/beam_replies);
 each run is the real CLI as a child process with a fresh cache, `judge.runs=1`, inline latency.
@@ -50,17 +55,66 @@ def measure(path: str, conversation: str, method: str, out: Path) -> dict[str, o
     }}  # fmt: skip
 
 
+def dry_run_cost(path: Path, scale: str, method: str, out: Path) -> dict[str, object]:
+    """The dry run of a whole scale (`+exp=paper/beam method=<method>`: the authors' judge x1): its plan's
+    total, the window line, wall and peak RSS (no call made, no server needed)."""
+    args = [
+        sys.executable, "-m", "mem0bench", "run", "+exp=paper/beam", f"method={method}", f"dataset.path={path}",
+        f"dataset.scale={scale}", "run.dry_run=true", "run.progress=false", f"hydra.run.dir={out / f'dry-{scale}-{method}'}",
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": TEST_KEY}
+    t0 = time.perf_counter()
+    with open(out / f"dry-{scale}-{method}.log", "wb") as log:
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    text = (out / f"dry-{scale}-{method}.log").read_text("utf-8", "replace")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"dry run {scale} {method} failed, see {out / f'dry-{scale}-{method}.log'}")
+    keep = ("dry run:", "ingests", "total:", "context window:", "judge ")
+    return {"scale": scale, "method": method, "wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+            "lines": [x for x in text.splitlines() if x.startswith(keep)]}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--path", required=True, help="BEAM's repository folder (chats/<scale>/<n>/)")
     parser.add_argument("--conversation", default="100K-1")
     parser.add_argument("--method", action="append", default=None)
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--make",
+        default=None,
+        metavar="SCALE=TOKENS",
+        help="make one conversation of SCALE (1M=1000000) from --path's 100K chats and run it",
+    )
+    parser.add_argument("--price", action="append", default=[], metavar="SCALE=TOKENS",
+                        help="dry-run cost of the whole SCALE: its questions (--path's chats/SCALE/*/probing_"
+                        "questions) over made chats of TOKENS; rag, mem0 and full_context")  # fmt: skip
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="beam-bench-"))
     out.mkdir(parents=True, exist_ok=True)
+    source = Path(args.path)
+    for spec in args.price:
+        scale, tokens = spec.split("=")
+        files = sorted((source / "chats" / scale).glob("*/probing_questions/probing_questions.json"),
+                       key=lambda p: int(p.parent.parent.name))  # fmt: skip
+        made = write_made_scale(
+            source, out / f"price-{scale}", scale=scale, tokens=int(tokens), questions=files
+        )
+        print(json.dumps({"scale": scale, "made": made}))
+        for method in args.method or ["rag", "mem0", "full_context"]:
+            print(json.dumps(dry_run_cost(out / f"price-{scale}", scale, method, out)), flush=True)
+    if args.price:
+        return
+    path, conversation = args.path, args.conversation
+    if args.make:
+        scale, tokens = args.make.split("=")
+        made = write_made_scale(source, out / f"made-{scale}", scale=scale, tokens=int(tokens))
+        print(json.dumps({"scale": scale, "made": made}))
+        path, conversation = str(out / f"made-{scale}"), f"{scale}-1"
     for method in args.method or ["rag", "mem0"]:
-        print(json.dumps(measure(args.path, args.conversation, method, out)))
+        print(json.dumps(measure(path, conversation, method, out)), flush=True)
 
 
 # ---- a 1M (or 10M) BEAM conversation made from the 100K chats ----
