@@ -176,7 +176,12 @@ class Judgement:
     """That judge's workings (each rubric item's score, the ordering's Kendall tau), kept for inspection."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        # Only a suite's own judge sets these: a yes/no judge's rows stay as they were written before.
+        for key in ("score", "detail"):
+            if row[key] is None:
+                del row[key]
+        return row
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> Judgement:

@@ -529,7 +529,12 @@ class Mem0(SystemBase):
         )
 
     def release(self, sample_id: str) -> None:
-        """Forget the conversation's stores (their snapshots stay on disk; `retrieve` loads them again)."""
+        """Forget the conversation's stores (their snapshots stay on disk; `retrieve` loads them again).
+        A conversation with a stream that has no done snapshot (an ingestion step failed) is kept: nothing
+        could load it again, and the latency pass still times its retrievals."""
+        streams = self._specs.get(sample_id, {}).values()
+        if not all(is_done(self.state_dir / sample_id / spec.slug) for spec in streams):
+            return
         self._stores.pop(sample_id, None)
         self._specs.pop(sample_id, None)
 

@@ -163,6 +163,8 @@ class Mem0G(Mem0):
     def release(self, sample_id: str) -> None:
         """Mem0's stores and the conversation's graphs, closed (a server keeps them; `retrieve` reopens)."""
         super().release(sample_id)
+        if sample_id in self._stores:  # kept by Mem0 (a stream has no done snapshot): its graphs too
+            return
         for stream in self._graphs.pop(sample_id, {}).values():
             stream.store.close()
 
