@@ -46,11 +46,16 @@ def test_the_chat_budget_does_not_hold_back_embeddings():
 
 
 def test_each_pacer_reads_its_own_models_headers():
-    with StandinServer(api_key=TEST_KEY, ratelimit=(500, 200_000)) as server:
+    # The stand-in allows 2 requests a 1 s window and says so in its headers: the embedding pacer learns
+    # that from its own replies and waits before its third request; the chat pacer (one request) never waits.
+    with StandinServer(api_key=TEST_KEY, ratelimit=(2, 200_000), ratelimit_window_s=1.0) as server:
         client = _client(server)
         asyncio.run(_chat_then_embed(client))
+        assert server.count("embeddings", 429) == 0
     # Both learnt the server's figures, each from its own replies (the stand-in's headers are per server).
-    assert client.pacer.requests.server_limit == 500 and client.pacer_for(EMBED).requests.server_limit == 500
+    assert client.pacer.requests.server_limit == 2 and client.pacer_for(EMBED).requests.server_limit == 2
     assert client.pacer.answered == 1 and client.pacer_for(EMBED).answered == 3
+    assert client.pacer.waited_s == 0.0 and client.pacer_for(EMBED).waited_s > 0.3
+    # The closing line sums every model's pacer: the embedding waits, and all four requests.
     summary = client.pacing_summary()
-    assert summary is None or "of 4 requests" in summary
+    assert summary is not None and "of 4 requests answered 429" in summary, summary
