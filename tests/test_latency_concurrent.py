@@ -80,8 +80,9 @@ def _items(conversation: Conversation) -> list[PassItem]:
                 category_id=int(q.category),
                 prediction="p",
                 context_tokens=1,
-                search_latency_s=0.1,
-                total_latency_s=0.2,
+                # The answer stage's figures, far from DELAY_S: the pass's own must be measured, not copied.
+                search_latency_s=5.0,
+                total_latency_s=6.0,
                 ingest_session="i1",
             ),  # fmt: skip
         )
