@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks.runs import measure_run
 from benchmarks.settings import BENCH_KEY, REPO, BenchContext, BenchError, standin_env
 from benchmarks.standin import Standin, requests_between
-from benchmarks.stats import check
+from benchmarks.stats import check, checks_table
 
 LATENCIES_MS = (0.0, 100.0)
 BATCH_SIZE = 2  # messages per add: mem0's harness's
@@ -290,9 +290,5 @@ def render_library(res: dict[str, Any]) -> str:
             f"| {ours['http']['total']:,} | {ours['loadavg_1m'][0]} -> {ours['loadavg_1m'][1]} |"
         )
     if res["checks"]:
-        lines += ["", "| target | value | bound | result |", "|---|---|---|---|"]
-        for c in res["checks"]:
-            value = "-" if c["value"] is None else f"{c['value']:.2f}"
-            verdict = "n/a" if c["pass"] is None else ("PASS" if c["pass"] else "FAIL")
-            lines.append(f"| {c['figure']} | {value} | {c['target']} | {verdict} |")
+        lines += checks_table(res["checks"])
     return "\n".join(lines)
