@@ -10,13 +10,12 @@ allow.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runs import measure_run
+from benchmarks.runs import measure_run, run_timing
 from benchmarks.settings import BenchContext
 from benchmarks.standin import Standin
 
@@ -50,7 +49,7 @@ def bench_chain(
                 replace(ctx, overrides=overrides), label, method, standin, conversations=conversations,
                 max_questions=1, judge_runs=1, concurrency=concurrency,
             )  # fmt: skip
-        timing = json.loads((Path(run["run_dir"]) / "run.json").read_text(encoding="utf-8"))["timing"]
+        timing = run_timing(Path(run["run_dir"]))
         ingest = timing["ingest"]
         result["runs"].append(
             {

@@ -41,6 +41,17 @@ HIDDEN: dict[str, Callable[[list[str]], int]] = {
     "mem0library": serve_library,
 }
 
+# The sections that render their own tables (render_text and render_markdown skip them).
+OWN_TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "growth": render_growth,
+    "targets": render_targets,
+    "cpu": render_cpu,
+    "library": render_library,
+    "chain": render_chain,
+    "scale": render_scale,
+    "pacing": render_pacing,
+}
+
 EXAMPLES = """examples:
   python -m benchmarks all --out /tmp/bench
   python -m benchmarks overhead --method mem0g --conversations conv-26 --json
@@ -386,20 +397,9 @@ def _print(args: argparse.Namespace, report: _Report) -> None:
           f"Python {machine['python']}, load {machine['loadavg_1m']} -> {machine['loadavg_1m_end']}, "
           f"CPU steal {machine['steal_pct']}%")  # fmt: skip
     for res in results:  # the issue-18 sections print their own tables (render_text skips them)
-        if res["command"] == "growth":
-            print(render_growth(res))
-        elif res["command"] == "targets":
-            print(render_targets(res))
-        elif res["command"] == "cpu":
-            print(render_cpu(res))
-        elif res["command"] == "library":
-            print(render_library(res))
-        elif res["command"] == "chain":
-            print(render_chain(res))
-        elif res["command"] == "scale":
-            print(render_scale(res))
-        elif res["command"] == "pacing":
-            print(render_pacing(res))
+        own_table = OWN_TABLES.get(res["command"])
+        if own_table is not None:
+            print(own_table(res))
     print(render_text(results))
     for error in errors:
         print(f"\nerror: {error}")

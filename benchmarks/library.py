@@ -29,10 +29,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runs import measure_run
+from benchmarks.runs import measure_run, run_timing
 from benchmarks.settings import BENCH_KEY, REPO, BenchContext, BenchError, standin_env
 from benchmarks.standin import Standin, requests_between
-from benchmarks.stats import check
+from benchmarks.stats import check, checks_table
 
 LATENCIES_MS = (0.0, 100.0)
 BATCH_SIZE = 2  # messages per add: mem0's harness's
@@ -168,16 +168,6 @@ def _library(
     return figures
 
 
-def _stage_timing(run_dir: Path) -> dict[str, Any]:
-    """run.json's `timing` block (stage walls, the ingest chain bound) when the run wrote one."""
-    try:
-        run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    timing = run.get("timing")
-    return timing if isinstance(timing, dict) else {}
-
-
 def _block(timing: dict[str, Any], stage: str) -> dict[str, Any]:
     block = timing.get(stage)
     return block if isinstance(block, dict) else {}
@@ -195,7 +185,7 @@ def _ours(
         ctx, label, "mem0", standin, conversations=conversations, max_questions=max_questions,
         judge_runs=judge_runs,
     )  # fmt: skip
-    timing = _stage_timing(Path(run["run_dir"]))
+    timing = run_timing(Path(run["run_dir"]))
     ingest = _block(timing, "ingest")
     latency = _block(timing, "latency")
     return {
@@ -290,9 +280,5 @@ def render_library(res: dict[str, Any]) -> str:
             f"| {ours['http']['total']:,} | {ours['loadavg_1m'][0]} -> {ours['loadavg_1m'][1]} |"
         )
     if res["checks"]:
-        lines += ["", "| target | value | bound | result |", "|---|---|---|---|"]
-        for c in res["checks"]:
-            value = "-" if c["value"] is None else f"{c['value']:.2f}"
-            verdict = "n/a" if c["pass"] is None else ("PASS" if c["pass"] else "FAIL")
-            lines.append(f"| {c['figure']} | {value} | {c['target']} | {verdict} |")
+        lines += checks_table(res["checks"])
     return "\n".join(lines)

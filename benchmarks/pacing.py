@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runs import measure_run
+from benchmarks.runs import measure_run, run_timing
 from benchmarks.settings import BenchContext, BenchError
 from benchmarks.standin import Standin
 
@@ -130,7 +130,7 @@ def bench_pacing(
             )  # fmt: skip
             account = standin.budget()
         run_dir = Path(run["run_dir"])
-        timing = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("timing") or {}
+        timing = run_timing(run_dir)
         figures = budget_figures(account, timing)
         rate = figures["tokens_per_s"]
         tokens = _stage_tokens(run_dir)

@@ -144,6 +144,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return list(read_rows(path))
 
 
+def run_timing(run_dir: Path) -> dict[str, Any]:
+    """run.json's `timing` block (stage walls, the ingest chain bound); {} when the run wrote none."""
+    try:
+        run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    timing = run.get("timing")
+    return timing if isinstance(timing, dict) else {}
+
+
 def local_search_s(rows: list[dict[str, Any]]) -> list[float]:
     """`local_search_s` of each prediction that recorded one."""
     return [r["local_search_s"] for r in rows if r.get("local_search_s") is not None]

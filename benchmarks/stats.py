@@ -30,3 +30,13 @@ def check(name: str, value: float | None, op: str, target: float) -> dict[str, A
     """A figure against its target (`op` is "<=" or ">="); pass is None when there is no figure."""
     ok = None if value is None else (value <= target if op == "<=" else value >= target)
     return {"figure": name, "value": value, "target": f"{op} {target:g}", "pass": ok}
+
+
+def checks_table(checks: Sequence[dict[str, Any]]) -> list[str]:
+    """The markdown lines (after a blank line) of `check` results: figure, value, bound, verdict."""
+    lines = ["", "| target | value | bound | result |", "|---|---|---|---|"]
+    for c in checks:
+        value = "-" if c["value"] is None else f"{c['value']:.2f}"
+        verdict = "n/a" if c["pass"] is None else ("PASS" if c["pass"] else "FAIL")
+        lines.append(f"| {c['figure']} | {value} | {c['target']} | {verdict} |")
+    return lines

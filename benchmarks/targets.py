@@ -29,7 +29,7 @@ from benchmarks.runs import measure_run, read_jsonl, run_command, shown
 from benchmarks.settings import BenchContext, BenchError
 from benchmarks.standin import Standin, load_handler
 from benchmarks.startup import Clock, measure_argv
-from benchmarks.stats import check, summary_ms
+from benchmarks.stats import check, checks_table, summary_ms
 
 ISOLATED_VS_ALONE = 2.0  # isolated p50 at the default concurrency / inline p50 at concurrency 1
 P50_AT_50MS = (50.0, 60.0)
@@ -188,11 +188,7 @@ def render_targets(res: dict[str, Any]) -> str:
             f"| {pair(run.get('inline_local_ms'))} | {iso.get('n', 0)} | {run['loadavg_1m'][0]} -> {run['loadavg_1m'][1]} "
             f"| {_pct(run.get('steal_pct'))} |"
         )
-    lines += ["", "| target | value | bound | result |", "|---|---|---|---|"]
-    for c in res["checks"]:
-        value = "-" if c["value"] is None else f"{c['value']:.2f}"
-        verdict = "n/a" if c["pass"] is None else ("PASS" if c["pass"] else "FAIL")
-        lines.append(f"| {c['figure']} | {value} | {c['target']} | {verdict} |")
+    lines += checks_table(res["checks"])
     return "\n".join(lines)
 
 
