@@ -120,7 +120,7 @@ class Mem0V2(SystemBase):
             max_concurrency,
         )
         self.context = context
-        self.state_dir = Path(context.state_dir)
+        self.service_dir = Path(context.state_dir) / "mem0_v2_service"  # the service's data, pid, log
         self.bridge = LLMBridge(context.client, workers=workers)
         self._token = secrets.token_urlsafe(32)
         self._process: subprocess.Popen[bytes] | None = None
@@ -171,7 +171,7 @@ class Mem0V2(SystemBase):
     async def _dims(self) -> int:
         """The embedder's size, kept in the state folder: a rerun that only searches makes no probe call
         (a call inside ingest would make the runner record a new ingestion)."""
-        saved = self.state_dir / "mem0_v2_service" / "embedding_dims.json"
+        saved = self.service_dir / "embedding_dims.json"
         model = self.bridge.embedding_model
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             known = json.loads(saved.read_text(encoding="utf-8"))
@@ -184,7 +184,7 @@ class Mem0V2(SystemBase):
 
     def _spawn(self, dims: int) -> int:
         """Start the service on its data folder (in the run's state) -> its port."""
-        data = private_dir(self.state_dir / "mem0_v2_service")
+        data = private_dir(self.service_dir)
         _stop_orphan(data)  # qdrant's local mode admits one process per folder: a killed run's service goes
         settings = {
             "token": self._token,
