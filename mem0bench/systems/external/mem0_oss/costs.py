@@ -32,16 +32,22 @@ GRAPH_DELETE_PROMPT_TOKENS = 575
 SIMILAR_PER_FACT = 5  # mem0 shows the update call the 5 most similar memories of each fact
 
 
-def mem0_oss_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
-    """mem0's ingest and search calls for `dataset` (two speakers, each adding every batch)."""
-    batch = int(method.get("batch_size", 2))
-    graph = bool(method.get("graph", False))
+def add_calls(dataset: Dataset, batch: int) -> tuple[float, float]:
+    """(add calls, message tokens they send): each speaker adds every session in batches of `batch` turns."""
     adds = 0.0
     message_tokens = 0.0
     for conversation in dataset.conversations:
         for session in conversation.sessions:
             adds += 2 * -(-len(session.turns) // batch)
             message_tokens += 2 * sum(count_tokens(t.text) + 10 for t in session.turns)
+    return adds, message_tokens
+
+
+def mem0_oss_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
+    """mem0's ingest and search calls for `dataset` (two speakers, each adding every batch)."""
+    batch = int(method.get("batch_size", 2))
+    graph = bool(method.get("graph", False))
+    adds, message_tokens = add_calls(dataset, batch)
     instructions = EXTRACT_PROMPT_TOKENS + (
         HARNESS_INSTRUCTIONS_TOKENS if method.get("harness_instructions", True) else 0
     )

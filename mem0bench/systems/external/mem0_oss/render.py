@@ -9,6 +9,7 @@ machine's clock, so the adapter keeps the session date beside it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,15 @@ __all__ = ["RelationKey", "memory_dia_ids", "memory_line", "relation_line", "ren
 
 RelationKey = tuple[str, str, str]
 """(source, relationship, destination) as mem0's graph names them."""
+
+
+def memory_score(item: Mapping[str, Any]) -> float:
+    """The item's similarity score, 0.0 when missing or not a finite number (it only orders memories)."""
+    try:
+        score = float(item.get("score") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return score if math.isfinite(score) else 0.0
 
 
 def memory_date(item: Mapping[str, Any]) -> str:

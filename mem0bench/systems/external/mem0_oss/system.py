@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Coroutine
@@ -49,6 +48,7 @@ from mem0bench.systems.external.mem0_oss.locomo import Batch, speaker_batches
 from mem0bench.systems.external.mem0_oss.render import (
     RelationKey,
     memory_dia_ids,
+    memory_score,
     relation_key,
     render_sections,
 )
@@ -443,7 +443,7 @@ class Mem0OSS(SystemBase):
             # (and its cached answer) does not depend on the order the store happened to hold them in.
             # Scores are compared to 6 places, as the store's tie-break does: a speaker's searches run at
             # once, and the same search then comes back with scores that differ in the last bits.
-            found.sort(key=lambda m: (-round(_score(m), 6), str(m.get("memory", ""))))
+            found.sort(key=lambda m: (-round(memory_score(m), 6), str(m.get("memory", ""))))
             relations = [r for r in value.get("relations") or [] if isinstance(r, dict)]
         return found, relations, measured
 
@@ -485,14 +485,6 @@ def _add_call(memory: Any, user: str, batch: Batch) -> Callable[[], Coroutine[An
         )
 
     return add
-
-
-def _score(item: dict[str, Any]) -> float:
-    try:
-        score = float(item.get("score") or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-    return score if math.isfinite(score) else 0.0
 
 
 def _dates_from_meta(meta: dict[str, Any]) -> dict[RelationKey, str]:

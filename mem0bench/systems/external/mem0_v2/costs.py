@@ -17,8 +17,7 @@ from mem0bench.memory.costs import (
     MethodConfig,
     PlanLine,
 )
-from mem0bench.systems.external.mem0_oss.costs import HARNESS_INSTRUCTIONS_TOKENS
-from mem0bench.tokens import count_tokens
+from mem0bench.systems.external.mem0_oss.costs import HARNESS_INSTRUCTIONS_TOKENS, add_calls
 
 __all__ = ["mem0_v2_cost_plan"]
 
@@ -29,12 +28,7 @@ LAST_MESSAGES = 10
 
 def mem0_v2_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
     batch = int(method.get("batch_size", 2))
-    adds = 0.0
-    message_tokens = 0.0
-    for conversation in dataset.conversations:
-        for session in conversation.sessions:
-            adds += 2 * -(-len(session.turns) // batch)
-            message_tokens += 2 * sum(count_tokens(t.text) + 10 for t in session.turns)
+    adds, message_tokens = add_calls(dataset, batch)
     per_message = message_tokens / max(adds * batch, 1)
     instructions = (
         EXTRACT_PROMPT_TOKENS

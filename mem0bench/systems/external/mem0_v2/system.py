@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import os
 import secrets
 import signal
@@ -42,7 +41,7 @@ from mem0bench.systems.external.http_system.system import HttpSystem
 from mem0bench.systems.external.http_system.transport import ServiceTransport, path_of
 from mem0bench.systems.external.http_system.wire import parse_search, search_body
 from mem0bench.systems.external.mem0_oss.library import HARNESS_INSTRUCTIONS
-from mem0bench.systems.external.mem0_oss.render import memory_dia_ids, render_sections
+from mem0bench.systems.external.mem0_oss.render import memory_dia_ids, memory_score, render_sections
 from mem0bench.systems.external.mem0_v2 import venv
 from mem0bench.systems.external.mem0_v2.costs import mem0_v2_cost_plan
 from mem0bench.tokens import count_tokens
@@ -121,7 +120,7 @@ class Mem0V2(SystemBase):
             max_concurrency,
         )
         self.context = context
-        self.state_dir = Path(context.state_dir)
+        self.service_dir = Path(context.state_dir) / "mem0_v2_service"  # the service's data, pid, log
         self.bridge = LLMBridge(context.client, workers=workers)
         self._token = secrets.token_urlsafe(32)
         self._process: subprocess.Popen[bytes] | None = None
@@ -172,7 +171,7 @@ class Mem0V2(SystemBase):
     async def _dims(self) -> int:
         """The embedder's size, kept in the state folder: a rerun that only searches makes no probe call
         (a call inside ingest would make the runner record a new ingestion)."""
-        saved = self.state_dir / "mem0_v2_service" / "embedding_dims.json"
+        saved = self.service_dir / "embedding_dims.json"
         model = self.bridge.embedding_model
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             known = json.loads(saved.read_text(encoding="utf-8"))
@@ -185,7 +184,7 @@ class Mem0V2(SystemBase):
 
     def _spawn(self, dims: int) -> int:
         """Start the service on its data folder (in the run's state) -> its port."""
-        data = private_dir(self.state_dir / "mem0_v2_service")
+        data = private_dir(self.service_dir)
         _stop_orphan(data)  # qdrant's local mode admits one process per folder: a killed run's service goes
         settings = {
             "token": self._token,
@@ -280,7 +279,7 @@ class Mem0V2(SystemBase):
                          "metadata": {"timestamp": parsed.date, "dia_ids": list(parsed.turn_ids)}}
                     )  # fmt: skip
             for items in memories:  # mem0's order; equal scores by text (a stable context, a stable cache)
-                items.sort(key=lambda m: (-round(_score(m), 6), str(m["memory"])))
+                items.sort(key=lambda m: (-round(memory_score(m), 6), str(m["memory"])))
             text = render_sections(speakers, memories)
         dia_ids = dict.fromkeys(d for items in memories for m in items for d in memory_dia_ids(m))
         return RetrievedContext(
@@ -317,11 +316,3 @@ def _stop_orphan(data: Path) -> None:
             if not Path(f"/proc/{pid}").exists():
                 return
         os.kill(pid, signal.SIGKILL)
-
-
-def _score(item: dict[str, Any]) -> float:
-    try:
-        score = float(item.get("score") or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-    return score if math.isfinite(score) else 0.0
