@@ -44,7 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("check-system", "mem0bench.cli.check_system:check_system_main",
             "check-system TARGET      does your memory system (a class, or an http URL) keep the protocol? a checklist"),
     Command("setup-system", "mem0bench.cli.setup_system:setup_system_main",
-            "setup-system mem0_v2     a system's own environment, made once (mem0ai 2.x's venv, pinned)"),
+            "setup-system NAME        a system's own environment, made once from its pinned requirements"),
 )  # fmt: skip
 
 USAGE = (

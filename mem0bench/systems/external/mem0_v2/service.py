@@ -1,6 +1,6 @@
 """mem0 2.x behind the HTTP system protocol (docs/http_system.openapi.yaml), run by the harness in mem0's
-own virtual environment (mem0bench.systems.external.mem0_v2.venv): this file imports nothing of mem0bench,
-only the standard library and the pinned mem0ai.
+own virtual environment (mem0bench.systems.external.mem0_v2.env): this file imports nothing of mem0bench,
+only the standard library, the pinned mem0ai and the service kit (own_env/kit, on its PYTHONPATH).
 
 The harness writes its settings as one JSON line on stdin (the secrets never reach a command line or a
 file): the token a request must carry (`Authorization: Bearer`), the LLM bridge's base and key, the models,
@@ -21,21 +21,18 @@ bridge scope a request names (`X-Mem0bench-Scope`) is set on that Memory's HTTP 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import shutil
-import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
-SCOPE_HEADER = "X-Mem0bench-Scope"
+from service_kit import SCOPE_HEADER, read_settings, serve  # type: ignore[import-not-found]
+
 ALL = 1_000_000
 _dated = threading.local()
 
@@ -219,93 +216,17 @@ class Service:
         return items
 
 
-def handler(service: Service, token: str) -> type[BaseHTTPRequestHandler]:
-    bearer = f"Bearer {token}".encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-            return
-
-        def _reply(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _route(self, method: str) -> None:
-            parts = [unquote(p) for p in self.path.strip("/").split("/")]
-            if method == "GET" and parts == ["health"]:
-                self._reply(200, {"status": "ok", "name": "mem0_v2", "version": version("mem0ai")})
-                return
-            given = self.headers.get("Authorization", "").encode("latin-1")
-            if not hmac.compare_digest(given, bearer):
-                self._reply(401, {"error": "this service admits only the run that started it"})
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}") if length else {}
-            scope = self.headers.get(SCOPE_HEADER)
-            try:
-                if method == "DELETE" and len(parts) == 2 and parts[0] == "conversations":
-                    service.delete(parts[1])
-                    self._reply(200, {})
-                elif method == "PUT" and len(parts) == 4 and parts[2] == "sessions":
-                    service.put_session(parts[1], int(parts[3]), body, scope)
-                    self._reply(200, {})
-                elif method == "POST" and len(parts) == 3 and parts[2] == "search":
-                    self._reply(200, {"items": service.search(parts[1], body, scope)})
-                else:
-                    self._reply(404, {"error": f"{method} {self.path} is not served"})
-            except Exception as exc:  # noqa: BLE001 - the harness records it (502: retried, then a failure)
-                self._reply(502, {"error": f"{type(exc).__name__}: {exc}"[:2000]})
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's names
-            self._route("GET")
-
-        def do_PUT(self) -> None:  # noqa: N802
-            self._route("PUT")
-
-        def do_POST(self) -> None:  # noqa: N802
-            self._route("POST")
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            self._route("DELETE")
-
-    return Handler
-
-
-def _exit_with_parent() -> None:
-    """Stop when the run that started us is gone (killed before it could stop us): a service in its own
-    session would otherwise outlive it, holding its port and its folder's qdrant lock."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main() -> None:
-    settings = json.loads(sys.stdin.readline())
+    settings = read_settings()
     data = Path(settings["data_dir"])
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
     # mem0 keeps a home of its own (~/.mem0); telemetry off (read at mem0's import): nothing leaves the machine.
     os.environ["MEM0_DIR"] = str(data / "mem0home")
     os.environ["MEM0_TELEMETRY"] = "False"
-    os.umask(0o077)
     import mem0  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
 
     date_extraction(settings.get("extraction_date") == "session")
-    _exit_with_parent()
-    service = Service(settings)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(service, settings.pop("token")))
-    print(f"PORT {server.server_address[1]}", flush=True)
-    server.serve_forever()
+    serve(settings, Service, "mem0_v2", version("mem0ai"))
 
 
 if __name__ == "__main__":
