@@ -9,6 +9,7 @@ import shlex
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -320,15 +321,16 @@ def _run_sections(
         report.section("scale", lambda: bench_scale(ctx, tokens=sizes, methods=_ids(args.methods) or []))
     else:  # all: the search figures reuse the overhead runs
         for method in _ids(args.methods) or []:
-            res = report.section(f"overhead {method}", lambda m=method: bench_overhead(
-                ctx, method=m, conversations=_ids(args.conversations), max_questions=args.max_questions,
-                judge_runs=1, ingest_run=not args.no_ingest_run, startup_run=startup,
+            res = report.section(f"overhead {method}", partial(
+                bench_overhead, ctx, method=method, conversations=_ids(args.conversations),
+                max_questions=args.max_questions, judge_runs=1, ingest_run=not args.no_ingest_run,
+                startup_run=startup,
             ))  # fmt: skip
             if res is not None:
                 runs[method] = Path(res["full_run"]["run_dir"])
         for method in _ids(args.overlap_methods) or []:
             report.section(
-                f"overlap {method}", lambda m=method: bench_overlap(ctx, method=m, startup_run=startup)
+                f"overlap {method}", partial(bench_overlap, ctx, method=method, startup_run=startup)
             )
         if runs:
             report.section("search", lambda: bench_search(ctx, methods=list(runs), runs=runs))

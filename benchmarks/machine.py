@@ -15,7 +15,7 @@ def machine_info() -> dict[str, Any]:
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count()
+        usable = os.cpu_count() or 1
     mem_kb = _proc_field("/proc/meminfo", "MemTotal:")
     return {
         "nproc": usable,

@@ -45,6 +45,7 @@ def start_server(port: int = 0) -> tuple[subprocess.Popen[str], int]:
          "--api-key-env", "STANDIN_KEY"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None  # both piped above
     line = proc.stdout.readline()
     if not line.strip().isdigit():
         proc.kill()

@@ -39,9 +39,10 @@ def parse_multipart(content_type: str, data: bytes) -> dict[str, tuple[str | Non
     """A multipart/form-data body -> {field name: (file name or None, bytes)}."""
     message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + data)
     fields: dict[str, tuple[str | None, bytes]] = {}
-    for part in message.iter_parts():  # type: ignore[attr-defined]
+    for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
+        payload = part.get_payload(decode=True)
+        payload = payload if isinstance(payload, bytes) else b""
         fields[str(name)] = (part.get_filename(), payload)
     return fields
 

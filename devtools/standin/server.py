@@ -227,9 +227,9 @@ def generate(
         hi = int(schema.get("maximum", lo + 100))
         return rng.randint(lo, max(lo, hi))
     if kind == "number":
-        lo = float(schema.get("minimum", 0.0))
-        hi = float(schema.get("maximum", lo + 1.0))
-        return round(rng.uniform(lo, hi), 3)
+        low = float(schema.get("minimum", 0.0))
+        high = float(schema.get("maximum", low + 1.0))
+        return round(rng.uniform(low, high), 3)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":
@@ -503,7 +503,7 @@ class StandinServer:
 
         httpd = _Server((self.host, self._requested_port), _Handler)
         httpd.daemon_threads = True
-        httpd.block_on_close = False  # type: ignore[attr-defined]
+        httpd.block_on_close = False
         self._httpd = httpd
         self._thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
