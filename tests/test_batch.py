@@ -260,9 +260,13 @@ def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, loco
         assert server_env.count("batches", 200) == 1
         (opened,) = open_batches(_rows(run_dir))
         assert opened.stage == "answer"
+        shown = run_cli(["status", str(run_dir)], env)
+        assert f"batches   1 open: {opened.batch_id} (answer, " in shown.stdout, shown.stdout
+        assert f"{len(opened.keys):,} requests); the next command follows them" in shown.stdout
         server_env.batches.delays = (0.02, 0.05, 0.02)
         done = run_cli(args, env)
         assert done.returncode == 0, done.stderr[-3000:]
+        assert "batches " not in run_cli(["status", str(run_dir)], env).stdout  # none open once read
         # The answer batch was picked up, not sent again: the only new batch is the judge's.
         assert server_env.count("batches", 200) == 2
     finally:

@@ -133,6 +133,13 @@ def render(status: RunStatus, base: Path | None = None) -> str:
         )
     else:
         lines.append(f"  left      {status.left_note}")
+    if status.open_batches:
+        parts = ", ".join(
+            f"{b.batch_id} ({b.stage}, {b.model}, {b.requests:,} requests)" for b in status.open_batches
+        )
+        lines.append(
+            f"  batches   {len(status.open_batches)} open: {parts}; the next command follows them, sending nothing again"
+        )
     timing = timing_line(status.timing)
     if timing:  # recorded by the process that finished the run
         lines.append(f"  timing    {timing}")

@@ -21,6 +21,7 @@ import yaml
 from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.errors import DatasetError
 from mem0bench.data.model import Dataset, Question
+from mem0bench.llm.batch import BATCH_FILE, open_batches
 from mem0bench.llm.settings import unpriced_server_note
 from mem0bench.memory.stream import message_pairs
 from mem0bench.pipeline.latency import standing_latency
@@ -48,6 +49,14 @@ class StageStatus:
     @property
     def remaining(self) -> int | None:
         return None if self.total is None else max(self.total - self.done, 0)
+
+
+@dataclass(frozen=True)
+class OpenBatch:
+    batch_id: str
+    stage: str
+    model: str
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,9 @@ class RunStatus:
     timing: dict[str, Any] = field(default_factory=dict)
     """run.json's `timing` (`pipeline.stage_timing`): each stage's wall time and calls in the process that
     finished the run, ingest with its chain bound; empty before a process finished it."""
+    open_batches: tuple[OpenBatch, ...] = ()
+    """Batches (`llm.batch=true`) sent and not yet read back, from `batches.jsonl`: a rerun follows them
+    instead of sending their requests again."""
 
     @property
     def finished(self) -> bool:
@@ -122,6 +134,10 @@ def read_status(run_dir: Path) -> RunStatus:
         cached_prompt=cached_prompt_by_stage(previous.usage_sessions),
         part=_part(manifest),
         timing=dict(manifest.get("timing") or {}),
+        open_batches=tuple(
+            OpenBatch(b.batch_id, b.stage, b.model, len(b.keys))
+            for b in open_batches(rundir.rows(BATCH_FILE))
+        ),
     )
 
 
