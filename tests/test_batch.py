@@ -20,7 +20,7 @@ from devtools.e2e import TEST_KEY, run_cli
 from devtools.reliability import env_for, run_args, small_sample, start_cli
 from devtools.standin.server import StandinServer
 from mem0bench.common.errors import ConfigurationError
-from mem0bench.llm.batch import BATCH_FILE, BatchQueue, open_batches
+from mem0bench.llm.batch import BATCH_FILE, BatchQueue, open_batches, unclaimed_uploads
 from mem0bench.llm.cache import ResponseCache
 from mem0bench.llm.client import LLMClient
 from mem0bench.llm.embedders import OpenAIEmbeddingBackend
@@ -150,7 +150,7 @@ def test_a_killed_command_picks_up_its_open_batch(tmp_path):
             task = asyncio.ensure_future(
                 _ask_all(_batched(_client(server, ResponseCache(tmp_path / "c")), rows))
             )
-            while not rows:
+            while not any("batch" in r for r in rows):
                 await asyncio.sleep(0.01)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -164,6 +164,62 @@ def test_a_killed_command_picks_up_its_open_batch(tmp_path):
     assert again == online
     assert open_batches(rows) == [] and rows[-1]["closed"] is True
     assert resumed.ledger.stage("answer").batch_calls == len(QUESTIONS)
+
+
+def test_a_command_killed_during_create_follows_the_batch_the_server_made(tmp_path):
+    """Killed after the create request reached the server but before its reply was on record: the folder
+    has the upload only. The next command finds the batch made from that file in the server's list (paged,
+    newest first, behind other batches) and follows it: nothing is created or paid twice."""
+    rows: list[dict[str, Any]] = []
+    with StandinServer(api_key=TEST_KEY) as server:
+        online = asyncio.run(_ask_all(_client(server)))
+        server.batches.delays = (0.05, 0.6, 0.05)
+
+        async def killed() -> None:
+            task = asyncio.ensure_future(
+                _ask_all(_batched(_client(server, ResponseCache(tmp_path / "c")), rows))
+            )
+            while not any("batch" in r for r in rows):
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(killed())
+        upload = next(r for r in rows if "upload" in r)
+        del rows[rows.index(upload) + 1 :]  # the create's reply never reached the record
+        assert open_batches(rows) == [] and len(unclaimed_uploads(rows)) == 1
+        for n in range(120):  # other batches, newer than ours, push it past the first page
+            server.batches.create(_other_batch(server, n))
+        resumed = _batched(_client(server, ResponseCache(tmp_path / "c")), rows)
+        again = asyncio.run(_ask_all(resumed))
+        assert server.count("batches", 200) == 1 and server.count("batch_list", 200) == 2
+    assert again == online
+    assert unclaimed_uploads(rows) == [] and open_batches(rows) == []
+    assert [r.get("input_file") for r in rows if "custom_ids" in r and "batch" in r] == [upload["upload"]]
+    assert resumed.ledger.stage("answer").batch_calls == len(QUESTIONS)
+
+
+def test_an_upload_that_never_became_a_batch_is_closed_and_its_requests_sent(tmp_path):
+    with StandinServer(api_key=TEST_KEY) as server:
+        online = asyncio.run(_ask_all(_client(server)))
+        first: list[dict[str, Any]] = []
+        asyncio.run(_ask_all(_batched(_client(server), first)))
+        ids = next(r["custom_ids"] for r in first if "upload" in r)
+        rows: list[dict[str, Any]] = [{"upload": "file-never-batched", "stage": "answer",
+                                       "model": "gpt-4o-mini", "custom_ids": ids}]  # fmt: skip
+        again = asyncio.run(_ask_all(_batched(_client(server), rows)))
+        assert server.count("batches", 200) == 2  # the first pass's and this one's
+    assert again == online
+    assert rows[1] == {"upload": "file-never-batched", "closed": True, "status": "no batch was made from it"}
+    assert unclaimed_uploads(rows) == [] and open_batches(rows) == []
+
+
+def _other_batch(server: StandinServer, n: int) -> dict[str, Any]:
+    line = {"custom_id": f"other-{n}", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"hello {n}"}]}}  # fmt: skip
+    uploaded = server.batches.upload("batch", "other.jsonl", json.dumps(line).encode() + b"\n")
+    return {"input_file_id": uploaded["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h"}
 
 
 async def _preflight(client: LLMClient) -> None:
@@ -271,7 +327,7 @@ def test_a_killed_run_picks_up_its_open_batch_on_the_next_command(tmp_path, loco
         assert server_env.count("batches", 200) == 2
     finally:
         server_env.stop()
-    created = [r for r in _rows(run_dir) if "custom_ids" in r]
+    created = [r for r in _rows(run_dir) if "custom_ids" in r and "batch" in r]
     assert [r["stage"] for r in created] == ["answer", "judge"]
     assert open_batches(_rows(run_dir)) == []
     assert _predictions(run_dir) == _predictions(online)
@@ -328,7 +384,7 @@ def test_the_judge_command_sends_its_labels_as_a_batch(tmp_path, online):
         assert server.count("batches", 200) == 1  # the third run's labels, all in one batch
     assert _predictions(batched) == _predictions(plain)
     assert all(len(labels) == 3 for _, _, labels, _ in _predictions(batched))
-    (created,) = [r for r in _rows(batched) if "custom_ids" in r]
+    (created,) = [r for r in _rows(batched) if "custom_ids" in r and "batch" in r]
     assert created["stage"] == "judge" and len(created["custom_ids"]) == 4  # 4 answers x the one new run
 
 

@@ -154,10 +154,16 @@ class BatchStore:
             self._finish(batch, "cancelled", answered=0)
         return self._view(batch)
 
-    def listing(self) -> dict[str, Any]:
+    def listing(self, limit: int = 20, after: str | None = None) -> dict[str, Any]:
+        """GET /v1/batches as OpenAI pages it: newest first, `limit` a page (1-100), `after` an id."""
         with self._lock:
-            batches = list(self._batches.values())
-        return {"object": "list", "data": [self._view(b) for b in batches], "has_more": False}
+            batches = list(reversed(self._batches.values()))
+        if after is not None:
+            ids = [b.id for b in batches]
+            batches = batches[ids.index(after) + 1 :] if after in ids else []
+        page = batches[: max(1, min(limit, 100))]
+        return {"object": "list", "data": [self._view(b) for b in page], "has_more": len(batches) > len(page),
+                "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None}  # fmt: skip
 
     def _advance(self, batch: _Batch) -> None:
         """Move the batch along its statuses by the time since creation; answer its lines at the end."""

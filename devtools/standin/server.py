@@ -78,6 +78,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
@@ -930,7 +931,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             if self._batch_refusal("batch_list"):
                 return None
             self._count("batch_list", 200)
-            return self._send_json(200, store.listing())
+            query = parse_qs(urlsplit(self.path).query)
+            limit = int((query.get("limit") or ["20"])[0])
+            return self._send_json(200, store.listing(limit, (query.get("after") or [None])[0]))
         return self._error(404, f"no route {path}", endpoint="other")
 
     def _batch_post(self, path: str) -> None:

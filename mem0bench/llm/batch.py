@@ -11,11 +11,13 @@ online. The batch is polled every `llm.batch_poll_s` seconds, with a progress li
 file's replies go into the response cache (and the ledger, at the batch price) as they are read, then to
 the tasks waiting for them, which validate and repair them as any reply.
 
-Crash safety: the batch's id goes into the run folder's `batches.jsonl` as soon as the server gives it,
-with its custom_ids; a closing row follows once its files are read. A later command in the same folder
-finds the batches still open there and follows them instead of sending their requests again: a request
-whose key is in an open batch waits for that batch. (Killed between the create request and its reply, the
-batch exists without its id on record: its requests are sent again, the one window left.)
+Crash safety: the uploaded file's id goes into the run folder's `batches.jsonl` before the batch is
+created, and the batch's id as soon as the server gives it, each with the custom_ids; a closing row follows
+once its files are read. A later command in the same folder finds the batches still open there and follows
+them instead of sending their requests again: a request whose key is in an open batch waits for that batch.
+Killed between the create request and its reply, the folder has the upload but no batch: the next command
+lists the server's batches for one made from that file and follows it; only when there is none (the create
+never arrived) are the requests sent again.
 
 Failed lines are retried **in the next batch** (at the batch price): a line the server answered with a
 transient status (429, 5xx, 408, 409, 425), a line an expired or cancelled batch never ran
@@ -122,6 +124,24 @@ class _Open:
     keys: list[str] = field(default_factory=list)
 
 
+def unclaimed_uploads(rows: Iterable[Mapping[str, Any]]) -> list[_Open]:
+    """Uploads on record with no batch on record made from them (a kill between create and its reply) and
+    not closed: each may or may not have become a batch at the server. `batch_id` holds the file's id."""
+    rows = list(rows)
+    claimed = {str(r.get("input_file")) for r in rows if r.get("batch") and r.get("input_file")}
+    found: dict[str, _Open] = {}
+    for row in rows:
+        file_id = str(row.get("upload") or "")
+        if not file_id:
+            continue
+        if row.get("closed"):
+            found.pop(file_id, None)
+        elif file_id not in claimed and isinstance(row.get("custom_ids"), list):
+            found[file_id] = _Open(file_id, str(row.get("stage", "")), str(row.get("model", "")),
+                                   [str(k) for k in row["custom_ids"]])  # fmt: skip
+    return list(found.values())
+
+
 def open_batches(rows: Iterable[Mapping[str, Any]]) -> list[_Open]:
     """The batches `batches.jsonl`'s rows record as created and not yet read, in creation order."""
     found: dict[str, _Open] = {}
@@ -135,6 +155,15 @@ def open_batches(rows: Iterable[Mapping[str, Any]]) -> list[_Open]:
             found[batch_id] = _Open(batch_id, str(row.get("stage", "")), str(row.get("model", "")),
                                     [str(k) for k in row["custom_ids"]])  # fmt: skip
     return list(found.values())
+
+
+_LIST_PAGES = 20
+"""How many pages of the server's batch list (100 a page, newest first) to search for a killed create's
+batch."""
+
+
+def _upload_mark(file_id: str) -> str:
+    return f"upload:{file_id}"
 
 
 def _eta(seconds: float | None) -> str:
@@ -191,8 +220,12 @@ class BatchQueue:
         self._max_tries = settings.max_retries + 1
         self._progress = progress
         self._stream = stream
+        rows = list(rows)
         self._open = open_batches(rows)
+        self._uploads = unclaimed_uploads(rows)
         self._resumed: dict[str, str] = {k: b.batch_id for b in self._open for k in b.keys}
+        for upload in self._uploads:  # they wait until we know whether the upload became a batch
+            self._resumed.update(dict.fromkeys(upload.keys, _upload_mark(upload.batch_id)))
         self._waiting: dict[str, _Line] = {}
         self._pending: list[_Line] = []
         self._last_add = 0.0
@@ -244,6 +277,8 @@ class BatchQueue:
         self._started = True
         for batch in self._open:
             self._spawn(self._follow(batch.batch_id, batch.stage, batch.model, batch.keys))
+        for upload in self._uploads:
+            self._spawn(self._claim(upload))
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
@@ -306,6 +341,9 @@ class BatchQueue:
         try:
             content, content_type = _multipart(f"mem0bench-{stage}.jsonl", data)
             uploaded = await self._call(lambda: transport.post_form("/files", content, content_type))
+            if self._append is not None:  # a kill during the create below: the next command looks for it
+                self._append({"upload": str(uploaded["id"]), "stage": stage, "model": model,
+                              "custom_ids": [line.key for line in lines]})  # fmt: skip
             created = await self._call(
                 lambda: transport.post_json(
                     "/batches",
@@ -328,6 +366,45 @@ class BatchQueue:
             self._append({"batch": batch_id, "stage": stage, "model": model, "input_file": uploaded.get("id"),
                           "custom_ids": [line.key for line in lines], "created": time.time()})  # fmt: skip
         await self._follow(batch_id, stage, model, [line.key for line in lines])
+
+    async def _claim(self, upload: _Open) -> None:
+        """An upload on record with no batch on record: follow the batch the server made from it, or, if it
+        made none, close the upload and send its requests again."""
+        transport = self._client._transport
+        file_id, after, made = upload.batch_id, "", None
+        try:
+            for _ in range(_LIST_PAGES):  # newest first: a recent kill's batch is on the first pages
+                query = "/batches?limit=100" + (f"&after={after}" if after else "")
+                page = await self._call(functools.partial(transport.get, query))
+                listed = [b for b in page.get("data") or [] if isinstance(b, dict)]
+                made = next((b for b in listed if b.get("input_file_id") == file_id), None)
+                if made is not None or not page.get("has_more") or not listed:
+                    break
+                after = str(listed[-1].get("id", ""))
+        except _OpFailed as exc:  # the upload stays on record: the next command looks again
+            self._fail(self._lines_of(upload.keys), exc.problem.kind,
+                       f"cannot tell whether upload {file_id} became a batch: {self._client._scrub(exc.problem.message)}")  # fmt: skip
+            return
+        mark = _upload_mark(file_id)
+        if made is None:
+            if self._append is not None:
+                self._append({"upload": file_id, "closed": True, "status": "no batch was made from it"})
+            for key in upload.keys:
+                if self._resumed.get(key) == mark:
+                    del self._resumed[key]
+            for line in self._lines_of(upload.keys):
+                if not line.future.done():
+                    self._enqueue(line)
+            return
+        batch_id = str(made["id"])
+        if self._append is not None:
+            self._append({"batch": batch_id, "stage": upload.stage, "model": upload.model, "input_file": file_id,
+                          "custom_ids": upload.keys, "created": time.time()})  # fmt: skip
+        for key in upload.keys:
+            if self._resumed.get(key) == mark:
+                self._resumed[key] = batch_id
+        self.resumed += 1
+        await self._follow(batch_id, upload.stage, upload.model, upload.keys)
 
     async def _follow(self, batch_id: str, stage: str, model: str, keys: list[str]) -> None:
         """Poll the batch until it ends, then read its files and settle its lines."""
