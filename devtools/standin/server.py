@@ -933,7 +933,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._count("batch_list", 200)
             query = parse_qs(urlsplit(self.path).query)
             limit = int((query.get("limit") or ["20"])[0])
-            return self._send_json(200, store.listing(limit, (query.get("after") or [None])[0]))
+            after = query["after"][0] if query.get("after") else None
+            return self._send_json(200, store.listing(limit, after))
         return self._error(404, f"no route {path}", endpoint="other")
 
     def _batch_post(self, path: str) -> None:
