@@ -1,0 +1,176 @@
+"""memu: memU's LOCOMO harness (its memory agent and response agent) on memu-py 0.1.7, in its own venv (made
+by `setup-system memu`, from the pinned requirements), as a service the adapter starts, reached over the HTTP
+system protocol. End to end through the real CLI, the real venv and the real service against the stand-in,
+which answers memU's own prompts in their formats (dated event paragraphs; JSON checks and queries) from
+words of the request, nothing of LOCOMO."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.e2e import FAST, TEST_KEY, cli_env, files_containing, read_jsonl, run_cli
+from devtools.standin.server import StandinServer, Text, _phrase
+
+_WORDS = re.compile(r"[A-Za-z][A-Za-z']+")
+
+
+def _between(text: str, start: str, *ends: str) -> str:
+    part = text.split(start, 1)[1] if start in text else text
+    for end in ends:
+        part = part.split(end, 1)[0]
+    return part
+
+
+def _handler(endpoint: str, body: dict[str, Any]) -> Any:
+    """memU's prompts, each known by its opening words, answered in the format its scripts read."""
+    if endpoint != "chat":
+        return None
+    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
+    rng = random.Random(hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest())
+    if prompt.startswith(("Task: Record NEW event details for", "Task: Record event details for")):
+        date = _between(prompt, "- Session Date:", "\n\n").strip()
+        words = _WORDS.findall(
+            _between(prompt, "- Conversation:", "- Existing Events:", "- Previous extraction:")
+        )
+        events = [
+            f"Mentioned at {date}: {_phrase(rng, words or ['nothing'], 4, 9)}"
+            for _ in range(rng.randint(2, 4))
+        ]
+        return Text("\n\n".join(events))
+    if prompt.startswith(
+        ("You are inspecting whether the events", "You are evaluating whether the provided")
+    ):
+        words = _WORDS.findall(_between(prompt, "Conversation:", "Extracted events:", "Please")) or ["more"]
+        return Text(json.dumps({"sufficient": rng.random() < 0.5, "missing_info": _phrase(rng, words, 2, 5),
+                                "confidence": 0.5}))  # fmt: skip
+    if prompt.startswith("You need to generate a new search query"):
+        words = _WORDS.findall(_between(prompt, "Missing Information:", "\n")) or ["more"]
+        return Text(
+            json.dumps({"new_query": _phrase(rng, words, 2, 4), "keywords": words[:3], "reasoning": "x"})
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """A cache folder holding the venv, made once through the CLI (the user's one command)."""
+    folder = tmp_path_factory.mktemp("memu-cache")
+    made = run_cli(["setup-system", "memu", "--quiet"], cli_env("", folder), timeout=900)
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert "memu-py 0.1.7" in made.stdout
+    return folder
+
+
+def test_without_the_venv_one_line_names_the_command(tmp_path, locomo_mini):
+    with StandinServer(api_key=TEST_KEY) as server:
+        args = ["run", "+exp=memu", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
+                f"hydra.run.dir={tmp_path / 'run'}", *FAST]  # fmt: skip
+        result = run_cli(args, cli_env(server.base_url, tmp_path / "empty"))
+    assert result.returncode != 0
+    assert "python -m mem0bench setup-system memu" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_conv26_end_to_end(cache, tmp_path, locomo_path):
+    with StandinServer(api_key=TEST_KEY) as server:
+        server.set_handler(_handler)
+        run_dir = tmp_path / "run"
+        args = ["run", "+exp=memu", f"dataset.path={locomo_path}", "dataset.conversations=[conv-26]",
+                "eval.max_questions=6", "judge.runs=1", f"hydra.run.dir={run_dir}", *FAST]  # fmt: skip
+        result = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "Traceback" not in result.stderr
+
+        (ingest,) = read_jsonl(run_dir / "ingest.jsonl")
+        assert ingest["failures"] == 0
+        assert ingest["details"]["sessions"] == ingest["details"]["sessions_added"] == 19
+        rows = read_jsonl(run_dir / "predictions.jsonl")
+        assert len(rows) == 6
+        for row in rows:
+            # memU's answer context: the events found, numbered, each after its speaker, dated by its text
+            assert row["context"].startswith("RELEVANT EVENTS:\n\n1. "), row["context"][:200]
+            assert re.search(r"\n\d+\. (Caroline|Melanie): Mentioned at \d", row["context"])
+            assert row["context_items"] > 0
+        llm = json.loads((run_dir / "metrics.json").read_text())["tokens"]["llm"]
+        sessions = 19
+        # Per session and speaker: an extraction and a check, at most 3 of each (the self-check loop).
+        assert 2 * 2 * sessions <= llm["memu_ingest"]["calls"] <= 2 * 6 * sessions
+        assert llm["memu_ingest_embedding"]["calls"] > 0  # each event line, once
+        # Per question: 1-3 rounds, each a query embedding and a sufficiency check, a new query between.
+        assert 6 <= llm["memu_search_embedding"]["calls"] <= 3 * 6
+        assert 6 <= llm["memu_search"]["calls"] <= 5 * 6
+        manifest = json.loads((run_dir / "run.json").read_text())
+        assert manifest["system_versions"]["memu-py"] == "0.1.7"
+        assert files_containing(run_dir, TEST_KEY) == []
+
+        paid = server.count("chat") + server.count("embeddings")
+        again = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert server.count("chat") + server.count("embeddings") == paid  # resumed: nothing asked again
+
+
+@pytest.mark.slow
+def test_check_system_holds(cache):
+    # The protocol's checklist on the built-in conversation, through the real venv and service.
+    checked = run_cli(
+        ["check-system", "mem0bench.systems.external.memu.MemU"], cli_env("", cache), timeout=900
+    )
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "9 of 9 checks hold" in checked.stdout
+
+
+def test_config_keys_are_classified():
+    # How the service is reached is result-neutral; what memU extracts and how it searches is not.
+    from mem0bench.pipeline.config_change import Reach, is_neutral, reach_of
+
+    for key in ("timeout_s", "max_retries", "max_concurrency", "workers"):
+        assert is_neutral(f"method.{key}")
+    for key in ("max_iterations", "max_rounds", "round_top_k", "captions"):
+        assert not is_neutral(f"method.{key}") and reach_of(f"method.{key}") == Reach.INGEST
+
+
+def test_the_prompts_are_memus_own():
+    # Verbatim at 44ef388: the fields its scripts fill, and nothing else to fill.
+    from mem0bench.systems.external.memu import locomo_prompts as prompts
+
+    assert prompts.EVENTS.startswith("Task: Record NEW event details for {character_name}")
+    filled = prompts.EVENTS.format(
+        character_name="A", conversation="B", session_date="C", existing_events="D"
+    )
+    assert "Mentioned at C: " in filled and "{" not in filled
+    assert "no more than 20 words" in prompts.ANSWER
+    assert prompts.CHECK_CONTENT.endswith("JSON Response:")  # loaded with .strip(), as their loader did
+
+
+def test_the_answer_context_is_memus():
+    from mem0bench.systems.external.memu.system import render_events
+
+    assert render_events([]) == ""
+    assert render_events([("Ann", "Mentioned at 1 May: x"), ("Bo", "y")]) == (
+        "RELEVANT EVENTS:\n\n1. Ann: Mentioned at 1 May: x\n\n2. Bo: y"
+    )
+
+
+def test_cost_plan_counts_memus_loops(locomo_mini):
+    from mem0bench.data.loader import load_dataset
+    from mem0bench.systems.external.memu.costs import ROUNDS_PER_QUESTION, memu_cost_plan
+
+    dataset = load_dataset(locomo_mini)
+    plan = memu_cost_plan({"max_iterations": 3, "max_rounds": 3, "round_top_k": [25, 15, 15]}, dataset, 4)
+    speaker_sessions = 2 * sum(1 for c in dataset.conversations for s in c.sessions if s.turns)
+    lines = {line.what: line for line in plan.lines}
+    assert lines["event extractions"].calls == speaker_sessions
+    assert lines["completeness checks"].calls == 2 * speaker_sessions
+    assert lines["sufficiency checks"].calls == 4 * ROUNDS_PER_QUESTION
+    assert lines["new queries"].calls == 4 * (ROUNDS_PER_QUESTION - 1)
+    assert not plan.embeds_queries  # the service embeds each round's query itself
+    one = memu_cost_plan({"max_iterations": 1, "max_rounds": 1, "round_top_k": [25]}, dataset, 4)
+    one_lines = {line.what: line for line in one.lines}
+    assert one_lines["event refinements"].calls == 0 and one_lines["new queries"].calls == 0
