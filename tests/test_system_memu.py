@@ -174,3 +174,18 @@ def test_cost_plan_counts_memus_loops(locomo_mini):
     one = memu_cost_plan({"max_iterations": 1, "max_rounds": 1, "round_top_k": [25]}, dataset, 4)
     one_lines = {line.what: line for line in one.lines}
     assert one_lines["event refinements"].calls == 0 and one_lines["new queries"].calls == 0
+
+
+def test_memus_answer_prompt_in_its_order():
+    from mem0bench.data.context import RetrievedContext
+    from mem0bench.prompts.answer import build_answer_messages
+
+    context = RetrievedContext(
+        kind="notes", text="RELEVANT EVENTS:\n\n1. Ann: Mentioned at 1 May: x", tokens=1
+    )
+    (message,) = build_answer_messages("When did Ann go?", context, prompt="memu")
+    text = message["content"]
+    assert message["role"] == "user"
+    assert text.index("Question: When did Ann go?") < text.index("1. Ann: Mentioned at 1 May: x")
+    assert "no more than 20 words" in text and "real time of\n   the event" in text
+    assert text.endswith("Answer:")
