@@ -89,8 +89,8 @@ class Conversation:
 
     def __init__(self, settings: dict[str, Any], conversation: str, folder: Path) -> None:
         import httpx2  # openai 3.x's HTTP library
-        from memu.llm import OpenAIClient  # type: ignore[import-untyped]
-        from memu.memory.embeddings import EmbeddingClient  # type: ignore[import-untyped]
+        from memu.llm import OpenAIClient  # type: ignore[import-not-found]
+        from memu.memory.embeddings import EmbeddingClient  # type: ignore[import-not-found]
         from openai import OpenAI
 
         self.settings, self.folder = settings, folder
@@ -431,7 +431,7 @@ def main() -> None:
     settings = read_settings()
     data = Path(settings["data_dir"])
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    import memu  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
+    import memu  # type: ignore[import-not-found]  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
 
     serve(settings, Service, "memu", version("memu-py"))
 
