@@ -189,3 +189,97 @@ def test_memus_answer_prompt_in_its_order():
     assert text.index("Question: When did Ann go?") < text.index("1. Ann: Mentioned at 1 May: x")
     assert "no more than 20 words" in text and "real time of\n   the event" in text
     assert text.endswith("Answer:")
+
+
+# ---- the service's steps, in this process (its module imports only the kit and the prompts at load) ----
+
+
+@pytest.fixture
+def service(monkeypatch):
+    import importlib
+    import sys
+
+    from mem0bench.systems.external.own_env.process import KIT_DIR
+
+    here = Path(__file__).resolve().parents[1] / "mem0bench/systems/external/memu"
+    monkeypatch.syspath_prepend(str(KIT_DIR))
+    monkeypatch.syspath_prepend(str(here))
+    sys.modules.pop("service", None)
+    module = importlib.import_module("service")
+    yield module
+    sys.modules.pop("service", None)
+
+
+class _Scripted:
+    """memU's LLM: replies in order, each prompt kept."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies, self.prompts = list(replies), []
+
+    def __call__(self, prompt: str, max_tokens: int, temperature: float) -> str:
+        self.prompts.append((prompt, max_tokens, temperature))
+        return self.replies.pop(0)
+
+
+class _Words:
+    """An embedder of word counts (texts sharing words point the same way)."""
+
+    def embed(self, text: str) -> list[float]:
+        words = re.findall(r"[a-z]+", text.lower())
+        return [float(sum(1 for w in words if len(w) % 7 == i)) for i in range(7)] if words else []
+
+
+def _memory(service, tmp_path, replies, **settings):
+    memory = service.Conversation.__new__(service.Conversation)
+    memory.settings = {"max_iterations": 3, "max_rounds": 3, "captions": True, **settings}
+    memory.folder, memory.lock, memory.vectors = tmp_path, __import__("threading").Lock(), {}
+    memory.round_top_k = [25, 15, 15]
+    memory.embedder, memory.chat = _Words(), _Scripted(replies)
+    return memory
+
+
+def test_extraction_checks_and_refines_what_was_missing(service, tmp_path):
+    memory = _memory(service, tmp_path, [
+        "Mentioned at 8 May: Ann ran.",
+        json.dumps({"sufficient": False, "missing_info": ["the race", "her dog"]}),
+        "Mentioned at 8 May: Ann ran a race.\n\nMentioned at 8 May: Ann has a dog.",
+        "The events are sufficient: true",  # not JSON: their fallback reads it as complete
+    ])  # fmt: skip
+    events = memory._extract("Ann", "Ann: I ran a race with my dog.\n", "8 May")
+    assert events.endswith("Ann has a dog.")
+    (extract, _, temp), check, (refine, _, refine_temp), _ = memory.chat.prompts
+    assert extract.startswith("Task: Record NEW event details for Ann") and temp == 0.3
+    assert "Existing Events: \nNone" in extract and check[1:] == (1000, 0.1)
+    assert "- Missing information:\n1. the race\n2. her dog" in refine and refine_temp == 0.3
+    assert memory.chat.replies == []  # stopped at the check that said complete
+
+
+def test_rounds_search_again_until_sufficient(service, tmp_path):
+    memory = _memory(service, tmp_path, [
+        json.dumps({"sufficient": False, "missing_info": "the dog"}),
+        json.dumps({"new_query": "dog name", "keywords": ["dog"]}),
+        json.dumps({"sufficient": True}),
+    ])  # fmt: skip
+    (tmp_path / "speakers.json").write_text(json.dumps(["Ann", "Bo"]))
+    (tmp_path / "events_0_0001.txt").write_text(
+        "\n\n".join(f"Mentioned at 8 May: Ann ran race {i}." for i in range(30)) + "\n\nAnn's dog is Rex."
+    )
+    (tmp_path / "events_1_0001.txt").write_text("Mentioned at 8 May: Bo cooked.")
+    items = memory._answer_rounds("Which race did Ann run?")
+    check, query, second = (p for p, _, _ in memory.chat.prompts)
+    assert check.count("Event - ") == 25  # the first round's 25
+    assert "Missing Information: the dog" in query
+    assert second.count("Event - ") == 25 + 15  # the second round's 15 added (before deduplication)
+    texts = [i["text"] for i in items]
+    assert len(texts) == len(set(texts)) and "Ann's dog is Rex." in texts  # found by the new query
+    assert {i["speaker"] for i in items} <= {"Ann", "Bo"}
+
+
+def test_keyword_scores_are_memus(service):
+    records = [{"id": "a", "text": "Ann ran a race"}, {"id": "b", "text": "Bo cooked dinner"}]
+    # their BM25's idf, log((N - df + 0.5) / (df + 0.5)), is 0 for a word in one of two events
+    assert service._bm25_scores("race", records) == {"a": 0.0, "b": 0.0}
+    third = [*records, {"id": "c", "text": "Cy slept"}]
+    assert service._bm25_scores("race", third) == {"a": 1.0, "b": 0.0, "c": 0.0}
+    strings = service._string_scores("race", records)
+    assert strings["a"] > strings["b"] and strings["a"] == pytest.approx(0.4 + 0.3 + 0.2 * 8 / 18 + 0.1)

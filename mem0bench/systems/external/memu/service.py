@@ -431,6 +431,9 @@ def main() -> None:
     settings = read_settings()
     data = Path(settings["data_dir"])
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # memu loads the first `.env` of the working folder or its parents at import (a checkout's would bring
+    # the user's keys into this process): an empty one here, the service's own folder, is found first.
+    (Path.cwd() / ".env").touch(exist_ok=True)
     import memu  # type: ignore[import-not-found]  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
 
     serve(settings, Service, "memu", version("memu-py"))
