@@ -1,8 +1,8 @@
 """memu: memU's LOCOMO harness (its memory agent and response agent) on memu-py 0.1.7, in its own venv (made
 by `setup-system memu`, from the pinned requirements), as a service the adapter starts, reached over the HTTP
 system protocol. End to end through the real CLI, the real venv and the real service against the stand-in,
-which answers memU's own prompts in their formats (dated event paragraphs; JSON checks and queries) from
-words of the request, nothing of LOCOMO."""
+which answers memU's prompts (in our words) in their formats (dated event paragraphs; JSON checks and
+queries) from words of the request, nothing of LOCOMO."""
 
 from __future__ import annotations
 
@@ -29,29 +29,26 @@ def _between(text: str, start: str, *ends: str) -> str:
 
 
 def _handler(endpoint: str, body: dict[str, Any]) -> Any:
-    """memU's prompts, each known by its opening words, answered in the format its scripts read."""
+    """memU's prompts (ours, `locomo_prompts`), each known by its opening words, answered in the format its
+    scripts read."""
     if endpoint != "chat":
         return None
     prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
     rng = random.Random(hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest())
-    if prompt.startswith(("Task: Record NEW event details for", "Task: Record event details for")):
-        date = _between(prompt, "- Session Date:", "\n\n").strip()
-        words = _WORDS.findall(
-            _between(prompt, "- Conversation:", "- Existing Events:", "- Previous extraction:")
-        )
+    if prompt.startswith(("Task: write down the new events in", "Task: write down the events in")):
+        date = _between(prompt, "Session date:", "\n\n").strip()
+        words = _WORDS.findall(_between(prompt, "Conversation:", "Existing events:", "Earlier attempt:"))
         events = [
             f"Mentioned at {date}: {_phrase(rng, words or ['nothing'], 4, 9)}"
             for _ in range(rng.randint(2, 4))
         ]
         return Text("\n\n".join(events))
-    if prompt.startswith(
-        ("You are inspecting whether the events", "You are evaluating whether the provided")
-    ):
-        words = _WORDS.findall(_between(prompt, "Conversation:", "Extracted events:", "Please")) or ["more"]
+    if prompt.startswith(("Your job: find out whether the extracted", "Your job: decide whether the info")):
+        words = _WORDS.findall(_between(prompt, "Conversation:", "Extracted events:", "Set the")) or ["more"]
         return Text(json.dumps({"sufficient": rng.random() < 0.5, "missing_info": _phrase(rng, words, 2, 5),
                                 "confidence": 0.5}))  # fmt: skip
-    if prompt.startswith("You need to generate a new search query"):
-        words = _WORDS.findall(_between(prompt, "Missing Information:", "\n")) or ["more"]
+    if prompt.startswith("Your job: write a new search query"):
+        words = _WORDS.findall(_between(prompt, "Still missing:", "\n")) or ["more"]
         return Text(
             json.dumps({"new_query": _phrase(rng, words, 2, 4), "keywords": words[:3], "reasoning": "x"})
         )
@@ -132,21 +129,29 @@ def test_config_keys_are_classified():
 
     for key in ("timeout_s", "max_retries", "max_concurrency", "workers"):
         assert is_neutral(f"method.{key}")
-    for key in ("max_iterations", "max_rounds", "round_top_k", "captions"):
+    for key in ("max_iterations", "max_rounds", "round_top_k", "captions", "prompts_dir"):
         assert not is_neutral(f"method.{key}") and reach_of(f"method.{key}") == Reach.INGEST
+    # memU's prompt files edited in place (the same folder): found by their sha256, in run.json
+    assert reach_of("prompt_files.method.prompts_dir.analyze_session_for_events.sha256") == Reach.INGEST
 
 
-def test_the_prompts_are_memus_own():
-    # Verbatim at 44ef388: the fields its scripts fill, and nothing else to fill.
+def test_our_prompts_fill_the_services_fields():
+    # Our wording of memU's prompts: each holds exactly the fields the service fills (as memU's scripts did)
+    # and asks for the reply its parsing reads.
     from mem0bench.systems.external.memu import locomo_prompts as prompts
 
-    assert prompts.EVENTS.startswith("Task: Record NEW event details for {character_name}")
-    filled = prompts.EVENTS.format(
-        character_name="A", conversation="B", session_date="C", existing_events="D"
+    assert set(prompts.OURS) == set(prompts.FILES) == set(prompts.FIELDS)
+    for key, text in prompts.OURS.items():
+        assert prompts.fields_of(text) == prompts.FIELDS[key], key
+        filled = text.format(**{field: f"<{field}>" for field in prompts.FIELDS[key]})
+        assert "{" not in filled and all(f"<{f}>" in filled for f in prompts.FIELDS[key]), key
+        assert text == text.strip()  # as memU's loader read its files
+    assert 'prefix "Mentioned at <session_date>: "' in prompts.EVENTS.format(
+        character_name="A", session_date="<session_date>", conversation="", existing_events=""
     )
-    assert "Mentioned at C: " in filled and "{" not in filled
-    assert "no more than 20 words" in prompts.ANSWER
-    assert prompts.CHECK_CONTENT.endswith("JSON Response:")  # loaded with .strip(), as their loader did
+    for key in ("CHECK_EVENTS", "CHECK_CONTENT"):
+        assert all(f'"{k}"' in prompts.OURS[key] for k in ("sufficient", "missing_info", "confidence"))
+    assert all(f'"{k}"' in prompts.NEW_QUERY for k in ("new_query", "keywords", "reasoning"))
 
 
 def test_the_answer_context_is_memus():
@@ -235,6 +240,7 @@ def _memory(service, tmp_path, replies, **settings):
     memory.folder, memory.lock, memory.vectors = tmp_path, __import__("threading").Lock(), {}
     memory.round_top_k = [25, 15, 15]
     memory.embedder, memory.chat = _Words(), _Scripted(replies)
+    memory.prompts = service.prompt_texts(memory.settings)
     return memory
 
 
@@ -248,9 +254,9 @@ def test_extraction_checks_and_refines_what_was_missing(service, tmp_path):
     events = memory._extract("Ann", "Ann: I ran a race with my dog.\n", "8 May")
     assert events.endswith("Ann has a dog.")
     (extract, _, temp), check, (refine, _, refine_temp), _ = memory.chat.prompts
-    assert extract.startswith("Task: Record NEW event details for Ann") and temp == 0.3
-    assert "Existing Events: \nNone" in extract and check[1:] == (1000, 0.1)
-    assert "- Missing information:\n1. the race\n2. her dog" in refine and refine_temp == 0.3
+    assert extract.startswith("Task: write down the new events in Ann's life") and temp == 0.3
+    assert "Existing events:\nNone" in extract and check[1:] == (1000, 0.1)
+    assert "What it left out:\n1. the race\n2. her dog" in refine and refine_temp == 0.3
     assert memory.chat.replies == []  # stopped at the check that said complete
 
 
@@ -268,7 +274,7 @@ def test_rounds_search_again_until_sufficient(service, tmp_path):
     items = memory._answer_rounds("Which race did Ann run?")
     check, query, second = (p for p, _, _ in memory.chat.prompts)
     assert check.count("Event - ") == 25  # the first round's 25
-    assert "Missing Information: the dog" in query
+    assert "Still missing: the dog" in query
     assert second.count("Event - ") == 25 + 15  # the second round's 15 added (before deduplication)
     texts = [i["text"] for i in items]
     assert len(texts) == len(set(texts)) and "Ann's dog is Rex." in texts  # found by the new query
@@ -283,3 +289,116 @@ def test_keyword_scores_are_memus(service):
     assert service._bm25_scores("race", third) == {"a": 1.0, "b": 0.0, "c": 0.0}
     strings = service._string_scores("race", records)
     assert strings["a"] > strings["b"] and strings["a"] == pytest.approx(0.4 + 0.3 + 0.2 * 8 / 18 + 0.1)
+
+
+# ---- method.prompts_dir: memU's own prompt files instead of ours ----------------------------------------------
+
+# Stand-ins for memU's files (the test's own text), each with the fields the service fills, padded as a file
+# may be (their loader stripped them).
+_FILES = {
+    "analyze_session_for_events.txt": "\n FILE-EVENTS {character_name}|{session_date}|{conversation}|{existing_events} \n",
+    "check_events_completeness.txt": "FILE-CHECK {character_name}|{conversation}|{extracted_events}\n",
+    "refine_events_extraction.txt": (
+        "FILE-REFINE {character_name}|{session_date}|{conversation}|{previous_extraction}|{missing_info}"
+    ),
+    "check_content_sufficiency.txt": "FILE-ENOUGH {question}|{current_content}",
+    "generate_new_query.txt": "FILE-QUERY {original_question}|{missing_info}|{current_content}",
+}
+
+
+def _prompt_files(folder: Path, **changed: str | None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in {**_FILES, **changed}.items():
+        if text is not None:
+            (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_prompts_dir_files_are_what_the_service_sends(service, tmp_path):
+    folder = _prompt_files(tmp_path / "prompts")
+    (tmp_path / "memory").mkdir()
+    memory = _memory(service, tmp_path / "memory", [
+        "Mentioned at 8 May: Ann ran.",
+        json.dumps({"sufficient": False, "missing_info": "the race"}),
+        "Mentioned at 8 May: Ann ran a race.",
+        json.dumps({"sufficient": True}),
+    ], prompts_dir=str(folder))  # fmt: skip
+    memory._extract("Ann", "Ann: I ran a race.\n", "8 May")
+    sent = [p for p, _, _ in memory.chat.prompts]
+    assert sent == [
+        "FILE-EVENTS Ann|8 May|Ann: I ran a race.\n|None",
+        "FILE-CHECK Ann|Ann: I ran a race.\n|Mentioned at 8 May: Ann ran.",
+        "FILE-REFINE Ann|8 May|Ann: I ran a race.\n|Mentioned at 8 May: Ann ran.|the race",
+        "FILE-CHECK Ann|Ann: I ran a race.\n|Mentioned at 8 May: Ann ran a race.",
+    ]
+    search = _memory(service, tmp_path / "memory", [
+        json.dumps({"sufficient": False, "missing_info": "the dog"}),
+        json.dumps({"new_query": "dog"}),
+        json.dumps({"sufficient": True}),
+    ], prompts_dir=str(folder))  # fmt: skip
+    (tmp_path / "memory" / "speakers.json").write_text(json.dumps(["Ann", "Bo"]))
+    (tmp_path / "memory" / "events_0_0001.txt").write_text("Mentioned at 8 May: Ann ran a race.")
+    search._answer_rounds("Which race?")
+    enough, query, _ = (p for p, _, _ in search.chat.prompts)
+    assert enough == "FILE-ENOUGH Which race?|Event - Ann: Mentioned at 8 May: Ann ran a race."
+    assert query == "FILE-QUERY Which race?|the dog|Event - Ann: Mentioned at 8 May: Ann ran a race."
+
+
+@pytest.fixture
+def adapter(monkeypatch, tmp_path):
+    """MemU's constructor without a venv (its interpreter and versions stood in for)."""
+    from mem0bench.memory.base import SystemContext
+    from mem0bench.systems.external.memu.system import MemU
+    from mem0bench.systems.external.own_env.venv import OwnVenv
+
+    monkeypatch.setattr(OwnVenv, "python", lambda self: Path("/nonexistent/python"))
+    monkeypatch.setattr(OwnVenv, "installed_versions", lambda self: {"memu-py": "0.1.7"})
+    return lambda **kw: MemU(context=SystemContext(client=None, state_dir=tmp_path / "state"), **kw)  # type: ignore[arg-type]
+
+
+def test_prompts_dir_is_fingerprinted_by_content(adapter, tmp_path):
+    ours = adapter()
+    assert ours.prompt_files == () and ours.service_settings(8)["prompts_dir"] is None
+    one, two = _prompt_files(tmp_path / "one"), _prompt_files(tmp_path / "two")
+    first, same = adapter(prompts_dir=str(one)), adapter(prompts_dir=str(two))
+    assert first.memory_settings() == same.memory_settings() != ours.memory_settings()
+    assert first.service_settings(8)["prompts_dir"] == str(one.resolve())
+    files = {f.setting: f for f in first.prompt_files}  # recorded in run.json, compared on a rerun
+    assert len(files) == 5 and files["method.prompts_dir.generate_new_query"].path.startswith(str(one))
+    (two / "generate_new_query.txt").write_text(
+        "FILE-QUERY2 {original_question}|{missing_info}|{current_content}"
+    )
+    edited = adapter(prompts_dir=str(two))
+    assert edited.memory_settings() != first.memory_settings()  # the sessions are extracted again
+
+
+def test_prompts_dir_a_missing_or_different_file_fails_in_one_line(adapter, tmp_path):
+    from mem0bench.common.errors import ConfigurationError
+
+    gone = _prompt_files(tmp_path / "gone", **{"check_events_completeness.txt": None})
+    with pytest.raises(ConfigurationError) as missing:
+        adapter(prompts_dir=str(gone))
+    text = str(missing.value)
+    assert "\n" not in text and str(gone) in text and "check_events_completeness.txt" in text
+    other = _prompt_files(tmp_path / "other", **{"generate_new_query.txt": "{question} {missing_info}"})
+    with pytest.raises(ConfigurationError) as different:
+        adapter(prompts_dir=str(other))
+    text = str(different.value)
+    assert "\n" not in text and str(other) in text and "generate_new_query.txt" in text
+    assert "{original_question}" in text  # what the service fills, which the file lacks
+    stray = _prompt_files(
+        tmp_path / "stray", **{"check_content_sufficiency.txt": "{question} {current_content} }"}
+    )
+    with pytest.raises(ConfigurationError, match="check_content_sufficiency.txt"):
+        adapter(prompts_dir=str(stray))
+
+
+def test_prompts_dir_error_comes_before_the_venv_check(tmp_path, locomo_mini):
+    # Checked in the adapter's constructor, first: without the venv too, the prompts' line is the one shown.
+    with StandinServer(api_key=TEST_KEY) as server:
+        args = ["run", "+exp=memu", f"dataset.path={locomo_mini}", "dataset.conversations=[mini-1]",
+                f"method.prompts_dir={tmp_path / 'nowhere'}", f"hydra.run.dir={tmp_path / 'run'}", *FAST]  # fmt: skip
+        result = run_cli(args, cli_env(server.base_url, tmp_path / "empty"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "analyze_session_for_events.txt" in result.stderr and "setup-system" not in result.stderr
+    assert server.count("chat") + server.count("embeddings") == 0

@@ -1,60 +1,76 @@
-# ruff: noqa: W291 - verbatim prompts: their trailing spaces are part of what memU sent
-"""memU's LOCOMO prompts, verbatim: NevaMind-AI/memU at commit 44ef388, `scripts/evals/locomo/prompts/`
-(Apache License 2.0, (c) the memU authors). The harness that produced memU's published 92.09% on LOCOMO
-(result.json at commit 6941e9a) loaded them with `.strip()` and filled them with `str.format`, as here.
+"""memU's LOCOMO memory prompts in our words: each says what memU's own prompt instructs (the same numbered
+rules, the same inputs, the same reply format and JSON keys), none of its sentences. Theirs are the files of
+NevaMind-AI/memU at commit 44ef388, `scripts/evals/locomo/prompts/` (`FILES` names them); their harness,
+which produced memU's published 92.09% on LOCOMO, read each with `.strip()` and filled it with `str.format`.
 
-Imported by the service (its own folder is on its path; standard library only) and by the adapter's cost
-plan. `ANSWER` is memU's answer prompt, kept for reference: the harness answers with its own prompt (see
-docs/systems.md).
+`method.prompts_dir` runs memU's own files instead (a checkout's `scripts/evals/locomo/prompts/`): `load`
+reads and checks them, in the adapter before any work and again in the service. memU's answer prompt
+(`generate_answer.txt`) is not here: the harness answers (answer.prompt=memu, our wording of it).
+
+Standard library only: imported by the service in memU's venv (its own folder is on its path) and by the
+adapter and its cost plan.
 """
 
-__all__ = ["EVENTS", "CHECK_EVENTS", "REFINE_EVENTS", "CHECK_CONTENT", "NEW_QUERY", "ANSWER"]
+from __future__ import annotations
 
-# analyze_session_for_events.txt
-EVENTS = """Task: Record NEW event details for {character_name} from the conversation session.
+import string
+from pathlib import Path
 
-Instructions:
-1. Analyze the conversation to identify ALL new events, activities, and interactions involving {character_name}
-2. Group related content into coherent paragraphs for better readability
-3. Start each paragraph with the date prefix "Mentioned at {session_date}: "
-4. Focus only on NEW information not already present in existing events
-5. Include specific details: who, what, when, where, why
-6. Preserve exact quotes when they reveal important information
-7. If the character mentions experiences that happened in the past, you should also record them in forms like "{character_name} mentioned that ..."
-8. You should also include events related to people who are close to {character_name}, such as their parents, children, etc.
-9. If the character mentions an exact or relative (e.g., last weekend) time, keep the time information, and don't replace them with ambiguous expressions like "recently"
-9. Ensure that the information from every message is included in at least one output paragraph, unless the message is purely a greeting, such as "Hello"
+__all__ = [
+    "CHECK_CONTENT",
+    "CHECK_EVENTS",
+    "EVENTS",
+    "FIELDS",
+    "FILES",
+    "NEW_QUERY",
+    "OURS",
+    "REFINE_EVENTS",
+    "PromptsError",
+    "fields_of",
+    "load",
+]
 
-Input:
+# Ours for analyze_session_for_events.txt: a speaker's new events in one session.
+EVENTS = """Task: write down the new events in {character_name}'s life that this conversation session reveals.
 
-- Character: 
+Rules:
+1. Go through the conversation and find every new event, activity and interaction that concerns {character_name}.
+2. Put related material together in coherent, readable paragraphs.
+3. Begin every paragraph with the prefix "Mentioned at {session_date}: ".
+4. Write only what is new: leave out anything the existing events already hold.
+5. Give the particulars: who took part, what happened, when, where and why.
+6. Where someone's exact words carry important information, quote them.
+7. When {character_name} talks about something that happened before, record it too, phrased like "{character_name} mentioned that ...".
+8. Record as well the events of people close to {character_name}, for example parents or children.
+9. Keep every time expression as given, exact or relative (such as "last weekend"), rather than turning it into something vague like "recently".
+10. Every message must end up in at least one paragraph, except a message that is only a greeting (for example "Hello").
+
+Character:
 {character_name}
 
-- Session Date: 
+Session date:
 {session_date}
 
-- Conversation: 
+Conversation:
 {conversation}
 
-- Existing Events: 
+Existing events:
 {existing_events}
 
+What the output looks like:
+Mentioned at {session_date}: Took the train to the coast with her brother Tom to visit their grandmother, who turned 90 on Saturday. They stayed two nights, and Tom promised to come back for the harvest festival in October.
 
-Example Output:
-Mentioned at {session_date}: Had lunch with Sarah at the Italian restaurant downtown. Discussed the upcoming project deadline and agreed to meet again on Thursday to finalize the presentation. Sarah mentioned she might bring her colleague Mark to get his input.
-
-Mentioned at {session_date}: Completed the marathon training run of 15 miles despite the rain. Felt strong throughout but experienced some knee pain in the last 3 miles. Planning to rest tomorrow and see the physiotherapist on Wednesday if the pain persists.
-
+Mentioned at {session_date}: Started a pottery class at the community centre on Tuesday evenings. Her first bowl cracked in the kiln, but the teacher, Ms. Lee, told her that happens to every beginner.
 
 Notes:
-- Only output the NEW event records, no headers or explanations
-- Be comprehensive - capture all events, no matter how minor they seem
-- Maintain chronological order within the session
-- Use third-person perspective consistently
-- NEVER copy entire sentences from the conversation with "{character_name} said '...'" or "..., saying '...'", only use quotes and copy phrases for important information and keywords, if necessary"""
+- Write the new event paragraphs and nothing else: no headings, no comments.
+- Be exhaustive: every event counts, however small.
+- Within the session, keep the order in which things happened.
+- Write in the third person throughout.
+- Do not reproduce whole sentences of the conversation in the form "{character_name} said '...'" or "..., saying '...'"; quote or copy wording only for key facts and keywords, and only where needed."""
 
-# check_events_completeness.txt
-CHECK_EVENTS = """You are inspecting whether the events about a speaker as they mentioned in the conversation are summarized into the extracted events with no omission.
+# Ours for check_events_completeness.txt: did the extraction leave out anything about the speaker?
+CHECK_EVENTS = """Your job: find out whether the extracted events below leave out anything the conversation says about the speaker.
 
 Speaker: {character_name}
 
@@ -64,140 +80,171 @@ Conversation:
 Extracted events:
 {extracted_events}
 
-Please compare the conversation and the extracted events, and determine whether all the events about the speaker included in the extracted events without omission.
+Set the two side by side and decide whether every event about the speaker in the conversation appears in the extracted events.
 
-Consider about:
-1. Are all events involving {character_name}, no matter how minor, captured?
-2. Are any important details (who, what, when, where, why, how) missing?
-3. Are the events about people who are close to {character_name}, such as their family, also captured?
+Check in particular:
+1. Is every event involving {character_name} there, even a minor one?
+2. Does an event lack an important detail (who, what, when, where, why, how)?
+3. Are the events of people close to {character_name}, such as family members, there as well?
 
-Respond with a JSON object containing:
-- "sufficient": true/false - whether the information is sufficient
-- "missing_info": string - what specific information is missing (if any). You can copy the original conversation texts if they are missing in the extracted events.
-- "confidence": number between 0-1 - confidence in the completeness assessment
+Reply with a JSON object with these keys:
+- "sufficient": true or false, whether the information is complete
+- "missing_info": a string saying exactly what is missing, if anything; you may copy the conversation's own text where the events lack it
+- "confidence": a number from 0 to 1, how sure you are of the verdict
 
-JSON Response:"""
+JSON reply:"""
 
-# refine_events_extraction.txt
-REFINE_EVENTS = """Task: Record event details for {character_name} from the conversation session.
+# Ours for refine_events_extraction.txt: the extraction again, told what the check found missing.
+REFINE_EVENTS = """Task: write down the events in {character_name}'s life that this conversation session reveals.
 
-The previous event extraction for {character_name} was incomplete. Please extract a more comprehensive set of events.
+An earlier attempt at {character_name}'s events left things out; write a fuller set this time.
 
-Instructions:
-1. Analyze the conversation to identify ALL events, activities, and interactions involving {character_name}
-2. Group related content into coherent paragraphs for better readability
-3. Start each paragraph with the date prefix "Mentioned at {session_date}: "
-4. Include specific details: who, what, when, where, why
-5. Preserve exact quotes when they reveal important information
-6. If the character mentions experiences that happened in the past, you should also record them in forms like "{character_name} mentioned that ..."
-7. You should also include events related to people who are close to {character_name}, such as their parents, children, etc.
-8. Ensure that the information from every message is included in at least one output paragraph, unless the message is purely a greeting, such as "Hello"
+Rules:
+1. Go through the conversation and find every event, activity and interaction that concerns {character_name}.
+2. Put related material together in coherent, readable paragraphs.
+3. Begin every paragraph with the prefix "Mentioned at {session_date}: ".
+4. Give the particulars: who took part, what happened, when, where and why.
+5. Where someone's exact words carry important information, quote them.
+6. When {character_name} talks about something that happened before, record it too, phrased like "{character_name} mentioned that ...".
+7. Record as well the events of people close to {character_name}, for example parents or children.
+8. Every message must end up in at least one paragraph, except a message that is only a greeting (for example "Hello").
 
-Input:
-
-- Character: 
+Character:
 {character_name}
 
-- Session Date: 
+Session date:
 {session_date}
 
-- Conversation: 
+Conversation:
 {conversation}
 
-- Previous extraction: 
+Earlier attempt:
 {previous_extraction}
 
-- Missing information:
+What it left out:
 {missing_info}
 
-Example Output:
-Mentioned at {session_date}: Had lunch with Sarah at the Italian restaurant downtown. Discussed the upcoming project deadline and agreed to meet again on Thursday to finalize the presentation. Sarah mentioned she might bring her colleague Mark to get his input.
+What the output looks like:
+Mentioned at {session_date}: Took the train to the coast with her brother Tom to visit their grandmother, who turned 90 on Saturday. They stayed two nights, and Tom promised to come back for the harvest festival in October.
 
-Mentioned at {session_date}: Completed the marathon training run of 15 miles despite the rain. Felt strong throughout but experienced some knee pain in the last 3 miles. Planning to rest tomorrow and see the physiotherapist on Wednesday if the pain persists.
+Mentioned at {session_date}: Started a pottery class at the community centre on Tuesday evenings. Her first bowl cracked in the kiln, but the teacher, Ms. Lee, told her that happens to every beginner.
 
 Notes:
-- Only output the event records, no headers or explanations
-- Be comprehensive - capture all events, no matter how minor they seem
-- Maintain chronological order within the session
-- Use third-person perspective consistently
-- NEVER copy entire sentences from the conversation with "{character_name} said '...'" or "..., saying '...'", only use quotes and copy phrases for important information and keywords, if necessary
-- You can reuse and keep the contents of the previous extraction if you think they are problem-free and have no information to supplement
-- **IMPORTANT**: Expecially focus on the missing information, and ensure they are included in the new results"""
+- Write the event paragraphs and nothing else: no headings, no comments.
+- Be exhaustive: every event counts, however small.
+- Within the session, keep the order in which things happened.
+- Write in the third person throughout.
+- Do not reproduce whole sentences of the conversation in the form "{character_name} said '...'" or "..., saying '...'"; quote or copy wording only for key facts and keywords, and only where needed.
+- Paragraphs of the earlier attempt that are correct and lack nothing may be kept as they are.
+- Above all, make sure that what it left out is in your answer."""
 
-# check_content_sufficiency.txt
-CHECK_CONTENT = """You are evaluating whether the provided information is sufficient to answer a question.
+# Ours for check_content_sufficiency.txt: is what the search found enough to answer?
+CHECK_CONTENT = """Your job: decide whether the information below is enough for answering a question.
 
 Question: {question}
 
-Available Information:
+Information found:
 {current_content}
 
-Please evaluate if the available information is sufficient to provide a complete and accurate answer to the question.
+Judge whether this information allows a complete and correct answer to the question.
 
-Respond with a JSON object containing:
-- "sufficient": true/false - whether the information is sufficient
-- "missing_info": string - what specific information is missing (if any)
-- "confidence": number between 0-1 - confidence in the sufficiency assessment
+Reply with a JSON object with these keys:
+- "sufficient": true or false, whether the information is enough
+- "missing_info": a string saying exactly what is missing, if anything
+- "confidence": a number from 0 to 1, how sure you are of the verdict
 
-JSON Response:"""
+JSON reply:"""
 
-# generate_new_query.txt
-NEW_QUERY = """You need to generate a new search query to find missing information.
+# Ours for generate_new_query.txt: the next round's search query, aimed at what is missing.
+NEW_QUERY = """Your job: write a new search query that finds the information still missing.
 
-Original Question: {original_question}
-Missing Information: {missing_info}
+Question asked: {original_question}
+Still missing: {missing_info}
 
-Current Retrieved Content Summary:
+Start of what the search found so far:
 {current_content}...
 
-Based on the missing information, generate a new search query that would help find the specific information needed to answer the original question.
+Write a query aimed at the missing information, one that would bring up what the question needs.
 
-The query should be:
-- Focused on the missing information
-- Use specific keywords that would match relevant events or profile information
-- Be concise but comprehensive
+The query should:
+- target the missing information
+- contain precise search words likely to occur in the relevant events or profile entries
+- be short, yet cover what is needed
 
-Respond with a JSON object containing:
-- "new_query": string - the new search query
-- "keywords": array of strings - key search terms
-- "reasoning": string - why this query should find the missing information
+Reply with a JSON object with these keys:
+- "new_query": a string, the new search query
+- "keywords": an array of strings, its main search words
+- "reasoning": a string, how this query would reach what is missing
 
-JSON Response:"""
+JSON reply:"""
 
-# generate_answer.txt
-ANSWER = """You are a knowledgeable assistant with access to character information and event records. 
-Answer the following question comprehensively based on the provided context.
+OURS = {
+    "EVENTS": EVENTS,
+    "CHECK_EVENTS": CHECK_EVENTS,
+    "REFINE_EVENTS": REFINE_EVENTS,
+    "CHECK_CONTENT": CHECK_CONTENT,
+    "NEW_QUERY": NEW_QUERY,
+}
+FILES = {
+    "EVENTS": "analyze_session_for_events.txt",
+    "CHECK_EVENTS": "check_events_completeness.txt",
+    "REFINE_EVENTS": "refine_events_extraction.txt",
+    "CHECK_CONTENT": "check_content_sufficiency.txt",
+    "NEW_QUERY": "generate_new_query.txt",
+}
+"""memU's file (at 44ef388) for each prompt."""
+FIELDS = {
+    "EVENTS": frozenset({"character_name", "session_date", "conversation", "existing_events"}),
+    "CHECK_EVENTS": frozenset({"character_name", "conversation", "extracted_events"}),
+    "REFINE_EVENTS": frozenset(
+        {"character_name", "session_date", "conversation", "previous_extraction", "missing_info"}
+    ),
+    "CHECK_CONTENT": frozenset({"question", "current_content"}),
+    "NEW_QUERY": frozenset({"original_question", "missing_info", "current_content"}),
+}
+"""The fields the service fills in each prompt, by name, as memU's scripts did."""
 
-Question: {question}
 
-Context:
-{context_text}{character_profile}
+class PromptsError(ValueError):
+    """A prompts folder that cannot stand in for ours (one line naming the folder and the file)."""
 
-Instructions:
-1. First, use <thinking>...</thinking> tags to analyze the question and available information:
-   - Break down what the question is asking
-   - Identify relevant information from the context
-   - Consider different perspectives or interpretations
-   - Note any gaps or limitations in the available information
-   - Plan your approach to answering
-   - **IMPORTANT**: Look for multiple answers that may be scattered across different events
-   - **IMPORTANT**: Think of the time carefully, the time of an event can be relative to when it is mentioned by the speaker, you need to find out the real time of the event
 
-2. Then, provide your final answer using <result>...</result> tags:
-   - Give a complete, accurate answer based on the available information
-   - **IMPORTANT**: If there are multiple answers to the question found in different events, include ALL of them
-   - Include specific details and examples from the context when relevant
-   - If information is insufficient, clearly state what is missing
-   - Be factual and avoid speculation beyond what the context supports
-   - Reference specific characters and events when applicable
-   - Synthesize information from multiple sources when available
-   - Ensure completeness - don't miss any relevant answers from the provided events
+def fields_of(text: str) -> frozenset[str]:
+    """The named fields `str.format` fills in `text`; ValueError for a stray brace or a positional field."""
+    found = set()
+    for _, name, _, _ in string.Formatter().parse(text):
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(f"field {{{name}}} is not a name the service fills")
+        found.add(name)
+    return frozenset(found)
 
-Format:
-<thinking>
-[Your step-by-step reasoning process here]
-</thinking>
 
-<result>
-[Your final comprehensive answer here, the result should be concise and to the query, no more than 20 words]
-</result>"""
+def load(folder: str | Path) -> dict[str, str]:
+    """memU's own prompt files in `folder`, each read as their loader did (UTF-8, `.strip()`), checked to
+    hold exactly the fields the service fills (a different set is another version of the files)."""
+    where = Path(folder).expanduser()
+    texts = {}
+    for key, name in FILES.items():
+        path = where / name
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise PromptsError(
+                f"method.prompts_dir={folder}: no {name} in it (memU's prompt files)"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PromptsError(f"method.prompts_dir={folder}: cannot read {name} ({exc})") from None
+        try:
+            found = fields_of(text)
+        except ValueError as exc:
+            raise PromptsError(f"method.prompts_dir={folder}: {name}: {exc}") from None
+        if found != FIELDS[key]:
+            shown = ", ".join("{" + f + "}" for f in sorted(found)) or "none"
+            wanted = ", ".join("{" + f + "}" for f in sorted(FIELDS[key]))
+            raise PromptsError(
+                f"method.prompts_dir={folder}: {name} has the fields {shown}; the service fills {wanted}"
+            )
+        texts[key] = text
+    return texts

@@ -5,8 +5,8 @@ and the service kit (own_env/kit, on its PYTHONPATH).
 
 The published 92.09% came from NevaMind-AI/memU's `scripts/evals/locomo/` (commit 44ef388; its result.json
 at 6941e9a): a memory agent (`mem_agent.py`) and a response agent (`response_agent.py`) written for the
-benchmark on memu's LLM and embedding clients. Their steps are reproduced here, with their prompts
-(`locomo_prompts`), settings and scoring:
+benchmark on memu's LLM and embedding clients. Their steps are reproduced here, with their settings and
+scoring, and their prompts in our words (`locomo_prompts`) or, with `prompts_dir`, their own files:
 
 Ingestion, one session at a time in order, for each speaker (`MemAgent.update_character_memory`): the
 session as `"<speaker>: <text>"` lines (a shared image's caption first as `"(<speaker> shares <caption>.)"`,
@@ -87,13 +87,15 @@ class Conversation:
     """One conversation's memory: per speaker and session the extracted events, and each event line's
     embedding, in its folder; memu's clients routed to the bridge."""
 
-    def __init__(self, settings: dict[str, Any], conversation: str, folder: Path) -> None:
+    def __init__(
+        self, settings: dict[str, Any], conversation: str, folder: Path, texts: dict[str, str]
+    ) -> None:
         import httpx2  # openai 3.x's HTTP library
         from memu.llm import OpenAIClient  # type: ignore[import-not-found]
         from memu.memory.embeddings import EmbeddingClient  # type: ignore[import-not-found]
         from openai import OpenAI
 
-        self.settings, self.folder = settings, folder
+        self.settings, self.folder, self.prompts = settings, folder, texts
         self.lock = threading.Lock()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         route = settings["bridge_base"] + quote(conversation, safe="") + "/v1"
@@ -205,7 +207,7 @@ class Conversation:
         log: list[dict[str, Any]] = []
         for iteration in range(int(self.settings["max_iterations"])):
             if iteration == 0:
-                prompt = prompts.EVENTS.format(
+                prompt = self.prompts["EVENTS"].format(
                     character_name=name, conversation=conversation, session_date=date, existing_events="None"
                 )
             else:
@@ -214,7 +216,7 @@ class Conversation:
                     missing = "Unknown"
                 elif isinstance(missing, list):
                     missing = "\n".join(f"{i + 1}. {info}" for i, info in enumerate(missing))
-                prompt = prompts.REFINE_EVENTS.format(
+                prompt = self.prompts["REFINE_EVENTS"].format(
                     character_name=name, conversation=conversation, session_date=date,
                     previous_extraction=log[-1].get("events", ""), missing_info=missing,
                 )  # fmt: skip
@@ -226,7 +228,7 @@ class Conversation:
         return current
 
     def _completeness(self, name: str, conversation: str, events: str) -> dict[str, Any]:
-        prompt = prompts.CHECK_EVENTS.format(
+        prompt = self.prompts["CHECK_EVENTS"].format(
             character_name=name, conversation=conversation, extracted_events=events
         )
         content = self.chat(prompt, 1000, 0.1)
@@ -287,7 +289,9 @@ class Conversation:
     def _sufficiency(self, question: str, content: str) -> dict[str, Any]:
         if not content.strip():
             return {"sufficient": False, "missing_info": "No relevant information found", "confidence": 0.0}
-        reply = self.chat(prompts.CHECK_CONTENT.format(question=question, current_content=content), 500, 0.1)
+        reply = self.chat(
+            self.prompts["CHECK_CONTENT"].format(question=question, current_content=content), 500, 0.1
+        )
         parsed = _json_reply(reply)
         if parsed is not None:
             return parsed
@@ -300,7 +304,7 @@ class Conversation:
         }
 
     def _new_query(self, question: str, missing: Any, content: str) -> str:
-        prompt = prompts.NEW_QUERY.format(
+        prompt = self.prompts["NEW_QUERY"].format(
             original_question=question, missing_info=missing, current_content=content[:500]
         )
         reply = self.chat(prompt, 400, 0.2)
@@ -396,6 +400,13 @@ def _bm25_scores(query: str, records: list[dict[str, Any]]) -> dict[str, float]:
     return scores
 
 
+def prompt_texts(settings: dict[str, Any]) -> dict[str, str]:
+    """The memory prompts: memU's own files when `prompts_dir` names their folder (read as their loader read
+    them), else ours."""
+    folder = settings.get("prompts_dir")
+    return prompts.load(folder) if folder else dict(prompts.OURS)
+
+
 class Service:
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings
@@ -403,6 +414,7 @@ class Service:
         self.conversations: dict[str, Conversation] = {}
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=max(2, int(settings.get("workers", 8))))
+        self.prompts = prompt_texts(settings)
 
     def folder(self, conversation: str) -> Path:
         return self.data / hashlib.sha256(conversation.encode()).hexdigest()[:16]
@@ -411,7 +423,7 @@ class Service:
         with self.lock:
             if conversation not in self.conversations:
                 self.conversations[conversation] = Conversation(
-                    self.settings, conversation, self.folder(conversation)
+                    self.settings, conversation, self.folder(conversation), self.prompts
                 )
             return self.conversations[conversation]
 

@@ -9,17 +9,25 @@ the newest that installs on Python 3.11) pins httpx<0.28, so it runs in a venv o
 memu's LLM and embedding clients) that the shared `OwnEnvSystem` starts and reaches over the HTTP system
 protocol. The answer context is memU's own (`_generate_answer`'s "RELEVANT EVENTS:" list); the harness's
 answer prompt answers from it (memU's own answer prompt is a documented departure, docs/systems.md).
+
+The memory prompts are ours, worded from what memU's instruct (`locomo_prompts`); `prompts_dir` names a
+folder of memU's own prompt files (a checkout's `scripts/evals/locomo/prompts/`) to run those instead.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
+from mem0bench.common.errors import ConfigurationError
 from mem0bench.data.model import Conversation, Dataset
 from mem0bench.memory.base import SystemContext
 from mem0bench.memory.costs import CostPlan, MethodConfig
+from mem0bench.prompts.files import PromptFile
 from mem0bench.systems.external.http_system.wire import SearchItem
+from mem0bench.systems.external.memu import locomo_prompts
 from mem0bench.systems.external.memu.costs import memu_cost_plan
 from mem0bench.systems.external.memu.env import ENV
 from mem0bench.systems.external.own_env.adapter import OwnEnvSystem, Rendered
@@ -53,6 +61,7 @@ class MemU(OwnEnvSystem):
         max_rounds: int = 3,
         round_top_k: list[int] | tuple[int, ...] = (25, 15, 15),
         captions: bool = True,
+        prompts_dir: str | None = None,
         timeout_s: float = 1800.0,
         max_retries: int = 2,
         max_concurrency: int = 8,
@@ -65,6 +74,26 @@ class MemU(OwnEnvSystem):
         ks = list(round_top_k) if isinstance(round_top_k, list | tuple) else []
         if not ks or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks):
             raise ValueError(f"{name}: round_top_k must be a list of integers >= 1, got {round_top_k!r}")
+        # memU's own prompt files, checked here (before the venv, the service or any call) as the service
+        # will read them; the service is given the absolute folder (it runs in a folder of its own).
+        self.prompts_dir = (
+            None if prompts_dir in (None, "") else str(Path(str(prompts_dir)).expanduser().resolve())
+        )
+        try:
+            texts = locomo_prompts.load(self.prompts_dir) if self.prompts_dir else dict(locomo_prompts.OURS)
+        except locomo_prompts.PromptsError as exc:
+            raise ConfigurationError(str(exc)) from None
+        self.prompts_sha256 = hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()
+        self.prompt_files = tuple(
+            PromptFile(
+                setting=f"method.prompts_dir.{locomo_prompts.FILES[key].removesuffix('.txt')}",
+                path=str(Path(self.prompts_dir) / locomo_prompts.FILES[key]),
+                sha256=hashlib.sha256(text.encode()).hexdigest(),
+                messages=(("user", text),),
+            )
+            for key, text in texts.items()
+            if self.prompts_dir
+        )  # run.json records each file's sha256; a rerun finds a file edited in place
         super().__init__(
             name=name, top_k=ks[0], timeout_s=timeout_s, max_retries=max_retries,
             max_concurrency=max_concurrency, workers=workers, context=context,
@@ -79,7 +108,13 @@ class MemU(OwnEnvSystem):
     def memory_settings(self) -> dict[str, Any]:
         # How it searches (rounds, ks) is not in its memories: a change asks the questions again, and the
         # saved sessions stand (nothing is extracted again).
-        return {"max_iterations": self.max_iterations, "captions": self.captions, "versions": self.versions}
+        # The prompts by content (ours or memU's files), not by the folder's path.
+        return {
+            "max_iterations": self.max_iterations,
+            "captions": self.captions,
+            "prompts_sha256": self.prompts_sha256,
+            "versions": self.versions,
+        }
 
     def service_settings(self, dims: int) -> dict[str, Any]:
         return {
@@ -87,6 +122,7 @@ class MemU(OwnEnvSystem):
             "max_rounds": self.max_rounds,
             "round_top_k": self.round_top_k,
             "captions": self.captions,
+            "prompts_dir": self.prompts_dir,
         }
 
     def render(self, conversation: Conversation, items: list[tuple[dict[str, Any], SearchItem]]) -> Rendered:
