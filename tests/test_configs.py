@@ -63,7 +63,7 @@ def test_paper_profile_differs_where_the_paper_harness_did(method):
 
 def test_unknown_answer_prompt_is_one_clear_error():
     with pytest.raises(
-        ConfigurationError, match="answer.prompt must be one of default, paper, zep, amem, not 'short'"
+        ConfigurationError, match="answer.prompt must be one of default, paper, zep, amem, memu, not 'short'"
     ):
         _spec("+exp=rag", "answer.prompt=short")
 

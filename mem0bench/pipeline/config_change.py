@@ -102,7 +102,9 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     # mem0_oss_graph's relation dates change only how the same memories are shown. The other switches of
     # issue 38 change what is stored, so reach ingestion (the default below): method.extraction_date
     # (mem0_oss), method.fact_dates (zep_graphiti: the stored memory's size is measured as rendered),
-    # method.library_temperature (zep_graphiti), method.store_clock (langmem), method.temperature (amem).
+    # method.library_temperature (zep_graphiti), method.store_clock (langmem), method.temperature (amem),
+    # method.prompts_dir (memu: its own prompt files for extraction and search; their contents, recorded as
+    # prompt_files.method.prompts_dir.*, too).
     ("method.relation_dates", Reach.ANSWER),
     ("eval.context_tokens_max", Reach.ANSWER),
     # Which answer prompts are sent (a prompt past the window fails unsent) or how full_context cuts the

@@ -5,7 +5,8 @@ paper's harness gave (for memories: timestamps, newest wins, relative dates made
 speakers, reasoning shown where a calculation is needed, a 5-6 word answer; for chunks and the full
 conversation: the shortest answer in the conversation's words); `zep`, our wording of what Zep's own LOCOMO
 answer prompt instructs (getzep/zep-papers `zep_locomo_responses.py`); `amem`, our wording of A-Mem's
-per-category answer prompts (WujiangXu/A-mem `test_advanced.py`). Every way the whole reply is the
+per-category answer prompts (WujiangXu/A-mem `test_advanced.py`); `memu`, our wording of memU's
+(NevaMind-AI/memU `scripts/evals/locomo/prompts/generate_answer.txt`). Every way the whole reply is the
 prediction that is scored, as in the paper's harness.
 """
 
@@ -16,8 +17,8 @@ from typing import Literal
 from mem0bench.data.context import ContextKind, RetrievedContext
 from mem0bench.llm.types import Message
 
-AnswerPrompt = Literal["default", "paper", "zep", "amem"]
-ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper", "zep", "amem")
+AnswerPrompt = Literal["default", "paper", "zep", "amem", "memu"]
+ANSWER_PROMPTS: tuple[AnswerPrompt, ...] = ("default", "paper", "zep", "amem", "memu")
 
 # What each kind of context is, in the prompt's words.
 _CONTEXT_INTRO: dict[ContextKind, str] = {
@@ -128,6 +129,23 @@ _AMEM_RULES: dict[int, str] = {
 }
 
 
+# memU's answer prompt (generate_answer.txt), in our words and its order (one user message: the question,
+# the context, then what to do). Its reply had a <thinking> part and a <result> part, and only the result
+# was scored; here the whole reply is, so the thinking is asked for but not written down.
+_MEMU_INTRO = (
+    "You are a knowledgeable assistant with access to character information and event records. Answer the "
+    "question below from the context given."
+)
+_MEMU_RULES = """How to answer:
+1. First think it through, without writing the thinking down: what the question asks and which events
+   bear on it. Answers may be scattered across several events: look for all of them. Think about time
+   carefully: an event's time may be relative to when the speaker mentioned it; work out the real time of
+   the event.
+2. Then give the answer, complete and accurate, based only on the context: if several events give answers,
+   include all of them; if the information is not there, say what is missing. Keep it concise and to the
+   point: no more than 20 words."""
+
+
 def _paper_rules(kind: ContextKind) -> str:
     if kind in ("memories", "notes"):
         return _PAPER_MEMORY_RULES
@@ -151,12 +169,18 @@ def build_answer_messages(
     5-6 word answer) come from a suite other than LOCOMO (`mem0bench.suites`); LOCOMO passes neither, and
     its prompt is the same text as before suites existed. `category` (the question's LOCOMO category)
     chooses `amem`'s wording; the other prompts do not read it."""
-    if prompt in ("paper", "zep", "amem") and (intro is not None or style is not None):
+    if prompt in ("paper", "zep", "amem", "memu") and (intro is not None or style is not None):
         raise ValueError(f"answer.prompt={prompt} is a LOCOMO wording: use answer.prompt=default")
     block = f"<context>\n{context.text}\n</context>\n\nQuestion: {question}\nAnswer:"
     if prompt == "zep":
         text = f"{_CONTEXT_INTRO[context.kind]}\n\n{_ZEP_RULES}\n\n{block}"
         return [{"role": "system", "content": _ZEP_SYSTEM}, {"role": "user", "content": text}]
+    if prompt == "memu":
+        text = (
+            f"{_MEMU_INTRO}\n\nQuestion: {question}\n\nContext:\n<context>\n{context.text}\n</context>\n\n"
+            f"{_MEMU_RULES}\n\nAnswer:"
+        )
+        return [{"role": "user", "content": text}]
     if prompt == "amem":
         # A-Mem's order: the context first, then what to do with it, then the question.
         rules = _AMEM_RULES.get(category or 0, _AMEM_PHRASE)
