@@ -22,7 +22,7 @@ conversation, which is the same isolation).
 Search is the authors' retriever: `HybridRetriever` (search type HYBRID_COMPLETION) with chunks, entities
 and facts top_k (20/20/20, 10 edges per entity). Its `get_retrieved_objects` and `get_context_from_objects`
 are called as cognee's eval calls them, and the context its completion would be given is returned as one
-item (the harness's answer stage then answers from it); with `answer=cognee` the completion itself is run
+item (the harness's answer stage then answers from it); with `answer_by=cognee` the completion itself is run
 (cognee's answer, with the authors' answer prompt as its system prompt) and returned instead.
 
 Every LLM and embedding call of cognee goes through litellm: `litellm.acompletion` / `aembedding` (and the
@@ -63,7 +63,7 @@ _BRIDGE: dict[str, str] = {}
 
 
 def answer_prompt() -> str:
-    """cognee's LOCOMO eval's one answer prompt (in the wheel), used only with `answer=cognee`."""
+    """cognee's LOCOMO eval's one answer prompt (in the wheel), used only with `answer_by=cognee`."""
     import cognee
 
     return (Path(cognee.__file__).parent / "eval_framework/locomo/qa_prompts/unified.txt").read_text("utf-8")
@@ -226,22 +226,28 @@ class Service:
         return texts, windows
 
     async def _remember(self, conversation: str, sample: str) -> None:
+        """The one `remember()` over the stored sessions. Its digest (the documents) is kept when it is
+        done: a rerun asks nothing again. A memory not built from exactly these documents (a remember()
+        the run's interruption cut short, or sessions sent again) is dropped first and built anew, as the
+        authors build a conversation's memory: in one remember()."""
         import cognee
         from cognee.modules.users.methods import get_default_user
 
         texts, windows = self.documents(conversation, sample)
-        digest = hashlib.sha256(json.dumps([texts, self.dataset_name(conversation)]).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
         done = self.folder(conversation) / "remembered.json"
-        if done.is_file() and json.loads(done.read_text(encoding="utf-8")).get("digest") == digest:
-            return  # a rerun: this exact memory is built
         async with self.global_lock, self.lock(conversation):
+            if done.is_file() and json.loads(done.read_text(encoding="utf-8")).get("digest") == digest:
+                return  # a rerun: this exact memory is built
+            done.unlink(missing_ok=True)
+            await self._drop_dataset(conversation)
             user = await get_default_user()
             await cognee.remember(
                 texts, dataset_name=self.dataset_name(conversation), user=user,
                 chunk_size=int(self.settings["chunk_size"]),
                 self_improvement=bool(self.settings["self_improvement"]),
             )  # fmt: skip
-        done.write_text(json.dumps({"digest": digest, "windows": windows}), encoding="utf-8")
+            done.write_text(json.dumps({"digest": digest, "windows": windows}), encoding="utf-8")
 
     def search(self, conversation: str, body: dict[str, Any], scope: str | None) -> list[dict[str, Any]]:
         return self.run(self._search(conversation, str(body["question"])), conversation, scope)
@@ -268,7 +274,7 @@ class Service:
                     "chunks_top_k": int(s["chunks_top_k"]), "entities_top_k": int(s["entities_top_k"]),
                     "facts_top_k": int(s["facts_top_k"]), "max_edges_per_entity": int(s["max_edges_per_entity"]),
                 }  # fmt: skip
-                if s["answer"] == "cognee":
+                if s["answer_by"] == "cognee":
                     kwargs["system_prompt"] = answer_prompt()
                 retriever = HybridRetriever(**kwargs)
                 objects = await retriever.get_retrieved_objects(query=question)
@@ -276,12 +282,12 @@ class Service:
                 if not context:
                     return []
                 text = str(context)
-                if s["answer"] == "cognee":
+                if s["answer_by"] == "cognee":
                     answers = await retriever.get_completion_from_context(
                         query=question, retrieved_objects=objects, context=context
                     )
                     text = " ".join(str(a) for a in answers).strip()
-        return [{"text": text, "turn_ids": self.turn_ids(conversation, objects), "kind": s["answer"]}]
+        return [{"text": text, "turn_ids": self.turn_ids(conversation, objects), "kind": s["answer_by"]}]
 
     def turn_ids(self, conversation: str, objects: Any) -> list[str]:
         """The turns of the windows whose chunks the context shows (each window is one chunk)."""
@@ -302,20 +308,27 @@ class Service:
         self.run(self._delete(conversation), conversation)
 
     async def _delete(self, conversation: str) -> None:
+        async with self.global_lock, self.lock(conversation):
+            await self._drop_dataset(conversation)
+            folder = self.folder(conversation)
+            shutil.rmtree(folder / "sessions", ignore_errors=True)
+            (folder / "remembered.json").unlink(missing_ok=True)
+
+    async def _drop_dataset(self, conversation: str) -> None:
+        """Empty the conversation's dataset (if there is one) and move on to a new generation's: nothing
+        of the old one can then be found, even if emptying it left something behind."""
         import cognee
 
-        async with self.global_lock, self.lock(conversation):
-            user, dataset = await self._dataset(conversation)
-            if dataset is not None:
-                # best effort: the next generation's dataset is a fresh one anyway
-                with contextlib.suppress(Exception):
-                    await cognee.datasets.empty_dataset(dataset.id, user)
-            folder = self.folder(conversation)
-            marker = folder / "generation"
-            generation = int(marker.read_text(encoding="utf-8").strip()) + 1 if marker.is_file() else 1
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            marker.write_text(str(generation), encoding="utf-8")
+        user, dataset = await self._dataset(conversation)
+        if dataset is None:
+            return
+        with contextlib.suppress(Exception):  # best effort: see above
+            await cognee.datasets.empty_dataset(dataset.id, user)
+        folder = self.folder(conversation)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        marker = folder / "generation"
+        generation = int(marker.read_text(encoding="utf-8").strip()) + 1 if marker.is_file() else 1
+        marker.write_text(str(generation), encoding="utf-8")
 
 
 def configure(settings: dict[str, Any]) -> None:

@@ -12,8 +12,8 @@ top_k 20/20/20 and 10 edges per entity. The protocol sends sessions one at a tim
 them, and this adapter's last request of an ingestion asks it to `remember()` them all at once.
 
 The answer: cognee's eval lets cognee complete it (its retriever's completion, with its own answer prompt);
-the harness answers with its own answer stage, so by default (`answer=context`) the context that completion
-would be given is the answer context (a labelled departure, docs/systems.md). `answer=cognee` runs cognee's
+the harness answers with its own answer stage, so by default (`answer_by=context`) the context that completion
+would be given is the answer context (a labelled departure, docs/systems.md). `answer_by=cognee` runs cognee's
 completion instead and hands it over as the context, worded so that our answer prompt repeats it.
 """
 
@@ -39,7 +39,7 @@ ANSWERS = ("context", "cognee")
 COGNEE_ANSWER = (
     "The memory system answered this question itself. Reply with its answer exactly as given:\n{answer}"
 )
-"""`answer=cognee`: the context our answer prompt sees, so that it repeats cognee's own answer."""
+"""`answer_by=cognee`: the context our answer prompt sees, so that it repeats cognee's own answer."""
 
 
 def _count(name: str, label: str, value: Any) -> int:
@@ -67,7 +67,7 @@ class Cognee(OwnEnvSystem):
         entities_top_k: int = 20,
         facts_top_k: int = 20,
         max_edges_per_entity: int = 10,
-        answer: str = "context",
+        answer_by: str = "context",
         temperature: float = 0.0,
         timeout_s: float = 3600.0,
         max_retries: int = 2,
@@ -80,8 +80,8 @@ class Cognee(OwnEnvSystem):
             _count(name, label, value)
         if isinstance(max_edges_per_entity, bool) or not isinstance(max_edges_per_entity, int):
             raise ValueError(f"{name}: max_edges_per_entity must be an integer, got {max_edges_per_entity!r}")
-        if answer not in ANSWERS:
-            raise ValueError(f"{name}: answer must be one of {', '.join(ANSWERS)}, got {answer!r}")
+        if answer_by not in ANSWERS:
+            raise ValueError(f"{name}: answer_by must be one of {', '.join(ANSWERS)}, got {answer_by!r}")
         super().__init__(
             name=name, top_k=chunks_top_k, timeout_s=timeout_s, max_retries=max_retries,
             max_concurrency=max_concurrency, workers=workers, context=context,
@@ -90,7 +90,7 @@ class Cognee(OwnEnvSystem):
         self.overview, self.self_improvement = bool(overview), bool(self_improvement)
         self.top_ks = {"chunks_top_k": chunks_top_k, "entities_top_k": entities_top_k,
                        "facts_top_k": facts_top_k, "max_edges_per_entity": max_edges_per_entity}  # fmt: skip
-        self.answer, self.temperature = answer, float(temperature)
+        self.answer_by, self.temperature = answer_by, float(temperature)
 
     @classmethod
     def cost_plan(cls, method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -104,7 +104,7 @@ class Cognee(OwnEnvSystem):
         }  # fmt: skip
 
     def service_settings(self, dims: int) -> dict[str, Any]:
-        return {**self.memory_settings(), **self.top_ks, "answer": self.answer}
+        return {**self.memory_settings(), **self.top_ks, "answer_by": self.answer_by}
 
     async def ingest(self, conversation: Conversation) -> IngestReport:
         """The sessions (stored by the service), then the one `remember()` over all of them."""
@@ -134,10 +134,10 @@ class Cognee(OwnEnvSystem):
 
     def render(self, conversation: Conversation, items: list[tuple[dict[str, Any], SearchItem]]) -> Rendered:
         """cognee's hybrid context (passages, entities, facts), as its completion would be given it; with
-        `answer=cognee`, cognee's answer, worded for our answer prompt to repeat."""
+        `answer_by=cognee`, cognee's answer, worded for our answer prompt to repeat."""
         texts = [parsed.text for _, parsed in items if parsed.text]
         dia_ids = [d for _, parsed in items for d in parsed.turn_ids]
         text = "\n\n".join(texts)
-        if self.answer == "cognee" and text:
+        if self.answer_by == "cognee" and text:
             text = COGNEE_ANSWER.format(answer=text)
         return Rendered(text, dia_ids, len(texts), kind="notes")
