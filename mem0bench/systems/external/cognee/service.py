@@ -153,6 +153,73 @@ def route_calls() -> None:
         setattr(litellm, name, routed_sync)
 
 
+def _tiebreak(result: Any) -> str:
+    payload = getattr(result, "payload", None) or {}
+    return str(payload.get("text") or payload.get("name") or getattr(result, "id", ""))
+
+
+def deterministic_ties() -> None:
+    """Equal-ranked results in one order on every run. cognee leaves them in storage order (a vector
+    search's equal scores, a relation type's edges in "legacy graph order"), and that order depends on
+    which of cognify's concurrent extraction calls finished first: the same memory, built twice, would
+    show the same lines in another order (another prompt, another answer, no cache hit). Only ties are
+    reordered, by their text; what is retrieved and every ranked order stay cognee's."""
+    from cognee.infrastructure.databases.vector.lancedb.LanceDBAdapter import LanceDBAdapter
+    from cognee.modules.retrieval.hybrid import entities
+
+    search = LanceDBAdapter.search
+
+    async def tied(self: Any, *args: Any, **kwargs: Any) -> Any:
+        results = await search(self, *args, **kwargs)
+        if not isinstance(results, list):
+            return results
+        out: list[Any] = []
+        for result in results:  # runs of one score, each sorted by text
+            if out and getattr(out[-1][0], "score", None) == getattr(result, "score", None):
+                out[-1].append(result)
+            else:
+                out.append([result])
+        return [r for run in out for r in sorted(run, key=_tiebreak)]
+
+    LanceDBAdapter.search = tied  # type: ignore[method-assign]
+    edge_key = entities._edge_sort_key
+
+    def keyed(edge: dict[str, Any], edge_ranks: dict[str, int]) -> tuple[Any, ...]:
+        return (*edge_key(edge, edge_ranks), str(edge.get("text") or ""))
+
+    entities._edge_sort_key = keyed
+
+
+_RETRYING = (
+    "cognee.infrastructure.llm.structured_output_framework.litellm_native.native_adapter",
+    "cognee.infrastructure.llm.structured_output_framework.litellm_instructor.llm.generic_llm_api.adapter",
+    "cognee.infrastructure.llm.structured_output_framework.litellm_instructor.llm.openai.adapter",
+    "cognee.infrastructure.databases.vector.embeddings.LiteLLMEmbeddingEngine",
+    "cognee.infrastructure.databases.vector.embeddings.OpenAICompatibleEmbeddingEngine",
+)
+
+
+def one_attempt() -> int:
+    """cognee's own retry loops (tenacity: an LLM call is retried for at least 240 s, an embedding for
+    128 s) give up after one attempt: the bridge's client has retried the call already (429s, 5xx,
+    timeouts, with the run's backoff), so an error reaching cognee is final, and cognee's retries would
+    only hold a failed call for minutes. -> how many retrying methods were found."""
+    import importlib
+
+    from tenacity import stop_after_attempt
+
+    found = 0
+    for name in _RETRYING:
+        module = importlib.import_module(name)
+        for cls in vars(module).values():
+            for attribute in vars(cls).values() if isinstance(cls, type) else ():
+                retrying = getattr(attribute, "retry", None)
+                if retrying is not None and hasattr(retrying, "stop"):
+                    retrying.stop = stop_after_attempt(1)
+                    found += 1
+    return found
+
+
 class Service:
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings
@@ -385,6 +452,10 @@ def main() -> None:
     configure(settings)
     route_calls()
     import cognee  # noqa: F401 - a venv that cannot import it fails here, before the port is announced
+
+    deterministic_ties()
+    if not one_attempt():
+        raise SystemExit("cognee: none of its retrying calls was found (another cognee than pinned?)")
 
     serve(settings, Service, "cognee", version("cognee"))
 
