@@ -126,7 +126,7 @@ def route_calls() -> None:
     """Wrap litellm's entry points: each call goes to the bridge route of the request's conversation,
     stamped with the request's scope. Done before cognee is imported (instructor keeps the function
     object it is given)."""
-    import litellm  # type: ignore[import-untyped]
+    import litellm
 
     def patch(kwargs: dict[str, Any]) -> dict[str, Any]:
         route, scope = _route.get(), _scope.get()
@@ -181,7 +181,7 @@ def deterministic_ties() -> None:
                 out.append([result])
         return [r for run in out for r in sorted(run, key=_tiebreak)]
 
-    LanceDBAdapter.search = tied  # type: ignore[method-assign]
+    LanceDBAdapter.search = tied
     edge_key = entities._edge_sort_key
 
     def keyed(edge: dict[str, Any], edge_ranks: dict[str, int]) -> tuple[Any, ...]:
@@ -447,7 +447,7 @@ class _PortLine:
 
 
 def main() -> None:
-    sys.stdout = _PortLine()  # type: ignore[assignment]
+    sys.stdout = _PortLine()
     settings = read_settings()
     configure(settings)
     route_calls()
