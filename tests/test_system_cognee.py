@@ -160,7 +160,8 @@ def test_cognee_completes_the_answer_when_asked(cache, tmp_path, locomo_mini):
         assert row["context"].startswith("The memory system answered this question itself.")
     llm = json.loads((run_dir / "metrics.json").read_text())["tokens"]["llm"]
     assert llm["cognee_search"]["calls"] == 3
-    assert len(completions) == 3
+    # one completion per question (the latency pass asks each question once more: the same request)
+    assert len({json.dumps(body["messages"], sort_keys=True) for body in completions}) == 3
 
 
 @pytest.mark.slow
