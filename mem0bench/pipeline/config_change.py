@@ -106,6 +106,13 @@ _REACH_PREFIXES: tuple[tuple[str, Reach], ...] = (
     # method.prompts_dir (memu: its own prompt files for extraction and search; their contents, recorded as
     # prompt_files.method.prompts_dir.*, too).
     ("method.relation_dates", Reach.ANSWER),
+    # cognee's retrieval: which lanes' top_k and whether cognee completes the answer; its memory (a
+    # conversation's one remember()) does not change with them.
+    ("method.chunks_top_k", Reach.ANSWER),
+    ("method.entities_top_k", Reach.ANSWER),
+    ("method.facts_top_k", Reach.ANSWER),
+    ("method.max_edges_per_entity", Reach.ANSWER),
+    ("method.answer_by", Reach.ANSWER),
     ("eval.context_tokens_max", Reach.ANSWER),
     # Which answer prompts are sent (a prompt past the window fails unsent) or how full_context cuts the
     # conversation to the window: the answers change, the memories (full_context has none) do not.

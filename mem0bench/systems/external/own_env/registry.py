@@ -12,6 +12,7 @@ __all__ = ["OWN_ENVS", "own_env"]
 OWN_ENVS: dict[str, str] = {
     "mem0_v2": "mem0bench.systems.external.mem0_v2.env",
     "memu": "mem0bench.systems.external.memu.env",
+    "cognee": "mem0bench.systems.external.cognee.env",
 }
 """name -> the module whose `ENV` is the system's venv."""
 
