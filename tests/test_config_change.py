@@ -118,7 +118,7 @@ def test_a_rerun_with_other_results_settings_stops_or_recomputes_what_they_reach
         assert paid(server) == bought
         manifest = json.loads((run_dir / "run.json").read_text())
         assert manifest["setting_changes"][-1]["changes"] == {
-            "llm.max_concurrency": [32, 3], "run.max_failure_rate": [0.05, 0.5]
+            "llm.max_concurrency": [64, 3], "run.max_failure_rate": [0.05, 0.5]
         }  # fmt: skip
         assert "config_changes" not in manifest
 

@@ -26,7 +26,7 @@ from mem0bench.memory.base import SystemContext
 from mem0bench.pipeline.attempt import RunOptions
 from mem0bench.pipeline.judge import JudgeSettings
 from mem0bench.pipeline.latency import LATENCY_FILE
-from mem0bench.pipeline.runner import Runner, in_flight
+from mem0bench.pipeline.runner import MAX_IN_FLIGHT, Runner, in_flight
 from mem0bench.rundir.directory import RunDirectory
 from mem0bench.suites.base import DatasetRequest
 from mem0bench.suites.longmemeval import load_longmemeval_s
@@ -128,6 +128,14 @@ def test_a_run_holds_the_stores_in_flight_not_every_haystack(tmp_path, make):
     assert outcome.metrics["n_questions"] == HAYSTACKS
     timed = [r for r in rundir.rows(LATENCY_FILE) if not r.get("failure")]
     assert len(timed) == HAYSTACKS  # each store loaded again from disk for its questions' timing
+
+
+def test_conversations_in_flight_do_not_grow_with_the_concurrency():
+    # Twice the slots (every slot busy with a stream), at least 8; but at most 64, the window issue 37's
+    # growth figures were measured at: raising llm.max_concurrency (default 64) must not raise the memory.
+    assert [in_flight(c) for c in (1, 4, 16, 32)] == [8, 8, 32, 64]
+    assert in_flight(64) == in_flight(128) == in_flight(1000) == MAX_IN_FLIGHT == 64
+    assert in_flight(LLMSettings().max_concurrency) == 64
 
 
 def test_growth_checks_compare_each_size_with_the_smallest():

@@ -106,7 +106,7 @@ def test_settings_from_the_shipped_configs() -> None:
     llm = LLMSettings.from_config(yaml.safe_load((ROOT / "configs/llm/openai.yaml").read_text()))
     assert (
         llm.model == "gpt-4o-mini"
-        and llm.max_concurrency == 32
+        and llm.max_concurrency == 64
         and llm.prices["gpt-4o-mini"]["prompt"] == 0.15
     )
     for name in ("openai", "minilm"):

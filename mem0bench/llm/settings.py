@@ -104,8 +104,10 @@ class LLMSettings:
     price_any_server: bool = False
     """`prices` are OpenAI's: calls to another server cost 0 unless this is true (e.g. a billing proxy)."""
     repair_attempts: int = 1
-    max_concurrency: int = 32
-    """Requests in flight at once: 32 fits LOCOMO's 20 speaker streams with room for answers and judgements."""
+    max_concurrency: int = 64
+    """Requests in flight at once: 64 fits LOCOMO's 20 speaker streams, each a chain with calls run ahead of
+    it (Mem0^g's ingest needs ~39k calls: 32 slots could not carry them within 1.5x of its chain), with room
+    for answers and judgements. Conversations in flight stay at most 64 however high it goes."""
     rpm: float | None = None
     """The account's requests per minute, when the user knows it (else the server's `x-ratelimit-*`
     figures pace the run; with both, the tighter wins)."""

@@ -3,7 +3,7 @@
 Everything independent overlaps: conversations ingest at once (each system runs its own streams in
 parallel), and a conversation's questions are answered and judged as soon as its ingestion is done. The
 LLM client's concurrency limit is the throttle; conversations in flight are bounded too (`in_flight`, twice
-the client's concurrency: all of LOCOMO's ten at once), and a conversation's in-memory store is released
+the client's concurrency up to 64: all of LOCOMO's ten at once), and a conversation's in-memory store is released
 once its questions are judged, so a run over 500 LongMemEval haystacks holds a few dozen stores, not 500.
 
 Crash safety (a kill at any moment loses nothing that was paid for):
@@ -74,13 +74,17 @@ __all__ = ["RunAborted", "RunOptions", "RunOutcome", "Runner"]
 _STOPPING = (RunAborted, ServerUnreachable, ConfigurationError, SystemCrashed)
 MIN_IN_FLIGHT = 8
 """Conversations in flight at least; else twice the client's concurrency (every slot busy with a stream)."""
+MAX_IN_FLIGHT = 64
+"""Conversations in flight at most, whatever `llm.max_concurrency` is: the memory a run holds is the stores
+in flight (issue 37's growth figures were measured at 64), and the concurrency is a speed setting that must
+not raise it. 64 conversations keep 64 or more slots busy (each has two speaker streams, and runs ahead)."""
 
 
 def in_flight(max_concurrency: int) -> int:
     """How many conversations ingest and answer at once: enough to keep every request slot busy (a
     conversation's streams wait on each other's calls), few enough that the memory a run holds does not
-    grow with the number of conversations."""
-    return max(MIN_IN_FLIGHT, 2 * max_concurrency)
+    grow with the number of conversations, nor with the client's concurrency (`MAX_IN_FLIGHT`)."""
+    return min(MAX_IN_FLIGHT, max(MIN_IN_FLIGHT, 2 * max_concurrency))
 
 
 class Runner:
