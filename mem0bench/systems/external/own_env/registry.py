@@ -11,6 +11,7 @@ __all__ = ["OWN_ENVS", "own_env"]
 
 OWN_ENVS: dict[str, str] = {
     "mem0_v2": "mem0bench.systems.external.mem0_v2.env",
+    "hindsight": "mem0bench.systems.external.hindsight.env",
 }
 """name -> the module whose `ENV` is the system's venv."""
 
