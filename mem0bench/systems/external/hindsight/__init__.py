@@ -1,4 +1,4 @@
-"""Hindsight (vectorize-io's hindsight-api-slim), in its own virtual environment behind the HTTP system protocol."""
+"""Hindsight (vectorize-io's hindsight-api-slim) in its own venv, behind the HTTP system protocol."""
 
 from mem0bench.systems.external.hindsight.system import Hindsight
 

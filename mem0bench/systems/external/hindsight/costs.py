@@ -1,9 +1,12 @@
 """The dry run's estimate of Hindsight's own calls (hindsight-api-slim 1.1.0; no import needed).
 
-Per session (one retain): fact extraction over the session's one chunk (Hindsight's structured-output
-prompt, `EXTRACT_PROMPT_TOKENS`, plus the session's JSON), then one batch embedding of the facts and one of
-the entities it resolves. Per question: one query embedding; recall makes no LLM call (its query analysis
-is dateparser, its reranking `rrf`). Constants measured on conv-26 through the stand-in (tests).
+Per session (one retain): Hindsight cuts the session's JSON into chunks of at most 3,000 characters (at
+turn boundaries, so a little more often than every 3,000) and extracts facts from each chunk with one
+structured-output call (its instructions and schema, `EXTRACT_PROMPT_TOKENS`, plus the chunk); then it
+embeds the facts and the entities it resolves in batches. Per question: one query embedding; recall makes
+no LLM call (query analysis is dateparser, reranking `rrf`). Measured on conv-26 through the stand-in
+(19 sessions, 419 turns): 46 extraction calls over 39 3,000-character spans, 173,851 prompt tokens
+(24,522 of them the sessions' JSON), 30 embedding calls.
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ from mem0bench.tokens import count_tokens
 
 __all__ = ["hindsight_cost_plan"]
 
-EXTRACT_PROMPT_TOKENS = 4000  # Hindsight's fact-extraction instructions and schema (measured: see tests)
-EXTRACT_CALLS_PER_SESSION = 1.0
-EMBED_CALLS_PER_SESSION = 2.0
-FACTS_PER_SESSION = 12
-FACT_TOKENS = 40
+CHUNK_CHARS = 3000  # Hindsight's DEFAULT_RETAIN_CHUNK_SIZE
+CALLS_PER_SPAN = 46 / 39  # chunks end at turn boundaries: more chunks than 3,000-character spans
+EXTRACT_PROMPT_TOKENS = 3246  # per extraction call besides the chunk itself (measured, conv-26)
+EMBED_CALLS_PER_SESSION = 30 / 19  # measured, conv-26
+FACTS_PER_CALL = 6  # a real model's facts per chunk (a guess: the stand-in's replies are not a model's)
+FACT_TOKENS = 60  # one extracted fact with its what/when/who/why fields
 
 
 def hindsight_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
     sessions = 0
+    spans = 0
     content = 0.0
     for conversation in dataset.conversations:
         for session in conversation.sessions:
@@ -32,19 +37,24 @@ def hindsight_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int
                 continue
             sessions += 1
             turns = [{"speaker": t.speaker, "dia_id": t.dia_id, "text": t.text} for t in session.turns]
-            content += count_tokens(json.dumps(turns))
-    extract = sessions * EXTRACT_CALLS_PER_SESSION
+            text = json.dumps(turns)
+            spans += -(-len(text) // CHUNK_CHARS)
+            content += count_tokens(text)
+    extract = spans * CALLS_PER_SPAN
+    facts = extract * FACTS_PER_CALL
     lines = [
         PlanLine("ingest", "fact extraction", extract, extract * EXTRACT_PROMPT_TOKENS + content,
-                 sessions * FACTS_PER_SESSION * FACT_TOKENS),
+                 facts * FACT_TOKENS),
         PlanLine("ingest", "fact and entity embeddings", sessions * EMBED_CALLS_PER_SESSION,
-                 sessions * FACTS_PER_SESSION * FACT_TOKENS, 0),
+                 facts * FACT_TOKENS / 2, 0),
         PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0),
     ]  # fmt: skip
-    context = int(method.get("max_tokens", 4096)) + (
-        int(method.get("max_chunk_tokens", 8192)) if method.get("include_chunks", True) else 0
-    ) + (int(method.get("max_entity_tokens", 2048)) if method.get("include_entities", True) else 0)
+    context = (
+        int(method.get("max_tokens", 4096))
+        + (int(method.get("max_chunk_tokens", 8192)) if method.get("include_chunks", True) else 0)
+        + (int(method.get("max_entity_tokens", 2048)) if method.get("include_entities", True) else 0)
+    )
     return CostPlan(
         context_tokens=context, lines=lines, embeds_queries=False,
-        assumptions=(f"{FACTS_PER_SESSION} facts per session, one extraction call per session",),
+        assumptions=(f"{FACTS_PER_CALL} facts per extraction call, one per chunk of {CHUNK_CHARS} chars",),
     )  # fmt: skip

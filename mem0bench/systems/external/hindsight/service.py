@@ -41,13 +41,13 @@ import socket
 import subprocess
 import tempfile
 import threading
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import service_kit  # type: ignore[import-not-found]
-from service_kit import SCOPE_HEADER, read_settings, serve  # type: ignore[import-not-found]
+from service_kit import SCOPE_HEADER, read_settings, serve
 
 _scope: contextvars.ContextVar[str | None] = contextvars.ContextVar("mem0bench_scope", default=None)
 DB_NAME = "hindsight"
@@ -89,7 +89,7 @@ class Database:
     """The bundled PostgreSQL, in `folder` (data, socket, pg0's unpacked installation), run as `user`."""
 
     def __init__(self, service_data: Path) -> None:
-        import pg0  # type: ignore[import-untyped]
+        import pg0  # type: ignore[import-not-found]
 
         self.pg0 = str(Path(pg0.__file__).parent / "bin" / "pg0")
         if os.geteuid() == 0:
@@ -134,7 +134,9 @@ class Database:
             user=self.uid, group=self.gid, extra_groups=[] if self.uid is not None else None,
         )  # fmt: skip
         if done.returncode != 0:
-            raise RuntimeError(f"{Path(args[0]).name} {args[1]} failed: {(done.stderr or done.stdout)[-1500:]}")
+            raise RuntimeError(
+                f"{Path(args[0]).name} {args[1]} failed: {(done.stderr or done.stdout)[-1500:]}"
+            )
         return done.stdout
 
     def _binaries(self) -> Path:
@@ -174,10 +176,22 @@ class Database:
             [str(bin_dir / "pg_ctl"), "start", "-D", str(self.data), "-w", "-s", "-t", "120",
              "-l", str(self.folder / "postgres.log"), "-o", options], self._env(bin_dir),
         )  # fmt: skip
-        # A new password each start (the first one was on pg0's command line), given on psql's stdin.
+        # A new password each start (the first one was on pg0's command line), given on psql's stdin;
+        # kept beside the old one until the database has it, so a crash in between locks nothing out.
+        pending = self.folder / "password.next"
         fresh = secrets.token_hex(24)
-        self._psql(bin_dir, password, f"ALTER ROLE {DB_NAME} PASSWORD '{fresh}'; ALTER ROLE postgres PASSWORD '{fresh}';")
+        statement = f"ALTER ROLE {DB_NAME} PASSWORD '{fresh}'; ALTER ROLE postgres PASSWORD '{fresh}';"
+        known = [password] + ([pending.read_text(encoding="utf-8").strip()] if pending.is_file() else [])
+        self._write(pending, fresh)
+        for i, current in enumerate(known):
+            try:
+                self._psql(bin_dir, current, statement)
+                break
+            except RuntimeError:
+                if i == len(known) - 1:
+                    raise
         self._write(self.secret, fresh)
+        pending.unlink()
         return f"postgresql://{DB_NAME}:{fresh}@/{DB_NAME}?host={self.sock}&port=5432"
 
     def _psql(self, bin_dir: Path, password: str, statement: str) -> None:
@@ -185,9 +199,10 @@ class Database:
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PGPASSWORD": password,
                        **self._env(bin_dir)}  # fmt: skip
         done = subprocess.run(
-            [str(bin_dir / "psql"), "-h", str(self.sock), "-U", DB_NAME, "-d", DB_NAME, "-v", "ON_ERROR_STOP=1",
-             "-q"], input=statement, env=environment, cwd=self.folder, capture_output=True, text=True,
-            check=False, user=self.uid, group=self.gid, extra_groups=[] if self.uid is not None else None,
+            [str(bin_dir / "psql"), "-h", str(self.sock), "-U", DB_NAME, "-d", DB_NAME, "-v",
+             "ON_ERROR_STOP=1", "-q"], input=statement, env=environment, cwd=self.folder,
+            capture_output=True, text=True, check=False, user=self.uid, group=self.gid,
+            extra_groups=[] if self.uid is not None else None,
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"psql failed: {done.stderr[-1500:]}")
@@ -242,7 +257,7 @@ class Service:
         self.sessions: dict[str, threading.Lock] = {}
 
     async def _engine(self, url: str) -> Any:
-        from hindsight_api import MemoryEngine
+        from hindsight_api import MemoryEngine  # type: ignore[import-not-found]
 
         route = self.settings["bridge_base"] + self.settings.get("route", "hindsight") + "/v1"
         engine = MemoryEngine(
@@ -261,12 +276,15 @@ class Service:
 
     @staticmethod
     def bank(conversation: str) -> str:
-        return "locomo_" + re.sub(r"[^A-Za-z0-9_.-]", "_", conversation)[:80] + "_" + hashlib.sha256(
-            conversation.encode()
-        ).hexdigest()[:8]
+        return (
+            "locomo_"
+            + re.sub(r"[^A-Za-z0-9_.-]", "_", conversation)[:80]
+            + "_"
+            + hashlib.sha256(conversation.encode()).hexdigest()[:8]
+        )
 
     def _context(self) -> Any:
-        from hindsight_api.models import RequestContext
+        from hindsight_api.models import RequestContext  # type: ignore[import-not-found]
 
         return RequestContext()
 
@@ -280,12 +298,12 @@ class Service:
         bank = self.bank(conversation)
         event = datetime.fromisoformat(str(body["date_iso"]))
         if event.tzinfo is None:  # the authors' dates are the session's wall time, as UTC
-            from datetime import timezone
-
-            event = event.replace(tzinfo=timezone.utc)
+            event = event.replace(tzinfo=UTC)
         content = {
             "content": json.dumps(locomo_turns(body)),
-            "context": f"Conversation between {speakers[0]} and {speakers[-1]} (session_{number} of {sample})",
+            "context": (
+                f"Conversation between {speakers[0]} and {speakers[-1]} (session_{number} of {sample})"
+            ),
             "event_date": event,
             "document_id": document,
         }
@@ -293,12 +311,14 @@ class Service:
         async def retain() -> None:
             with contextlib.suppress(Exception):  # a session sent again replaces itself
                 await self.engine.delete_document(document, bank, request_context=self._context())
-            await self.engine.retain_batch_async(bank_id=bank, contents=[content], request_context=self._context())
+            await self.engine.retain_batch_async(
+                bank_id=bank, contents=[content], request_context=self._context()
+            )
 
         self._run(retain(), scope)
 
     def search(self, conversation: str, body: dict[str, Any], scope: str | None) -> list[dict[str, Any]]:
-        from hindsight_api.engine.memory_engine import Budget
+        from hindsight_api.engine.memory_engine import Budget  # type: ignore[import-not-found]
 
         s = self.settings
         result = self._run(
@@ -317,7 +337,8 @@ class Service:
         for fact in dump.get("results") or []:
             chunk = chunks.get(fact.get("chunk_id") or "") or {}
             items.append(
-                {"text": fact.get("text") or "", "date": fact.get("occurred_start") or fact.get("mentioned_at"),
+                {"text": fact.get("text") or "",
+                 "date": fact.get("occurred_start") or fact.get("mentioned_at"),
                  "turn_ids": DIA_ID.findall(chunk.get("chunk_text") or chunk.get("text") or ""),
                  "kind": "fact", "raw": fact}
             )  # fmt: skip
