@@ -25,6 +25,8 @@ EXTRACT_PROMPT_TOKENS = 3246  # per extraction call besides the chunk itself (me
 EMBED_CALLS_PER_SESSION = 30 / 19  # measured, conv-26
 FACTS_PER_CALL = 6  # a real model's facts per chunk (a guess: the stand-in's replies are not a model's)
 FACT_TOKENS = 60  # one extracted fact with its what/when/who/why fields
+FACT_JSON_TOKENS = 110  # a recalled fact's other JSON fields (conv-26's answer prompts: ~29k tokens each
+# with the stand-in's short facts)
 
 
 def hindsight_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int) -> CostPlan:
@@ -49,8 +51,10 @@ def hindsight_cost_plan(method: MethodConfig, dataset: Dataset, n_questions: int
                  facts * FACT_TOKENS / 2, 0),
         PlanLine("search", "query embeddings", n_questions, n_questions * 15, 0),
     ]  # fmt: skip
+    # The context is the recall result as JSON: each fact's text counts against max_tokens, its other
+    # fields (ids, dates, scores, chunk id) do not.
     context = (
-        int(method.get("max_tokens", 4096))
+        int(method.get("max_tokens", 4096)) / FACT_TOKENS * (FACT_TOKENS + FACT_JSON_TOKENS)
         + (int(method.get("max_chunk_tokens", 8192)) if method.get("include_chunks", True) else 0)
         + (int(method.get("max_entity_tokens", 2048)) if method.get("include_entities", True) else 0)
     )
