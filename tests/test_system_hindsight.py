@@ -158,3 +158,19 @@ def test_cost_plan_counts_one_retain_per_session(locomo_mini):
     assert lines["query embeddings"].calls == 4
     # Facts as JSON (their text is what max_tokens bounds), entities and chunks.
     assert 4096 + 8192 + 2048 < plan.context_tokens < 3 * 4096 + 8192 + 2048
+
+
+def test_check_systems_stand_in_follows_local_refs():
+    # Hindsight's structured outputs are pydantic models: their facts are `$ref`s into `$defs`, which the
+    # check-system stand-in must follow (a string in place of a fact object is a malformed fact).
+    from mem0bench.conformance.standin import simplest
+
+    schema = {
+        "type": "object", "required": ["facts"],
+        "properties": {"facts": {"type": "array", "items": {"$ref": "#/$defs/Fact"}}},
+        "$defs": {"Fact": {"type": "object", "required": ["what", "kind"],
+                           "properties": {"what": {"type": "string"}, "kind": {"enum": ["world", "experience"]}}}},
+    }  # fmt: skip
+    assert simplest(schema, ["Caroline", "painted"]) == {
+        "facts": [{"what": "Caroline painted", "kind": "world"}]
+    }

@@ -39,9 +39,19 @@ def embedding(text: str) -> np.ndarray:
     return vector / norm
 
 
-def simplest(schema: Any, words: list[str]) -> Any:
+def simplest(schema: Any, words: list[str], root: Any = None) -> Any:
     """The simplest value that satisfies a JSON schema: required properties only, one array item, the
-    first enum value, a few words of the prompt for a string."""
+    first enum value, a few words of the prompt for a string. Local `$ref`s (`#/$defs/...`, pydantic's
+    nested models) are followed from `root` (the whole schema)."""
+    root = schema if root is None else root
+    for _ in range(20):
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/")):
+            break
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        schema = target
     if not isinstance(schema, dict):
         return " ".join(words[:3])
     if "const" in schema:
@@ -50,16 +60,17 @@ def simplest(schema: Any, words: list[str]) -> Any:
         return schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
-            return simplest(schema[key][0], words)
+            return simplest(schema[key][0], words, root)
     kind = schema.get("type", "object" if "properties" in schema else "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties") or {}
-        return {name: simplest(props.get(name, {}), words) for name in schema.get("required", [])}
+        return {name: simplest(props.get(name, {}), words, root) for name in schema.get("required", [])}
     if kind == "array":
         return [
-            simplest(schema.get("items", {}), words) for _ in range(max(int(schema.get("minItems", 1)), 1))
+            simplest(schema.get("items", {}), words, root)
+            for _ in range(max(int(schema.get("minItems", 1)), 1))
         ]
     if kind in ("integer", "number"):
         return schema.get("minimum", 0)
