@@ -402,6 +402,10 @@ def configure(settings: dict[str, Any]) -> None:
         # The authors' run started no consolidation worker: its queued consolidations never ran.
         "HINDSIGHT_API_ENABLE_AUTO_CONSOLIDATION": "false",
         "HINDSIGHT_API_OTEL_TRACES_ENABLED": "false",
+        # litellm is not used here (no litellm provider); if a code path imports it, it must not fetch its
+        # price map or send telemetry.
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_TELEMETRY": "False",
     }
     os.environ.update(env)
 
