@@ -12,8 +12,9 @@ PostgreSQL itself with no TCP listener at all, on a unix socket in a private (07
 service's user (and root) can reach it; the password pg0 was given on its command line is replaced at once
 by one only this folder holds. PostgreSQL refuses to run as root: when the harness runs as root the database
 runs as `nobody`, its folder owned by `nobody` and private, in a folder `nobody` can reach (the run's own
-folders are root's and private): `<tmp>/mem0bench-hindsight-db/<key>`. A database created anew gets a new
-`incarnation` id, which the adapter adds to what the memories depend on: a lost database re-ingests.
+folders are root's and private): `<tmp>/mem0bench-hindsight-db/<key>`, removed at a later start once its
+run folder is gone. A database created anew gets a new `incarnation` id, which the adapter adds to what the
+memories depend on: a lost database re-ingests.
 
 Ingestion is the authors' LOCOMO harness's (hindsight-dev/benchmarks/locomo): one retain per session, its
 content the session's turns as JSON, its context "Conversation between A and B (session_N of <id>)", its
@@ -87,6 +88,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def collect(base: Path) -> None:
+    """Remove the databases (under a root harness's shared folder) whose run folder is gone: they
+    outlive their run, and nothing else would ever read them again."""
+    for folder in base.iterdir():
+        owner = folder / "owner"
+        with contextlib.suppress(OSError):
+            if owner.is_file() and not (folder / "data" / "postmaster.pid").exists():
+                if not Path(owner.read_text(encoding="utf-8").strip()).exists():
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
 class Database:
     """The bundled PostgreSQL, in `folder` (data, socket, pg0's unpacked installation), run as `user`."""
 
@@ -113,11 +125,16 @@ class Database:
                 os.chmod(partial, 0o500)
                 os.replace(partial, copy)
             self.pg0 = str(copy)
+            self.home = base / "home"  # pg0's unpacked PostgreSQL, shared by the databases here
+            self.owner = str(service_data.resolve())
+            collect(base)
         else:
             self.uid = self.gid = None
             self.folder = service_data / "pg"
+            self.home = self.folder / "home"
+            self.owner = ""
         self.name = "mem0bench-" + hashlib.sha256(str(self.folder).encode()).hexdigest()[:12]
-        self.data, self.home, self.sock = self.folder / "data", self.folder / "home", self.folder / "sock"
+        self.data, self.sock = self.folder / "data", self.folder / "sock"
         self.secret = self.folder / "password"
         self.incarnation = self.folder / "incarnation"
 
@@ -143,6 +160,9 @@ class Database:
 
     def _binaries(self) -> Path:
         found = sorted(glob.glob(str(self.home / ".pg0" / "installation" / "*" / "bin" / "pg_ctl")))
+        found = found or sorted(
+            glob.glob(str(self.folder / "home" / ".pg0" / "installation" / "*" / "bin" / "pg_ctl"))
+        )
         if not found:
             raise RuntimeError(f"pg0 left no PostgreSQL installation under {self.home}")
         return Path(found[-1]).parent
@@ -166,6 +186,8 @@ class Database:
             self._run([self.pg0, "stop", "--name", self.name], {})
             self._write(self.secret, first)
             self._write(self.incarnation, secrets.token_hex(8))
+            if self.owner:
+                self._write(self.folder / "owner", self.owner)
         bin_dir = self._binaries()
         if (self.data / "postmaster.pid").is_file():  # left running by a killed service: stop it first
             self.stop()
