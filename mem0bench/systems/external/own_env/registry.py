@@ -13,6 +13,7 @@ OWN_ENVS: dict[str, str] = {
     "mem0_v2": "mem0bench.systems.external.mem0_v2.env",
     "memu": "mem0bench.systems.external.memu.env",
     "cognee": "mem0bench.systems.external.cognee.env",
+    "hindsight": "mem0bench.systems.external.hindsight.env",
 }
 """name -> the module whose `ENV` is the system's venv."""
 
