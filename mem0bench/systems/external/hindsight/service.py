@@ -94,9 +94,9 @@ def collect(base: Path) -> None:
     for folder in base.iterdir():
         owner = folder / "owner"
         with contextlib.suppress(OSError):
-            if owner.is_file() and not (folder / "data" / "postmaster.pid").exists():
-                if not Path(owner.read_text(encoding="utf-8").strip()).exists():
-                    shutil.rmtree(folder, ignore_errors=True)
+            idle = owner.is_file() and not (folder / "data" / "postmaster.pid").exists()
+            if idle and not Path(owner.read_text(encoding="utf-8").strip()).exists():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 class Database:
