@@ -6,8 +6,11 @@ the request's words: nothing of LOCOMO)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import secrets
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -68,6 +71,40 @@ def _postgres_processes() -> list[str]:
     return found
 
 
+def _database_folder(run_dir: Path) -> Path:
+    """The run's database folder: in the run's state folder, or (a root harness) in the shared one."""
+    found = [p.parent.parent for p in run_dir.rglob("PG_VERSION") if p.parent.name == "data"]
+    base = Path(tempfile.gettempdir()) / "mem0bench-hindsight-db"
+    for folder in base.iterdir() if base.is_dir() else []:
+        owner = folder / "owner"
+        if owner.is_file() and Path(owner.read_text().strip()).is_relative_to(run_dir.resolve()):
+            found.append(folder)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _pg0_record(folder: Path) -> Path:
+    """Where pg0 records the instance it created (a previous version's record held its password)."""
+    name = "mem0bench-" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+    home = folder / "home" if (folder / "home").is_dir() else folder.parent / "home"
+    return home / ".pg0" / "instances" / name
+
+
+def _assert_no_stored_secret(run_dir: Path, folder: Path) -> None:
+    """The database needs no password, and none is kept: no password file, no pg0 record, a pg_hba.conf
+    admitting the unix socket alone with `trust` (no TCP line), and no TCP listener configured."""
+    for root in (run_dir, folder):
+        assert [p for p in root.rglob("*") if p.name in ("password", "password.next")] == []
+    assert not _pg0_record(folder).exists()
+    lines = [line.split() for line in (folder / "data" / "pg_hba.conf").read_text().splitlines()]
+    assert [line for line in lines if line and not line[0].startswith("#")] == [
+        ["local", "all", "all", "trust"]
+    ]
+    logs = [p.read_text(errors="replace") for p in folder.rglob("*.log") if "installation" not in p.parts]
+    assert any("listening on Unix socket" in log for log in logs)
+    assert not any("listening on IPv" in log for log in logs)  # never on TCP, not even when pg0 created it
+
+
 @pytest.mark.slow
 def test_conv26_end_to_end(cache, tmp_path, locomo_path):
     before = set(_postgres_processes())
@@ -108,10 +145,29 @@ def test_conv26_end_to_end(cache, tmp_path, locomo_path):
         assert manifest["system_versions"]["hindsight-api-slim"] == "1.1.0"
         assert files_containing(run_dir, TEST_KEY) == []
 
+        folder = _database_folder(run_dir)
+        _assert_no_stored_secret(run_dir, folder)
+
+        # A database a previous version made: a password in files beside it and in pg0's record, password
+        # and TCP lines in its pg_hba.conf. The rerun migrates it (it could not log in otherwise).
+        legacy = secrets.token_hex(24)
+        owner = folder.stat()
+        for path, text in (
+            (folder / "password", legacy), (folder / "password.next", legacy),
+            (_pg0_record(folder) / "instance.json", json.dumps({"username": "hindsight", "password": legacy})),
+            (folder / "data" / "pg_hba.conf",
+             "local all all password\nhost all all 127.0.0.1/32 password\nhost all all ::1/128 password\n"),
+        ):  # fmt: skip
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
+            for made in (path, path.parent):
+                os.chown(made, owner.st_uid, owner.st_gid)
         paid = server.count("chat") + server.count("embeddings")
         again = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
         assert again.returncode == 0, again.stderr[-3000:]
         assert server.count("chat") + server.count("embeddings") == paid  # resumed: nothing asked again
+        _assert_no_stored_secret(run_dir, folder)
+        assert files_containing(run_dir, legacy) == files_containing(folder, legacy) == []
     # The database stopped with the run.
     assert set(_postgres_processes()) <= before
 

