@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import tempfile
 import threading
 from pathlib import Path
@@ -84,7 +83,7 @@ def _database_folder(run_dir: Path) -> Path:
 
 
 def _pg0_record(folder: Path) -> Path:
-    """Where pg0 records the instance it created (a previous version's record held its password)."""
+    """Where pg0 records the instance it created (with pg0's public default password)."""
     name = "mem0bench-" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
     home = folder / "home" if (folder / "home").is_dir() else folder.parent / "home"
     return home / ".pg0" / "instances" / name
@@ -148,26 +147,16 @@ def test_conv26_end_to_end(cache, tmp_path, locomo_path):
         folder = _database_folder(run_dir)
         _assert_no_stored_secret(run_dir, folder)
 
-        # A database a previous version made: a password in files beside it and in pg0's record, password
-        # and TCP lines in its pg_hba.conf. The rerun migrates it (it could not log in otherwise).
-        legacy = secrets.token_hex(24)
-        owner = folder.stat()
-        for path, text in (
-            (folder / "password", legacy), (folder / "password.next", legacy),
-            (_pg0_record(folder) / "instance.json", json.dumps({"username": "hindsight", "password": legacy})),
-            (folder / "data" / "pg_hba.conf",
-             "local all all password\nhost all all 127.0.0.1/32 password\nhost all all ::1/128 password\n"),
-        ):  # fmt: skip
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(text)
-            for made in (path, path.parent):
-                os.chown(made, owner.st_uid, owner.st_gid)
+        # A pg_hba.conf edited to admit TCP with a password: the rerun puts the socket-only one back.
+        hba = folder / "data" / "pg_hba.conf"
+        owner = hba.stat()
+        hba.write_text("local all all password\nhost all all 127.0.0.1/32 password\n")
+        os.chown(hba, owner.st_uid, owner.st_gid)
         paid = server.count("chat") + server.count("embeddings")
         again = run_cli(args, cli_env(server.base_url, cache), timeout=1800)
         assert again.returncode == 0, again.stderr[-3000:]
         assert server.count("chat") + server.count("embeddings") == paid  # resumed: nothing asked again
         _assert_no_stored_secret(run_dir, folder)
-        assert files_containing(run_dir, legacy) == files_containing(folder, legacy) == []
     # The database stopped with the run.
     assert set(_postgres_processes()) <= before
 

@@ -13,10 +13,8 @@ permissions are what guard it: only this service's user (and root) can reach it.
 once (it unpacks PostgreSQL and pgvector and runs initdb): given no user, password or database, it starts
 on the socket alone (`listen_addresses=''`) and needs no TCP; its superuser's password is its public
 default `postgres`, on no command line, and useless here (cleared at once). This service then runs
-PostgreSQL itself, rewriting pg_hba.conf at every start and creating Hindsight's role and database over the
-socket. A database a previous version made (with a random password in a `password` file, `host` lines in
-its pg_hba.conf and pg0's instance record) is migrated the same way: its pg_hba.conf rewritten, its
-password files and pg0's record (which held that password) deleted, its roles' passwords cleared.
+PostgreSQL itself, rewriting pg_hba.conf at every start (whatever was edited there) and creating
+Hindsight's role and database over the socket.
 PostgreSQL refuses to run as root: when the harness runs as root the database
 runs as `nobody`, its folder owned by `nobody` and private, in a folder `nobody` can reach (the run's own
 folders are root's and private): `<tmp>/mem0bench-hindsight-db/<key>`, removed at a later start once its
@@ -187,7 +185,7 @@ class Database:
         bin_dir = self._binaries()
         if (self.data / "postmaster.pid").is_file():  # left running by a killed service: stop it first
             self.stop()
-        self._forget_passwords()
+        self._admit_the_socket_alone()
         options = (
             f"-c listen_addresses='' -c unix_socket_directories='{self.sock}' -c logging_collector=off "
             "-c port=5432"
@@ -196,8 +194,7 @@ class Database:
             [str(bin_dir / "pg_ctl"), "start", "-D", str(self.data), "-w", "-s", "-t", "120",
              "-l", str(self.folder / "postgres.log"), "-o", options], self._env(bin_dir),
         )  # fmt: skip
-        # Hindsight's role and database (pg0 made them in a database a previous version created); no role
-        # keeps a password (a previous version's was on disk; pg0's default is public).
+        # Hindsight's role and database, made once; no role keeps a password (pg0's default is public).
         self._psql(
             bin_dir,
             f"SELECT 'CREATE ROLE {DB_NAME} SUPERUSER LOGIN' WHERE NOT EXISTS "
@@ -208,16 +205,14 @@ class Database:
         )
         return f"postgresql://{DB_NAME}@/{DB_NAME}?host={self.sock}&port=5432"
 
-    def _forget_passwords(self) -> None:
-        """Admit the socket alone, without a password (the folder's permissions guard it), and delete what
-        held a password: a previous version's password files and pg0's record of the instance."""
+    def _admit_the_socket_alone(self) -> None:
+        """Admit the socket alone, without a password (the folder's permissions guard it), and drop pg0's
+        record of the instance (it holds pg0's public default password; nothing here reads it again)."""
         self._write(
             self.data / "pg_hba.conf",
             "# mem0bench: the unix socket alone, in a private folder; no TCP (listen_addresses='').\n"
             "local   all             all                                     trust",
         )
-        for stale in (self.folder / "password", self.folder / "password.next"):
-            stale.unlink(missing_ok=True)
         shutil.rmtree(self.home / ".pg0" / "instances" / self.name, ignore_errors=True)
 
     def _psql(self, bin_dir: Path, statement: str) -> None:
