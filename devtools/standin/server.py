@@ -29,7 +29,9 @@ Faults, deterministic (seeded, by request counter), settable at start and at run
 `rate_429` (with `Retry-After: retry_after_s`, or none if `retry_after_header=False`), `rate_5xx`,
 `rate_timeout` (hold the request `hold_s` seconds before answering), `rate_reset` (close the socket without
 a reply), `rate_malformed` (invalid JSON / schema-violating arguments or non-JSON content), `rate_empty`
-(`choices: []`), `latency_ms`. Plus `script([...])` (exact replies in order) and `set_handler(fn)`.
+(`choices: []`), `latency_ms` (a reply leaves that long after its request arrived: the stand-in's own work on
+it, done on the benchmark's shared cores, is part of the delay, not added to it, as a hosted API's server
+time is part of its latency). Plus `script([...])` (exact replies in order) and `set_handler(fn)`.
 
 Rate-limit headers: with `ratelimit=(requests, tokens)` (`--ratelimit REQUESTS,TOKENS`), every reply
 carries OpenAI's `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` headers: the
@@ -856,6 +858,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return self._error(404, f"no route {path}", endpoint="other")
 
     def do_POST(self) -> None:  # noqa: N802
+        arrived = time.monotonic()
         path = self.path.split("?")[0].rstrip("/")
         if path.startswith(("/v1/files", "/v1/batches")):
             self._charged = None
@@ -888,10 +891,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             latency = st.latency_ms
         try:
             # The reply is decided (and a handler sees the request) on arrival; the latency delays its
-            # delivery only, so a handler that stamps arrivals stamps when the request came.
+            # delivery only, so a handler that stamps arrivals stamps when the request came. The time
+            # already spent on the request counts towards the latency (under a benchmark's load the
+            # stand-in's CPU would otherwise lengthen every call the harness is timed on).
             action = st._next_action(endpoint, body)
             if latency:
-                time.sleep(latency / 1000.0)
+                time.sleep(max(0.0, latency / 1000.0 - (time.monotonic() - arrived)))
             self._act(endpoint, body, action)
         finally:
             with st._lock:
