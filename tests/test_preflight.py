@@ -42,7 +42,7 @@ CASES = [
     (
         "paper profiles listed",
         ["+exp=mem1"],
-        "zep_graphiti, paper/amem, paper/beam, paper/chatgpt_memory_emulation, paper/full_context, paper/langmem",
+        "zep_graphiti, paper/amem, paper/beam, paper/chatgpt_memory_emulation, paper/cognee, paper/full_context",
         "standin",
     ),
     ("unparsable override", ["+exp=rag", "judge.runs=[3"], "cannot parse the override", "standin"),
