@@ -19,7 +19,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,24 @@ def embedding_key(model: str, text: str) -> str:
     return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
 
+_BUSY_TIMEOUT_S = 30.0
+
+
+def _while_busy(step: Callable[[], object]) -> None:
+    """Run a setup step, again while another process holds the lock SQLite refused without waiting
+    (switching a new file to WAL, which parallel runs sharing one cache do at once), for at most
+    `_BUSY_TIMEOUT_S`."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class ResponseCache:
     """SQLite-backed cache of raw chat replies and embedding vectors. Safe to share between threads."""
 
@@ -80,14 +99,27 @@ class ResponseCache:
         if str(path) != ":memory:":
             _private_database(self.path)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
+        )
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+            _while_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA busy_timeout=30000")
-            self._conn.executescript(_SCHEMA)
+            _while_busy(self._create_tables)
         self.hits = 0
         self.misses = 0
+
+    def _create_tables(self) -> None:
+        # One write transaction taken at once (IMMEDIATE): several processes opening a new cache together
+        # would otherwise each read the schema, then deadlock upgrading to write, and SQLite answers that
+        # "database is locked" at once, without waiting.
+        try:
+            self._conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+        except sqlite3.OperationalError:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
 
     # ---- chat ------------------------------------------------------------------------------------
     def get_chat(self, key: str) -> dict[str, Any] | None:
