@@ -67,9 +67,9 @@ def _postgres_processes(folder: Path | None = None) -> list[str]:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if command and command[0].endswith(b"/bin/postgres"):
-                if folder is None or str(folder / "data").encode() in b" ".join(command):
-                    found.append(pid)
+            ours = folder is None or str(folder / "data").encode() in b" ".join(command)
+            if command and command[0].endswith(b"/bin/postgres") and ours:
+                found.append(pid)
     return found
 
 
