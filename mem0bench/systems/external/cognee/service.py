@@ -43,6 +43,7 @@ import contextlib
 import contextvars
 import hashlib
 import json
+import math
 import os
 import shutil
 import sys
@@ -158,6 +159,15 @@ def _tiebreak(result: Any) -> str:
     return str(payload.get("text") or payload.get("name") or getattr(result, "id", ""))
 
 
+def _same_score(a: Any, b: Any) -> bool:
+    """Equal scores, as computed: the same distance comes out a few units in the last place apart
+    depending on where the vectors sit in storage (LanceDB's batches), so a mathematical tie can read
+    as two scores, in storage order."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    return a == b
+
+
 def deterministic_ties() -> None:
     """Equal-ranked results in one order on every run. cognee leaves them in storage order (a vector
     search's equal scores, a relation type's edges in "legacy graph order"), and that order depends on
@@ -175,7 +185,7 @@ def deterministic_ties() -> None:
             return results
         out: list[Any] = []
         for result in results:  # runs of one score, each sorted by text
-            if out and getattr(out[-1][0], "score", None) == getattr(result, "score", None):
+            if out and _same_score(getattr(out[-1][-1], "score", None), getattr(result, "score", None)):
                 out[-1].append(result)
             else:
                 out.append([result])
@@ -188,6 +198,25 @@ def deterministic_ties() -> None:
         return (*edge_key(edge, edge_ranks), str(edge.get("text") or ""))
 
     entities._edge_sort_key = keyed
+
+    # Passages tied on their fused rank are ordered by chunk id, and a rebuilt memory (a dataset of a new
+    # generation, after an interruption) gives the same chunks other ids: order those ties by text too.
+    from cognee.modules.retrieval.hybrid import chunks
+
+    rank = chunks.rank_chunk_summary_pairs
+
+    def ranked_by_text_in_ties(pairs: list[dict[str, Any]], limit: int, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("use_truth_weight") or kwargs.get("personal_weights"):
+            return rank(pairs, limit, *args, **kwargs)  # those weights are looked up by chunk id
+        keyed, originals = [], {}
+        for pair in pairs:
+            text = str((getattr(pair.get("chunk"), "payload", None) or {}).get("text") or "")
+            copy = {**pair, "chunk_id": f"{text}\0{pair.get('chunk_id') or ''}"}
+            originals[id(copy)] = pair
+            keyed.append(copy)
+        return [originals[id(p)] for p in rank(keyed, limit, *args, **kwargs)]
+
+    chunks.rank_chunk_summary_pairs = ranked_by_text_in_ties
 
 
 _RETRYING = (
