@@ -40,7 +40,8 @@ def _declared() -> set[str]:
 OWN_ENV_ROOT = REPO / "mem0bench" / "systems" / "external"
 OWN_ENV_FOLDERS = sorted(p.parent for p in OWN_ENV_ROOT.glob("*/requirements.txt"))
 # The service kit and a service's sibling modules sit on the service's path (own_env/kit, its folder).
-KIT_MODULES = {p.stem for p in (OWN_ENV_ROOT / "own_env" / "kit").glob("*.py")}
+KIT_DIR = OWN_ENV_ROOT / "own_env" / "kit"
+KIT_MODULES = {p.stem for p in KIT_DIR.glob("*.py")}
 # Import names whose distribution is named otherwise (in the own-env requirements files).
 DISTRIBUTION_OF = {
     "mem0": "mem0ai",
@@ -70,7 +71,7 @@ def _imported_top_levels() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for package in SHIPPED:
         for path in sorted((REPO / package).rglob("*.py")):
-            if _runs_in_own_env(path) or path.parent == OWN_ENV_ROOT / "own_env" / "kit":
+            if _runs_in_own_env(path) or path.parent == KIT_DIR:
                 continue
             for name in sorted(_imports(path)):
                 found.setdefault(name, path.relative_to(REPO))
@@ -128,11 +129,10 @@ def test_every_own_env_service_imports_only_what_its_requirements_pin() -> None:
                 continue
             if DISTRIBUTION_OF.get(_norm(module), _norm(module)) not in pinned:
                 missing.append(f"{module} (imported by {folder.name}/service.py)")
-    for kit in sorted(
-        (OWN_ENV_ROOT / "own_env" / "kit").glob("*.py")
-    ):  # runs in every such venv: stdlib only
-        missing += [f"{m} (imported by the kit's {kit.name})" for m in sorted(_imports(kit) - KIT_MODULES)
-                    if m not in sys.stdlib_module_names and m != "__future__"]  # fmt: skip
+    for kit in sorted(KIT_DIR.glob("*.py")):  # runs in every such venv: the standard library only
+        for module in sorted(_imports(kit) - KIT_MODULES - {"__future__"}):
+            if module not in sys.stdlib_module_names:
+                missing.append(f"{module} (imported by the kit's {kit.name})")
     assert not missing, "imported but not pinned in the system's requirements.txt: " + "; ".join(missing)
 
 

@@ -57,9 +57,9 @@ def test_without_the_venv_one_line_names_the_command(tmp_path, locomo_mini):
     assert "python -m mem0bench setup-system hindsight" in result.stderr and "Traceback" not in result.stderr
 
 
-def _postgres_processes(folder: Path | None = None) -> list[str]:
-    """PostgreSQL servers running (those serving `folder`'s data alone, given one: another test or a
-    suite beside this one may run its own)."""
+def _postgres_processes(folder: Path) -> list[str]:
+    """The PostgreSQL servers serving `folder`'s data (another test, or a suite beside this one, may run
+    its own)."""
     found = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
@@ -67,8 +67,7 @@ def _postgres_processes(folder: Path | None = None) -> list[str]:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            ours = folder is None or str(folder / "data").encode() in b" ".join(command)
-            if command and command[0].endswith(b"/bin/postgres") and ours:
+            if command[0].endswith(b"/bin/postgres") and str(folder / "data").encode() in b" ".join(command):
                 found.append(pid)
     return found
 

@@ -77,8 +77,8 @@ _BUSY_TIMEOUT_S = 30.0
 
 
 def _while_busy(step: Callable[[], object]) -> None:
-    """Run a setup step, again while another process holds the lock SQLite refused without waiting
-    (switching a new file to WAL, which parallel runs sharing one cache do at once), for at most
+    """Run a setup step again while SQLite refuses it as locked without calling its busy handler (the
+    switch of a new file to WAL, which parallel runs sharing one cache make at once), for at most
     `_BUSY_TIMEOUT_S`."""
     deadline = time.monotonic() + _BUSY_TIMEOUT_S
     while True:
@@ -102,24 +102,15 @@ class ResponseCache:
         self._conn = sqlite3.connect(
             str(path), check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
         )
-        with self._lock:
-            self._conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        with self._lock:  # `timeout` above is SQLite's busy timeout: every lock below waits that long
             _while_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            _while_busy(self._create_tables)
+            # One write transaction taken at once (IMMEDIATE, which waits for the lock): processes opening
+            # a new cache together would otherwise each read the schema, then deadlock upgrading to write,
+            # which SQLite answers with "database is locked" at once.
+            self._conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         self.hits = 0
         self.misses = 0
-
-    def _create_tables(self) -> None:
-        # One write transaction taken at once (IMMEDIATE): several processes opening a new cache together
-        # would otherwise each read the schema, then deadlock upgrading to write, and SQLite answers that
-        # "database is locked" at once, without waiting.
-        try:
-            self._conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
-        except sqlite3.OperationalError:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            raise
 
     # ---- chat ------------------------------------------------------------------------------------
     def get_chat(self, key: str) -> dict[str, Any] | None:

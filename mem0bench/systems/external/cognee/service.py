@@ -43,7 +43,6 @@ import contextlib
 import contextvars
 import hashlib
 import json
-import math
 import os
 import shutil
 import sys
@@ -159,15 +158,6 @@ def _tiebreak(result: Any) -> str:
     return str(payload.get("text") or payload.get("name") or getattr(result, "id", ""))
 
 
-def _same_score(a: Any, b: Any) -> bool:
-    """Equal scores, as computed: the same distance comes out a few units in the last place apart
-    depending on where the vectors sit in storage (LanceDB's batches), so a mathematical tie can read
-    as two scores, in storage order."""
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
-    return a == b
-
-
 def deterministic_ties() -> None:
     """Equal-ranked results in one order on every run. cognee leaves them in storage order (a vector
     search's equal scores, a relation type's edges in "legacy graph order"), and that order depends on
@@ -185,7 +175,7 @@ def deterministic_ties() -> None:
             return results
         out: list[Any] = []
         for result in results:  # runs of one score, each sorted by text
-            if out and _same_score(getattr(out[-1][-1], "score", None), getattr(result, "score", None)):
+            if out and getattr(out[-1][0], "score", None) == getattr(result, "score", None):
                 out[-1].append(result)
             else:
                 out.append([result])
